@@ -1,0 +1,83 @@
+//! The HTTP API: one file per route group of the spec, the error body, the OpenAPI document.
+//!
+//! Handlers are thin: parse, call the area, map the result. They never reach into another
+//! area's tables. Every route is registered through [`OpenApiRouter`], so the document at
+//! `GET /api/openapi.json` lists exactly the routes that exist.
+
+mod dashboard;
+pub mod error;
+pub mod extract;
+mod health;
+
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::http::Request;
+use axum::response::IntoResponse;
+use axum::{Json, Router};
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::dashboard::Dashboard;
+use crate::store::Store;
+use error::ApiError;
+
+/// What every handler can reach: the areas' public faces.
+#[derive(Clone)]
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub clock: SharedClock,
+    pub store: Store,
+    pub dashboard: Arc<Dashboard>,
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "spotbot API",
+        description = "Spot-trading service driven by AI agents. Every error answers \
+                       `{\"ok\": false, \"error\": \"<code>\", \"detail\": \"<sentence>\"}`."
+    ),
+    components(schemas(error::ErrorBody))
+)]
+struct ApiDoc;
+
+/// The router with every route, the error fallbacks and the request layers.
+pub fn router(state: AppState) -> Router {
+    let max_body = state.config.server.max_body_bytes;
+    let (router, document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(health::routes())
+        .merge(dashboard::routes())
+        .split_for_parts();
+    let document = Arc::new(document);
+    router
+        .route(
+            "/api/openapi.json",
+            axum::routing::get(move || {
+                let document = document.clone();
+                async move { Json(document.as_ref().clone()) }
+            }),
+        )
+        .fallback(|| async {
+            ApiError::not_found("route_not_found", "No route matches this path.")
+        })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(
+                axum::http::StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "This path does not accept that HTTP method.",
+            )
+        })
+        .layer(DefaultBodyLimit::max(max_body))
+        .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| {
+            ApiError::internal("The service hit an unexpected error; it was logged.").into_response()
+        }))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+            tracing::info_span!("request", method = %request.method(), path = %request.uri().path())
+        }))
+        .with_state(state)
+}

@@ -1,0 +1,71 @@
+//! Wires the areas together and serves the API. `main` and the tests start the service the
+//! same way, through [`start`].
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::api::{self, AppState};
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::dashboard::Dashboard;
+use crate::store::Store;
+
+/// A running service. Dropping it without [`RunningApp::stop`] leaves the server running until
+/// the runtime ends.
+pub struct RunningApp {
+    /// The address actually bound (useful with port 0).
+    pub addr: SocketAddr,
+    pub state: AppState,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningApp {
+    /// Stops accepting connections, lets requests in flight finish, and waits for the server.
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        (&mut self.server).await.context("server task failed")??;
+        Ok(())
+    }
+
+    /// `http://<addr>` of the API.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+/// Opens the store, builds every area, binds `config.server.addr` and serves.
+pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<RunningApp> {
+    let data_dir = PathBuf::from(&config.server.data_dir);
+    let store = Store::open(&data_dir)
+        .with_context(|| format!("cannot open the store in {}", data_dir.display()))?;
+    let state = AppState {
+        dashboard: Arc::new(Dashboard::new(clock.clone())),
+        config: Arc::new(config),
+        clock,
+        store,
+    };
+    let addr = &state.config.server.addr;
+    let listener =
+        TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
+    let addr = listener.local_addr()?;
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    let router = api::router(state.clone());
+    let server = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    tracing::info!(%addr, "serving the API");
+    Ok(RunningApp { addr, state, shutdown: Some(shutdown), server })
+}

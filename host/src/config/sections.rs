@@ -1,0 +1,165 @@
+//! The plain sections of the config file, each with the defaults documented in
+//! `examples/config.toml`.
+
+use serde::{Deserialize, Serialize};
+
+/// `[server]`: where the API listens and where data lives.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    pub addr: String,
+    pub data_dir: String,
+    /// Largest accepted request body; larger bodies are answered with 413.
+    pub max_body_bytes: usize,
+    pub log_format: LogFormat,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            addr: "127.0.0.1:8000".into(),
+            data_dir: "data".into(),
+            max_body_bytes: 64 * 1024,
+            log_format: LogFormat::Human,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Human,
+    Json,
+}
+
+/// `[exchange]`: which exchange trades, and against which environment.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExchangeConfig {
+    pub active: ExchangeName,
+    pub mode: ExchangeMode,
+    /// Overrides the REST base derived from `mode` (mainnet/testnet); empty means none.
+    pub base_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExchangeName {
+    #[default]
+    ExchangeA,
+    ExchangeB,
+}
+
+impl ExchangeName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ExchangeA => "exchange_a",
+            Self::ExchangeB => "exchange_b",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExchangeMode {
+    /// The in-process exchange simulator with a synthetic market; needs no keys.
+    #[default]
+    Paper,
+    Testnet,
+    Mainnet,
+}
+
+/// `[risk]`: limits checked at order time.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RiskConfig {
+    /// Capital base cap in the quote asset; 0 means the whole balance is used.
+    pub max_trading_usdt: f64,
+}
+
+/// `[market]`: what is watched and how days are counted.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MarketConfig {
+    pub watchlist: Vec<String>,
+    /// The major coin that relative strength is measured against.
+    pub reference_symbol: String,
+    pub quote_asset: String,
+    /// IANA time zone of the daily jobs (21:00 PnL report, midnight counter reset).
+    pub timezone: String,
+}
+
+impl Default for MarketConfig {
+    fn default() -> Self {
+        Self {
+            watchlist: ["BTCUSDT", "ETHUSDT", "SOLUSDT", "BNBUSDT", "XRPUSDT"]
+                .map(String::from)
+                .to_vec(),
+            reference_symbol: "BTCUSDT".into(),
+            quote_asset: "USDT".into(),
+            timezone: "UTC".into(),
+        }
+    }
+}
+
+/// `[plugins]`: the folder strategies are hot-loaded from.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PluginsConfig {
+    pub dir: String,
+}
+
+impl Default for PluginsConfig {
+    fn default() -> Self {
+        Self { dir: "plugins".into() }
+    }
+}
+
+/// `[messenger]`: the bot API the boss is reached through (token and chat id by environment).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MessengerConfig {
+    pub api_base: String,
+}
+
+impl Default for MessengerConfig {
+    fn default() -> Self {
+        Self { api_base: "https://api.telegram.org".into() }
+    }
+}
+
+/// `[scheduler]`: the built-in jobs, each switchable off (agents can drive the same routes).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SchedulerConfig {
+    pub enabled: bool,
+    pub trailing_stop: bool,
+    pub health_check: bool,
+    pub daily_pnl: bool,
+    pub pump_scan: bool,
+    pub signal_cleanup: bool,
+    pub pending_entries_check: bool,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            trailing_stop: true,
+            health_check: true,
+            daily_pnl: true,
+            pump_scan: true,
+            signal_cleanup: true,
+            pending_entries_check: true,
+        }
+    }
+}
+
+/// `[license]`: the license server (its address can also come from TRADER_LICENSE_URL).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LicenseConfig {
+    /// License server base URL; TRADER_LICENSE_URL overrides it.
+    pub server_url: Option<String>,
+}

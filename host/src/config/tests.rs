@@ -1,0 +1,145 @@
+//! One test per kind of config error, plus the documented example.
+
+use std::path::Path;
+
+use super::{Config, ConfigError, ExchangeMode};
+
+fn parse(source: &str) -> Result<Config, ConfigError> {
+    Config::parse(source, Path::new("test.toml"))
+}
+
+fn error(source: &str) -> ConfigError {
+    parse(source).expect_err("config must be refused")
+}
+
+#[test]
+fn the_documented_example_is_valid_and_equals_the_defaults() {
+    let source = include_str!("../../../examples/config.toml");
+    let example = parse(source).expect("examples/config.toml is valid");
+    let defaults = parse("").expect("an empty file is valid");
+    assert_eq!(example.exchange.mode, ExchangeMode::Paper);
+    assert_eq!(example.strategy, defaults.strategy);
+    assert_eq!(example.market.watchlist, defaults.market.watchlist);
+    assert_eq!(example.server.addr, defaults.server.addr);
+    assert_eq!(example.server.max_body_bytes, defaults.server.max_body_bytes);
+}
+
+#[test]
+fn malformed_toml_names_the_position() {
+    let err = error("[risk]\nmax_trading_usdt = = 3\n");
+    assert_eq!(err.position.map(|(line, _)| line), Some(2));
+    assert!(err.to_string().starts_with("config error in test.toml:2:"), "{err}");
+    assert!(!err.to_string().contains('\n'), "one line: {err}");
+}
+
+#[test]
+fn an_unknown_key_is_named_with_its_position() {
+    let err = error("[risk]\nmax_trading_usdt = 5.0\nmax_tradng = 1\n");
+    assert_eq!(err.position, Some((3, 1)));
+    assert!(err.message.contains("max_tradng"), "{err}");
+}
+
+#[test]
+fn an_unknown_section_is_refused() {
+    let err = error("[riskk]\nx = 1\n");
+    assert!(err.message.contains("riskk"), "{err}");
+    assert_eq!(err.position.map(|(line, _)| line), Some(1));
+}
+
+#[test]
+fn a_wrong_type_names_the_key() {
+    let err = error("[risk]\nmax_trading_usdt = \"lots\"\n");
+    assert_eq!(err.key, "risk.max_trading_usdt");
+    assert_eq!(err.position.map(|(line, _)| line), Some(2));
+}
+
+#[test]
+fn a_negative_cap_is_refused() {
+    let err = error("[risk]\nmax_trading_usdt = -10.0\n");
+    assert_eq!(err.key, "risk.max_trading_usdt");
+    assert_eq!(err.position, Some((2, 1)));
+    assert!(err.to_string().contains(">= 0"), "{err}");
+}
+
+#[test]
+fn size_pct_over_100_is_refused() {
+    let err = error("[strategy.mr_combined]\nsize_pct = 150.0\n");
+    assert_eq!(err.key, "strategy.mr_combined.size_pct");
+    assert_eq!(err.position, Some((2, 1)));
+}
+
+#[test]
+fn an_unknown_exchange_is_refused() {
+    let err = error("[exchange]\nactive = \"exchange_c\"\n");
+    assert_eq!(err.key, "exchange.active");
+    assert!(err.message.contains("exchange_c"), "{err}");
+}
+
+#[test]
+fn an_unknown_mode_is_refused() {
+    let err = error("[exchange]\nmode = \"live\"\n");
+    assert_eq!(err.key, "exchange.mode");
+}
+
+#[test]
+fn an_unknown_timeframe_is_refused() {
+    let err = error("[strategy.mr_combined]\ntimeframes = [\"1d\", \"7h\"]\n");
+    assert_eq!(err.key, "strategy.mr_combined.timeframes");
+    assert!(err.message.contains("7h"), "{err}");
+    assert_eq!(err.position.map(|(line, _)| line), Some(2));
+}
+
+#[test]
+fn an_unknown_key_inside_a_strategy_section_is_refused() {
+    let err = error("[strategy.pump_momentum]\nscan_limit = 80\n");
+    assert!(err.message.contains("scan_limit"), "{err}");
+    assert_eq!(err.position.map(|(line, _)| line), Some(2));
+}
+
+#[test]
+fn target_ratios_must_add_up_to_one() {
+    let err = error("[strategy.mr_combined]\ntp3_ratio = 0.5\n");
+    assert_eq!(err.key, "strategy.mr_combined.tp3_ratio");
+}
+
+#[test]
+fn a_malformed_blackout_window_is_refused() {
+    let err = error("[strategy.mr_combined]\nnews_blackout_windows_utc = [\"25:00-26:00\"]\n");
+    assert_eq!(err.key, "strategy.mr_combined.news_blackout_windows_utc");
+}
+
+#[test]
+fn a_bad_symbol_or_time_zone_is_refused() {
+    assert_eq!(error("[market]\nwatchlist = [\"btc/usdt\"]\n").key, "market.watchlist");
+    assert_eq!(error("[market]\ntimezone = \"Mars/Olympus\"\n").key, "market.timezone");
+    assert_eq!(error("[market]\nwatchlist = []\n").key, "market.watchlist");
+}
+
+#[test]
+fn a_bad_address_or_url_is_refused() {
+    assert_eq!(error("[server]\naddr = \"localhost\"\n").key, "server.addr");
+    assert_eq!(error("[exchange]\nbase_url = \"ftp://x\"\n").key, "exchange.base_url");
+}
+
+#[test]
+fn a_value_that_is_only_defaulted_has_no_position() {
+    // The cap is fine, but the reference symbol is not quoted in the configured quote asset.
+    let err = error("[market]\nquote_asset = \"EUR\"\n");
+    assert_eq!(err.key, "market.reference_symbol");
+    assert_eq!(err.position, None);
+}
+
+#[test]
+fn other_plugin_sections_are_passed_through_as_json() {
+    let config = parse("[strategy.my_plugin]\nthreshold = 1.5\nname = \"x\"\n").unwrap();
+    let section = config.strategy.section_json("my_plugin").unwrap();
+    assert_eq!(section["threshold"], 1.5);
+    assert_eq!(config.strategy.section_json("mr_combined").unwrap()["size_pct"], 1.0);
+    assert_eq!(config.strategy.section_json("nobody"), None);
+}
+
+#[test]
+fn a_missing_file_is_one_clear_line() {
+    let err = Config::load(Path::new("/nonexistent/spotbot.toml")).unwrap_err();
+    assert!(err.to_string().contains("cannot read the file"), "{err}");
+}

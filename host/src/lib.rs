@@ -1,0 +1,18 @@
+//! spotbot: a spot-trading service for AI agents and their human operator.
+//!
+//! A map of the areas (see ARCHITECTURE.md); each owns one job and has one public face:
+//!
+//! - [`api`]: HTTP routes per spec group, the one error body, the OpenAPI document.
+//! - [`dashboard`]: agent cards and the 100-entry activity log every action writes to.
+//! - [`store`]: the redb database, its schema version and a table per persistent thing.
+//! - [`config`]: the TOML file and environment secrets, validated before anything starts.
+//! - [`clock`]: the one source of "now", replaceable by a test clock.
+//! - [`app`]: wires the areas together and serves them; used by `main` and by tests.
+
+pub mod api;
+pub mod app;
+pub mod clock;
+pub mod config;
+pub mod dashboard;
+pub mod logging;
+pub mod store;

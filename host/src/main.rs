@@ -1,0 +1,124 @@
+//! The `spotbot` command: parse the command line, load the config, start the areas, run until
+//! SIGTERM or SIGINT.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use spotbot::clock::SystemClock;
+use spotbot::config::{Config, LogFormat};
+
+#[derive(Debug, Parser)]
+#[command(name = "spotbot", version, about = "Spot-trading service for AI agents")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the API (flags override the config file).
+    Serve {
+        #[arg(long, default_value = "config.toml")]
+        config: PathBuf,
+        /// HOST:PORT to listen on.
+        #[arg(long)]
+        addr: Option<String>,
+        /// Folder of the database and caches.
+        #[arg(long)]
+        data_dir: Option<String>,
+        /// human or json log lines.
+        #[arg(long, value_parser = parse_log_format)]
+        log_format: Option<LogFormat>,
+    },
+    /// Validate a config file and exit (0 when valid).
+    CheckConfig { path: PathBuf },
+}
+
+fn parse_log_format(text: &str) -> Result<LogFormat, String> {
+    match text {
+        "human" => Ok(LogFormat::Human),
+        "json" => Ok(LogFormat::Json),
+        other => Err(format!("`{other}` is not a log format; use human or json")),
+    }
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::CheckConfig { path } => match Config::load(&path) {
+            Ok(_) => {
+                println!("config ok: {}", path.display());
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("{err}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Serve { config, addr, data_dir, log_format } => {
+            let mut loaded = match Config::load(&config) {
+                Ok(loaded) => loaded,
+                Err(err) => {
+                    eprintln!("{err}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            if let Some(addr) = addr {
+                loaded.server.addr = addr;
+            }
+            if let Some(data_dir) = data_dir {
+                loaded.server.data_dir = data_dir;
+            }
+            if let Some(format) = log_format {
+                loaded.server.log_format = format;
+            }
+            spotbot::logging::init(loaded.server.log_format);
+            match serve(loaded) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    tracing::error!("{err:#}");
+                    eprintln!("spotbot: {err:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+fn serve(config: Config) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let app = spotbot::app::start(config, Arc::new(SystemClock)).await?;
+        println!(
+            "spotbot API on {}/api (OpenAPI: {}/api/openapi.json)",
+            app.base_url(),
+            app.base_url()
+        );
+        shutdown_signal().await;
+        tracing::info!("shutting down");
+        app.stop().await
+    })
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM (docker stop).
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}

@@ -1,0 +1,320 @@
+//! Persistence: one redb database in the data folder, a schema version, a table per
+//! persistent thing (see [`tables`]).
+//!
+//! Every write is one committed transaction with redb's default immediate durability, so a
+//! write the API reports as done survives a crash (also `kill -9`). Callers never see redb
+//! types: they read and write JSON documents through [`Store::read`] and [`Store::write`].
+
+pub mod tables;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use redb::{
+    Database, ReadTransaction, ReadableDatabase, ReadableTable, TableHandle, WriteTransaction,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use tables::{KeyedTable, SequencedTable};
+
+/// The schema this build writes. Bump it with a migration when a stored shape changes
+/// incompatibly; an older build then refuses the newer database instead of misreading it.
+pub const SCHEMA_VERSION: u64 = 1;
+
+const SCHEMA_KEY: &str = "schema_version";
+const DB_FILE: &str = "spotbot.redb";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "the database at {path} has schema version {found}, newer than the {supported} this build \
+         understands; run a newer spotbot or restore a backup"
+    )]
+    NewerSchema { path: String, found: u64, supported: u64 },
+    #[error("database error: {0}")]
+    Database(String),
+    #[error("stored record in table {table} is unreadable: {source}")]
+    Corrupt { table: String, source: serde_json::Error },
+}
+
+fn db_err(err: impl std::fmt::Display) -> StoreError {
+    StoreError::Database(err.to_string())
+}
+
+/// The service's database. Cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    db: Arc<Database>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Store")
+    }
+}
+
+impl Store {
+    /// Opens (or creates) the database in `data_dir`, creating every table and refusing a
+    /// database written by a newer schema.
+    pub fn open(data_dir: &Path) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|err| {
+            StoreError::Database(format!("cannot create data folder {}: {err}", data_dir.display()))
+        })?;
+        let path = data_dir.join(DB_FILE);
+        let db = Database::create(&path).map_err(db_err)?;
+        let store = Self { db: Arc::new(db) };
+        store.prepare_schema(&path.display().to_string())?;
+        Ok(store)
+    }
+
+    fn prepare_schema(&self, path: &str) -> Result<(), StoreError> {
+        let tx = self.db.begin_write().map_err(db_err)?;
+        {
+            let mut meta = tx.open_table(tables::META).map_err(db_err)?;
+            let found = meta.get(SCHEMA_KEY).map_err(db_err)?.map(|v| v.value());
+            match found {
+                Some(found) if found > SCHEMA_VERSION => {
+                    return Err(StoreError::NewerSchema {
+                        path: path.to_string(),
+                        found,
+                        supported: SCHEMA_VERSION,
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    meta.insert(SCHEMA_KEY, SCHEMA_VERSION).map_err(db_err)?;
+                }
+            }
+        }
+        for table in tables::KEYED_TABLES {
+            tx.open_table(*table).map_err(db_err)?;
+        }
+        for table in tables::SEQUENCED_TABLES {
+            tx.open_table(*table).map_err(db_err)?;
+        }
+        tx.open_table(tables::COUNTERS).map_err(db_err)?;
+        tx.commit().map_err(db_err)
+    }
+
+    /// The schema version recorded in the database.
+    pub fn schema_version(&self) -> Result<u64, StoreError> {
+        self.read(|r| {
+            let meta = r.tx.open_table(tables::META).map_err(db_err)?;
+            Ok(meta.get(SCHEMA_KEY).map_err(db_err)?.map_or(0, |v| v.value()))
+        })
+    }
+
+    /// Runs `f` in one read transaction (a consistent snapshot).
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&Reader) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let tx = self.db.begin_read().map_err(db_err)?;
+        f(&Reader { tx })
+    }
+
+    /// Runs `f` in one write transaction and commits it durably before returning; nothing is
+    /// written when `f` fails.
+    pub fn write<T>(
+        &self,
+        f: impl FnOnce(&Writer) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let tx = self.db.begin_write().map_err(db_err)?;
+        let value = f(&Writer { tx: &tx })?;
+        tx.commit().map_err(db_err)?;
+        Ok(value)
+    }
+
+    /// Sets the schema version; only migrations and tests call this.
+    pub fn set_schema_version(&self, version: u64) -> Result<(), StoreError> {
+        self.write(|w| {
+            let mut meta = w.tx.open_table(tables::META).map_err(db_err)?;
+            meta.insert(SCHEMA_KEY, version).map_err(db_err)?;
+            Ok(())
+        })
+    }
+}
+
+fn decode<T: DeserializeOwned>(table: &str, bytes: &[u8]) -> Result<T, StoreError> {
+    serde_json::from_slice(bytes)
+        .map_err(|source| StoreError::Corrupt { table: table.to_string(), source })
+}
+
+fn get_document<T: DeserializeOwned>(
+    open: &impl ReadableTable<&'static str, &'static [u8]>,
+    table: KeyedTable,
+    key: &str,
+) -> Result<Option<T>, StoreError> {
+    let value = open.get(key).map_err(db_err)?;
+    value.map(|v| decode(table.name(), v.value())).transpose()
+}
+
+fn encode(value: &impl Serialize) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(value).map_err(|err| StoreError::Database(format!("cannot encode: {err}")))
+}
+
+/// Read access inside [`Store::read`].
+pub struct Reader {
+    tx: ReadTransaction,
+}
+
+impl Reader {
+    pub fn get<T: DeserializeOwned>(
+        &self,
+        table: KeyedTable,
+        key: &str,
+    ) -> Result<Option<T>, StoreError> {
+        get_document(&self.tx.open_table(table).map_err(db_err)?, table, key)
+    }
+
+    /// Every document of a keyed table, in key order.
+    pub fn all<T: DeserializeOwned>(
+        &self,
+        table: KeyedTable,
+    ) -> Result<Vec<(String, T)>, StoreError> {
+        let t = self.tx.open_table(table).map_err(db_err)?;
+        let mut out = Vec::new();
+        for entry in t.iter().map_err(db_err)? {
+            let (key, value) = entry.map_err(db_err)?;
+            out.push((key.value().to_string(), decode(table.name(), value.value())?));
+        }
+        Ok(out)
+    }
+
+    /// Documents of a sequenced table, newest first, after skipping `offset`, at most `limit`.
+    pub fn newest<T: DeserializeOwned>(
+        &self,
+        table: SequencedTable,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<(u64, T)>, StoreError> {
+        let t = self.tx.open_table(table).map_err(db_err)?;
+        let mut out = Vec::new();
+        for entry in t.iter().map_err(db_err)?.rev().skip(offset).take(limit) {
+            let (seq, value) = entry.map_err(db_err)?;
+            out.push((seq.value(), decode(table.name(), value.value())?));
+        }
+        Ok(out)
+    }
+
+    pub fn counter(&self, name: &str) -> Result<i64, StoreError> {
+        let t = self.tx.open_table(tables::COUNTERS).map_err(db_err)?;
+        Ok(t.get(name).map_err(db_err)?.map_or(0, |v| v.value()))
+    }
+}
+
+/// Write access inside [`Store::write`].
+pub struct Writer<'tx> {
+    tx: &'tx WriteTransaction,
+}
+
+impl Writer<'_> {
+    pub fn get<T: DeserializeOwned>(
+        &self,
+        table: KeyedTable,
+        key: &str,
+    ) -> Result<Option<T>, StoreError> {
+        get_document(&self.tx.open_table(table).map_err(db_err)?, table, key)
+    }
+
+    pub fn put(
+        &self,
+        table: KeyedTable,
+        key: &str,
+        value: &impl Serialize,
+    ) -> Result<(), StoreError> {
+        let bytes = encode(value)?;
+        let mut t = self.tx.open_table(table).map_err(db_err)?;
+        t.insert(key, bytes.as_slice()).map_err(db_err)?;
+        Ok(())
+    }
+
+    /// Removes a document; true when it existed.
+    pub fn remove(&self, table: KeyedTable, key: &str) -> Result<bool, StoreError> {
+        let mut t = self.tx.open_table(table).map_err(db_err)?;
+        Ok(t.remove(key).map_err(db_err)?.is_some())
+    }
+
+    /// Appends a document and returns its sequence number.
+    pub fn append(&self, table: SequencedTable, value: &impl Serialize) -> Result<u64, StoreError> {
+        let bytes = encode(value)?;
+        let mut t = self.tx.open_table(table).map_err(db_err)?;
+        let next = t.last().map_err(db_err)?.map_or(1, |(seq, _)| seq.value() + 1);
+        t.insert(next, bytes.as_slice()).map_err(db_err)?;
+        Ok(next)
+    }
+
+    /// Replaces the document at `seq` of a sequenced table (e.g. a journal entry's outcome).
+    pub fn replace(
+        &self,
+        table: SequencedTable,
+        seq: u64,
+        value: &impl Serialize,
+    ) -> Result<(), StoreError> {
+        let bytes = encode(value)?;
+        let mut t = self.tx.open_table(table).map_err(db_err)?;
+        t.insert(seq, bytes.as_slice()).map_err(db_err)?;
+        Ok(())
+    }
+
+    pub fn set_counter(&self, name: &str, value: i64) -> Result<(), StoreError> {
+        let mut t = self.tx.open_table(tables::COUNTERS).map_err(db_err)?;
+        t.insert(name, value).map_err(db_err)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_survive_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            store
+                .write(|w| {
+                    w.put(tables::OPEN_TRADES, "BTCUSDT", &serde_json::json!({"size": 0.5}))?;
+                    w.append(tables::CLOSED_TRADES, &serde_json::json!({"pnl": 1}))?;
+                    w.append(tables::CLOSED_TRADES, &serde_json::json!({"pnl": 2}))?;
+                    w.set_counter("trades_today", 2)
+                })
+                .unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let trade: serde_json::Value =
+            store.read(|r| r.get(tables::OPEN_TRADES, "BTCUSDT")).unwrap().unwrap();
+        assert_eq!(trade["size"], 0.5);
+        let history: Vec<(u64, serde_json::Value)> =
+            store.read(|r| r.newest(tables::CLOSED_TRADES, 0, 10)).unwrap();
+        assert_eq!(history.iter().map(|(seq, _)| *seq).collect::<Vec<_>>(), vec![2, 1]);
+        assert_eq!(store.read(|r| r.counter("trades_today")).unwrap(), 2);
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let result: Result<(), StoreError> = store.write(|w| {
+            w.put(tables::WATCH_STATE, "ETHUSDT", &1)?;
+            Err(StoreError::Database("simulated".into()))
+        });
+        assert!(result.is_err());
+        let state: Option<i32> = store.read(|r| r.get(tables::WATCH_STATE, "ETHUSDT")).unwrap();
+        assert_eq!(state, None);
+    }
+
+    #[test]
+    fn a_database_from_a_newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        Store::open(dir.path()).unwrap().set_schema_version(SCHEMA_VERSION + 1).unwrap();
+        let err = Store::open(dir.path()).unwrap_err();
+        assert!(
+            matches!(err, StoreError::NewerSchema { found, .. } if found == SCHEMA_VERSION + 1)
+        );
+        assert!(err.to_string().contains("newer than"), "{err}");
+    }
+}

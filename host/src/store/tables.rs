@@ -1,0 +1,54 @@
+//! One table per persistent thing of the spec's Persistence section, plus the order journal.
+//!
+//! Values are JSON documents: they evolve with optional fields without a migration, and a
+//! record can be read by a human with any redb viewer. Keyed tables use a natural key
+//! (symbol, client order id); sequenced tables use an increasing `u64` so history stays in
+//! insertion order.
+
+use redb::TableDefinition;
+
+/// A table of JSON documents under a text key.
+pub type KeyedTable = TableDefinition<'static, &'static str, &'static [u8]>;
+/// A table of JSON documents in insertion order.
+pub type SequencedTable = TableDefinition<'static, u64, &'static [u8]>;
+
+/// Schema version and other facts about the database itself.
+pub const META: TableDefinition<'static, &'static str, u64> = TableDefinition::new("meta");
+
+/// Open trades by symbol.
+pub const OPEN_TRADES: KeyedTable = TableDefinition::new("open_trades");
+/// Daily counters (trades_today, consecutive_losses, the day they belong to).
+pub const COUNTERS: TableDefinition<'static, &'static str, i64> = TableDefinition::new("counters");
+/// Closed-trade history.
+pub const CLOSED_TRADES: SequencedTable = TableDefinition::new("closed_trades");
+/// Pending LIMIT entries by client order id (prefix MT_).
+pub const PENDING_ENTRIES: KeyedTable = TableDefinition::new("pending_entries");
+/// Pump alert history.
+pub const PUMP_ALERTS: SequencedTable = TableDefinition::new("pump_alerts");
+/// Market-context snapshots.
+pub const MARKET_SNAPSHOTS: SequencedTable = TableDefinition::new("market_snapshots");
+/// Compression-state memory per symbol.
+pub const COMPRESSION_STATE: KeyedTable = TableDefinition::new("compression_state");
+/// Watch-state memory per symbol.
+pub const WATCH_STATE: KeyedTable = TableDefinition::new("watch_state");
+/// The activated license as last validated.
+pub const LICENSE_CACHE: KeyedTable = TableDefinition::new("license_cache");
+/// The install's machine id, created on first run.
+pub const MACHINE_ID: KeyedTable = TableDefinition::new("machine_id");
+/// Every order the service sends, written before it is sent, updated with the outcome.
+pub const ORDER_JOURNAL: SequencedTable = TableDefinition::new("order_journal");
+/// Persistent state of each strategy plugin, by plugin name.
+pub const PLUGIN_STATE: KeyedTable = TableDefinition::new("plugin_state");
+
+pub const KEYED_TABLES: &[KeyedTable] = &[
+    OPEN_TRADES,
+    PENDING_ENTRIES,
+    COMPRESSION_STATE,
+    WATCH_STATE,
+    LICENSE_CACHE,
+    MACHINE_ID,
+    PLUGIN_STATE,
+];
+
+pub const SEQUENCED_TABLES: &[SequencedTable] =
+    &[CLOSED_TRADES, PUMP_ALERTS, MARKET_SNAPSHOTS, ORDER_JOURNAL];

@@ -1,0 +1,1 @@
+//! Reference license server (issue 5 fills this crate).

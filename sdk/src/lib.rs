@@ -1,0 +1,1 @@
+//! Strategy SDK (issue 3 fills this crate).

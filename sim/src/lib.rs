@@ -1,0 +1,1 @@
+//! Exchange simulator (issue 4 fills this crate).
