@@ -1,4 +1,5 @@
-//! Log output for humans or machines; request tracing itself lives in the API layer.
+//! Log output for humans or machines, on stderr so stdout carries only what the command
+//! prints for the operator; request tracing itself lives in the API layer.
 
 use tracing_subscriber::EnvFilter;
 
@@ -7,7 +8,10 @@ use crate::config::LogFormat;
 /// Installs the global subscriber once; `RUST_LOG` overrides the default `info` level.
 pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .with_writer(std::io::stderr);
     // `try_init` fails only when a subscriber is already set (tests); that one is kept.
     let _ = match format {
         LogFormat::Human => builder.try_init(),

@@ -112,7 +112,7 @@ async fn the_openapi_document_lists_every_route_with_its_errors() {
         host.http.get(host.url("/api/openapi.json")).send().await.unwrap().json().await.unwrap();
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"), "{}", doc["openapi"]);
     let paths = doc["paths"].as_object().unwrap();
-    for path in ["/api/health", "/api/agent/{name}", "/api/state"] {
+    for path in ["/api/health", "/api/agent/{name}", "/api/state", "/api/dashboard"] {
         assert!(paths.contains_key(path), "missing {path}");
     }
     let agent = &paths["/api/agent/{name}"]["post"];

@@ -81,3 +81,14 @@ async fn the_activity_log_keeps_the_last_hundred_events() {
     assert_eq!(log[99]["action"], "step 5");
     host.stop().await;
 }
+
+#[tokio::test]
+async fn the_dashboard_page_is_served_as_html() {
+    let host = TestHost::start("").await;
+    let response = host.http.get(host.url("/api/dashboard")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let page = response.text().await.unwrap();
+    assert!(page.contains("/api/state"), "the page polls the state route");
+    host.stop().await;
+}

@@ -2,6 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
+use axum::response::Html;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -62,6 +63,16 @@ async fn dashboard_state(State(state): State<AppState>) -> Json<DashboardSnapsho
     Json(state.dashboard.snapshot())
 }
 
+/// The dashboard page (agent cards and activity log, refreshed every 3 s).
+#[utoipa::path(get, path = "/api/dashboard", tag = "dashboard",
+    responses((status = 200, description = "HTML page", content_type = "text/html", body = String)))]
+async fn dashboard_page() -> Html<&'static str> {
+    Html(include_str!("../dashboard/page.html"))
+}
+
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(report_agent)).routes(routes!(dashboard_state))
+    OpenApiRouter::new()
+        .routes(routes!(report_agent))
+        .routes(routes!(dashboard_state))
+        .routes(routes!(dashboard_page))
 }
