@@ -1,0 +1,427 @@
+//! Where prices come from: a seeded synthetic market (a deterministic function of seed, symbol
+//! and time: trends, ranges, volatility clusters, sudden pumps, alts following the reference
+//! coin) that scripted paths (admin "set price", a list of points or a CSV replay) override from
+//! a given time on. Klines, tickers and the matching engine all read the same function, so a
+//! candle's high is a price the engine really saw.
+
+use crate::clock::Millis;
+use crate::symbols::{REFERENCE, SymbolRules};
+use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
+use rust_decimal::{Decimal, RoundingStrategy};
+use std::collections::HashMap;
+
+pub const MINUTE: Millis = 60_000;
+pub const HOUR: Millis = 60 * MINUTE;
+pub const DAY: Millis = 24 * HOUR;
+
+/// splitmix64: a tiny, good-enough hash for deterministic noise (no RNG state to carry).
+pub fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn hash3(a: u64, b: u64, c: u64) -> u64 {
+    mix(mix(mix(a) ^ b) ^ c)
+}
+
+/// Uniform in [-1, 1).
+fn unit(h: u64) -> f64 {
+    (h >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+}
+
+fn symbol_key(symbol: &str) -> u64 {
+    symbol
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+}
+
+/// Linearly interpolated value noise at one scale: piecewise-linear segments between random
+/// nodes, so each octave trends for a while and then turns.
+fn value_noise(seed: u64, key: u64, octave: u64, t: Millis, scale: Millis) -> f64 {
+    let k = t.div_euclid(scale);
+    let frac = t.rem_euclid(scale) as f64 / scale as f64;
+    let a = unit(hash3(seed ^ octave, key, k as u64));
+    let b = unit(hash3(seed ^ octave, key, (k + 1) as u64));
+    a + (b - a) * frac
+}
+
+/// (scale, amplitude in log-price) from slow trends down to minute noise.
+const OCTAVES: &[(Millis, f64, bool)] = &[
+    (30 * DAY, 0.30, false),
+    (7 * DAY, 0.12, false),
+    (DAY, 0.05, false),
+    (4 * HOUR, 0.022, true),
+    (HOUR, 0.010, true),
+    (15 * MINUTE, 0.005, true),
+    (3 * MINUTE, 0.0025, true),
+    (MINUTE, 0.0012, true),
+];
+
+/// The synthetic market of one seed.
+#[derive(Debug, Clone)]
+pub struct Synthetic {
+    pub seed: u64,
+}
+
+impl Synthetic {
+    /// Log-return component without pumps (what alts share with the reference coin).
+    fn base_component(&self, key: u64, vol: f64, t: Millis) -> f64 {
+        // Volatility clusters: the short octaves are scaled by a slow, squared noise.
+        let v = value_noise(self.seed, key, 97, t, 2 * DAY);
+        let cluster = 0.35 + 1.8 * v * v;
+        OCTAVES
+            .iter()
+            .enumerate()
+            .map(|(i, (scale, amp, short))| {
+                let n = value_noise(self.seed, key, i as u64 + 1, t, *scale);
+                let amp = if *short { amp * cluster } else { *amp };
+                n * amp * vol
+            })
+            .sum()
+    }
+
+    /// Sudden pumps: roughly one every ten days per symbol, a fast rise of 8-35 % over 10-45
+    /// minutes and a decay over hours.
+    fn pumps(&self, key: u64, t: Millis) -> f64 {
+        let hour = t.div_euclid(HOUR);
+        let mut total = 0.0;
+        for h in (hour - 30)..=hour {
+            let r = hash3(self.seed ^ 0x5055_4d50, key, h as u64);
+            if (r % 10_000) >= 42 {
+                continue;
+            }
+            let r2 = mix(r);
+            let start = h * HOUR + (r2 % HOUR as u64) as Millis;
+            if t < start {
+                continue;
+            }
+            let amp = 0.08 + 0.27 * ((r2 >> 20) % 1000) as f64 / 1000.0;
+            let rise = (10 + (r2 >> 40) % 36) as Millis * MINUTE;
+            let dt = t - start;
+            total += if dt < rise {
+                amp * dt as f64 / rise as f64
+            } else {
+                amp * (-((dt - rise) as f64) / (6.0 * HOUR as f64)).exp()
+            };
+        }
+        total
+    }
+
+    pub fn price(&self, rules: &SymbolRules, t: Millis) -> Decimal {
+        let key = symbol_key(&rules.symbol);
+        let mut log = self.base_component(key, rules.vol, t) + self.pumps(key, t);
+        if rules.symbol != REFERENCE {
+            // Alts follow the reference coin with a beta of 0.7.
+            log += 0.7 * self.base_component(symbol_key(REFERENCE), 1.0, t);
+        }
+        let base = rules.base_price.to_f64().unwrap_or(1.0);
+        let p = Decimal::from_f64(base * log.exp()).unwrap_or(rules.base_price);
+        round_to(p, rules.tick, RoundingStrategy::MidpointAwayFromZero).max(rules.tick)
+    }
+}
+
+/// Rounds `v` to a multiple of `step` (no-op when step is zero).
+pub fn round_to(v: Decimal, step: Decimal, strategy: RoundingStrategy) -> Decimal {
+    if step.is_zero() {
+        return v;
+    }
+    let units = (v / step).round_dp_with_strategy(0, strategy);
+    (units * step).normalize()
+}
+
+/// Scripted prices that override the synthetic market from their first point on: a step
+/// function (each point holds until the next), which is what gaps look like.
+#[derive(Debug, Clone, Default)]
+pub struct Path {
+    pub points: Vec<(Millis, Decimal)>,
+}
+
+impl Path {
+    fn at(&self, t: Millis) -> Option<Decimal> {
+        let idx = self.points.partition_point(|(pt, _)| *pt <= t);
+        if idx == 0 { None } else { Some(self.points[idx - 1].1) }
+    }
+}
+
+/// All price sources of the simulator.
+#[derive(Debug, Clone)]
+pub struct Market {
+    pub synthetic: Synthetic,
+    pub paths: HashMap<String, Path>,
+}
+
+/// One candle in exchange units.
+#[derive(Debug, Clone)]
+pub struct Candle {
+    pub open_time: Millis,
+    pub close_time: Millis,
+    pub open: Decimal,
+    pub high: Decimal,
+    pub low: Decimal,
+    pub close: Decimal,
+    pub volume: Decimal,
+    pub quote_volume: Decimal,
+    pub trades: u64,
+    pub taker_buy_volume: Decimal,
+    pub taker_buy_quote_volume: Decimal,
+}
+
+impl Market {
+    pub fn new(seed: u64) -> Self {
+        Self { synthetic: Synthetic { seed }, paths: HashMap::new() }
+    }
+
+    pub fn price(&self, rules: &SymbolRules, t: Millis) -> Decimal {
+        self.paths
+            .get(&rules.symbol)
+            .and_then(|p| p.at(t))
+            .unwrap_or_else(|| self.synthetic.price(rules, t))
+    }
+
+    /// Sets the price from `t` on (admin "set price"); later points of an older script are
+    /// dropped so the new price holds.
+    pub fn set_price(&mut self, symbol: &str, t: Millis, price: Decimal) {
+        let path = self.paths.entry(symbol.to_string()).or_default();
+        path.points.retain(|(pt, _)| *pt < t);
+        path.points.push((t, price));
+    }
+
+    /// Replaces the script of a symbol with these points (sorted by time).
+    pub fn set_path(&mut self, symbol: &str, mut points: Vec<(Millis, Decimal)>) {
+        points.sort_by_key(|(t, _)| *t);
+        self.paths.insert(symbol.to_string(), Path { points });
+    }
+
+    /// Prices the engine walks through in (from, to]: scripted points in the window, plus
+    /// synthetic samples at most a minute apart (coarser for long jumps), plus `to` itself.
+    pub fn samples(&self, rules: &SymbolRules, from: Millis, to: Millis) -> Vec<(Millis, Decimal)> {
+        if to <= from {
+            return vec![(to, self.price(rules, to))];
+        }
+        let mut times: Vec<Millis> = Vec::new();
+        let path = self.paths.get(&rules.symbol);
+        let scripted_from = path.and_then(|p| p.points.first().map(|(t, _)| *t));
+        if let Some(p) = path {
+            times.extend(p.points.iter().map(|(t, _)| *t).filter(|t| *t > from && *t <= to));
+        }
+        let synthetic_end = scripted_from.map_or(to, |s| s.min(to));
+        if synthetic_end > from {
+            let span = synthetic_end - from;
+            let step = (span / 2000).max(MINUTE);
+            let mut t = from + step;
+            while t < synthetic_end {
+                times.push(t);
+                t += step;
+            }
+        }
+        times.push(to);
+        times.sort_unstable();
+        times.dedup();
+        times.into_iter().map(|t| (t, self.price(rules, t))).collect()
+    }
+
+    /// One candle [open, open+len) (the still-open candle is cut at `now`).
+    pub fn candle(&self, rules: &SymbolRules, open: Millis, len: Millis, now: Millis) -> Candle {
+        let close_time = open + len - 1;
+        let end = (open + len).min(now.max(open));
+        let o = self.price(rules, open);
+        let c = self.price(rules, end);
+        let mut hi = o.max(c);
+        let mut lo = o.min(c);
+        let n = (len / MINUTE).clamp(1, 24);
+        for i in 1..n {
+            let t = open + len * i / n;
+            if t > end {
+                break;
+            }
+            let p = self.price(rules, t);
+            hi = hi.max(p);
+            lo = lo.min(p);
+        }
+        if let Some(path) = self.paths.get(&rules.symbol) {
+            for (t, p) in &path.points {
+                if *t >= open && *t <= end {
+                    hi = hi.max(*p);
+                    lo = lo.min(*p);
+                }
+            }
+        }
+        // Volume: deterministic, larger when the candle moved more.
+        let key = symbol_key(&rules.symbol);
+        let r = unit(hash3(self.synthetic.seed ^ 0x0056_4f4c, key, open as u64)).abs();
+        let mid = ((hi + lo) / Decimal::TWO).max(rules.tick);
+        let range = if mid.is_zero() { Decimal::ZERO } else { (hi - lo) / mid };
+        let minutes = Decimal::from((end - open).max(0) / MINUTE + 1);
+        let notional_per_min = Decimal::from(20_000)
+            * (Decimal::ONE + range * Decimal::from(50))
+            * Decimal::from_f64(0.5 + r).unwrap_or(Decimal::ONE);
+        let quote_volume = (notional_per_min * minutes).round_dp(8);
+        let volume = (quote_volume / mid).round_dp(8);
+        let trades = (minutes * Decimal::from(30)).to_u64().unwrap_or(0);
+        let taker = Decimal::from_f64(0.4 + 0.2 * r).unwrap_or(Decimal::ONE / Decimal::TWO);
+        Candle {
+            open_time: open,
+            close_time,
+            open: o,
+            high: hi,
+            low: lo,
+            close: c,
+            volume,
+            quote_volume,
+            trades,
+            taker_buy_volume: (volume * taker).round_dp(8),
+            taker_buy_quote_volume: (quote_volume * taker).round_dp(8),
+        }
+    }
+}
+
+/// Kline intervals of the wire protocol and their fixed length (months are calendar months).
+pub fn interval_ms(interval: &str) -> Option<Millis> {
+    Some(match interval {
+        "1s" => 1000,
+        "1m" => MINUTE,
+        "3m" => 3 * MINUTE,
+        "5m" => 5 * MINUTE,
+        "15m" => 15 * MINUTE,
+        "30m" => 30 * MINUTE,
+        "1h" => HOUR,
+        "2h" => 2 * HOUR,
+        "4h" => 4 * HOUR,
+        "6h" => 6 * HOUR,
+        "8h" => 8 * HOUR,
+        "12h" => 12 * HOUR,
+        "1d" => DAY,
+        "3d" => 3 * DAY,
+        "1w" => 7 * DAY,
+        "1M" => 31 * DAY,
+        _ => return None,
+    })
+}
+
+/// Open time of the candle containing `t`. Weeks open on Monday 00:00 UTC, months on the 1st.
+pub fn candle_open(interval: &str, t: Millis) -> Millis {
+    match interval {
+        "1w" => {
+            let monday = 4 * DAY; // 1970-01-05 was a Monday
+            (t - monday).div_euclid(7 * DAY) * 7 * DAY + monday
+        }
+        "1M" => month_start(t, 0),
+        _ => {
+            let len = interval_ms(interval).unwrap_or(MINUTE);
+            t.div_euclid(len) * len
+        }
+    }
+}
+
+/// Start of the month containing `t`, shifted by `delta` months.
+pub fn month_start(t: Millis, delta: i32) -> Millis {
+    use chrono::{Datelike, TimeZone, Utc};
+    let dt = Utc.timestamp_millis_opt(t).single().unwrap_or_default();
+    let months = dt.year() * 12 + dt.month0() as i32 + delta;
+    Utc.with_ymd_and_hms(months.div_euclid(12), months.rem_euclid(12) as u32 + 1, 1, 0, 0, 0)
+        .single()
+        .map(|d| d.timestamp_millis())
+        .unwrap_or(t)
+}
+
+/// Length of the candle opening at `open`.
+pub fn candle_len(interval: &str, open: Millis) -> Millis {
+    if interval == "1M" {
+        month_start(open, 1) - open
+    } else {
+        interval_ms(interval).unwrap_or(MINUTE)
+    }
+}
+
+/// Next open after the candle opening at `open`.
+pub fn next_open(interval: &str, open: Millis) -> Millis {
+    open + candle_len(interval, open)
+}
+
+/// Previous open before the candle opening at `open`.
+pub fn prev_open(interval: &str, open: Millis) -> Millis {
+    if interval == "1M" {
+        month_start(open, -1)
+    } else {
+        open - interval_ms(interval).unwrap_or(MINUTE)
+    }
+}
+
+/// Parses a CSV replay: lines of `time_ms,price` (a header line and blank lines are skipped).
+pub fn parse_csv(text: &str) -> Result<Vec<(Millis, Decimal)>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut parts = line.split(',');
+        let (Some(t), Some(p)) = (parts.next(), parts.next()) else {
+            return Err(format!("line {}: expected time_ms,price", i + 1));
+        };
+        let Ok(t) = t.trim().parse::<Millis>() else {
+            if i == 0 {
+                continue; // header
+            }
+            return Err(format!("line {}: bad time", i + 1));
+        };
+        let p: Decimal = p.trim().parse().map_err(|_| format!("line {}: bad price", i + 1))?;
+        if p <= Decimal::ZERO {
+            return Err(format!("line {}: price must be positive", i + 1));
+        }
+        out.push((t, p));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbols::default_listing;
+
+    #[test]
+    fn synthetic_is_deterministic_and_positive() {
+        let rules = &default_listing()[0];
+        let a = Market::new(7);
+        let b = Market::new(7);
+        for i in 0..500 {
+            let t = 1_700_000_000_000 + i * 7 * MINUTE;
+            let p = a.price(rules, t);
+            assert_eq!(p, b.price(rules, t));
+            assert!(p > Decimal::ZERO);
+        }
+        assert_ne!(
+            a.price(rules, 1_700_000_000_000),
+            Market::new(8).price(rules, 1_700_000_000_000)
+        );
+    }
+
+    #[test]
+    fn weekly_candles_open_on_monday() {
+        // 2024-01-03 (Wednesday) -> 2024-01-01 (Monday)
+        assert_eq!(candle_open("1w", 1_704_240_000_000), 1_704_067_200_000);
+        assert_eq!(candle_open("1M", 1_704_240_000_000), 1_704_067_200_000);
+        assert_eq!(next_open("1M", 1_704_067_200_000), 1_706_745_600_000);
+    }
+
+    #[test]
+    fn path_overrides_from_its_first_point() {
+        let rules = &default_listing()[0];
+        let mut m = Market::new(1);
+        m.set_price("BTCUSDT", 1000, Decimal::from(100));
+        m.set_price("BTCUSDT", 2000, Decimal::from(90));
+        assert_eq!(m.price(rules, 1500), Decimal::from(100));
+        assert_eq!(m.price(rules, 2500), Decimal::from(90));
+        let s = m.samples(rules, 1000, 3000);
+        assert!(s.iter().any(|(t, p)| *t == 2000 && *p == Decimal::from(90)));
+    }
+
+    #[test]
+    fn csv_replay_parses_with_header() {
+        let pts = parse_csv("time,price\n1000,1.5\n2000,1.6\n").unwrap_or_default();
+        assert_eq!(pts.len(), 2);
+        assert!(parse_csv("1000,-1").is_err());
+    }
+}

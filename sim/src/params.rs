@@ -1,0 +1,262 @@
+//! Request parameters as exchange A reads them: query string and form body, mixed, the query
+//! winning on duplicates; decimal syntax and precision checks; HMAC signature verification
+//! over the raw (still percent-encoded) query concatenated with the raw body.
+
+use hmac::{Hmac, Mac};
+use rust_decimal::Decimal;
+use sha2::Sha256;
+use std::collections::HashMap;
+use std::str::FromStr;
+
+/// An error exactly as the exchange reports it: HTTP status, code and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: u16,
+    pub code: i64,
+    pub msg: String,
+}
+
+impl ApiError {
+    pub fn new(status: u16, code: i64, msg: impl Into<String>) -> Self {
+        Self { status, code, msg: msg.into() }
+    }
+    /// HTTP 400 with the given code.
+    pub fn bad(code: i64, msg: impl Into<String>) -> Self {
+        Self::new(400, code, msg)
+    }
+    pub fn mandatory(name: &str) -> Self {
+        Self::bad(
+            -1102,
+            format!("Mandatory parameter '{name}' was not sent, was empty/null, or malformed."),
+        )
+    }
+    pub fn not_required(name: &str) -> Self {
+        Self::bad(-1106, format!("Parameter '{name}' sent when not required."))
+    }
+    pub fn insufficient_balance() -> Self {
+        Self::bad(-2010, "Account has insufficient balance for requested action.")
+    }
+    pub fn filter(name: &str) -> Self {
+        Self::bad(-1013, format!("Filter failure: {name}"))
+    }
+}
+
+pub const DECIMAL_RANGE: &str = "^([0-9]{1,20})(\\.[0-9]{1,20})?$";
+pub const CLIENT_ID_RANGE: &str = "^[\\.A-Z\\:/a-z0-9_-]{1,36}$";
+
+/// Parsed parameters of one request.
+#[derive(Debug, Clone, Default)]
+pub struct Params {
+    map: HashMap<String, String>,
+}
+
+fn parse_pairs(raw: &str) -> Result<Vec<(String, String)>, ApiError> {
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(raw.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    for (k, _) in &pairs {
+        if !seen.insert(k.as_str()) {
+            return Err(ApiError::bad(-1101, "Duplicate values for a parameter detected."));
+        }
+    }
+    Ok(pairs)
+}
+
+impl Params {
+    /// Merges query and form body; a parameter in both takes the query's value.
+    pub fn parse(query: &str, body: &str) -> Result<Self, ApiError> {
+        let mut map = HashMap::new();
+        for (k, v) in parse_pairs(body)? {
+            map.insert(k, v);
+        }
+        for (k, v) in parse_pairs(query)? {
+            map.insert(k, v);
+        }
+        Ok(Self { map })
+    }
+
+    pub fn from_pairs<I: IntoIterator<Item = (String, String)>>(pairs: I) -> Self {
+        Self { map: pairs.into_iter().collect() }
+    }
+
+    /// The value, `None` when absent or empty.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.map.get(name).map(String::as_str).filter(|v| !v.is_empty())
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    pub fn req(&self, name: &str) -> Result<&str, ApiError> {
+        self.get(name).ok_or_else(|| ApiError::mandatory(name))
+    }
+
+    /// A DECIMAL parameter: plain decimal text, at most 8 decimals.
+    pub fn decimal(&self, name: &str) -> Result<Option<Decimal>, ApiError> {
+        let Some(raw) = self.get(name) else {
+            return Ok(None);
+        };
+        parse_decimal(name, raw).map(Some)
+    }
+
+    pub fn req_decimal(&self, name: &str) -> Result<Decimal, ApiError> {
+        self.decimal(name)?.ok_or_else(|| ApiError::mandatory(name))
+    }
+
+    /// A LONG parameter.
+    pub fn long(&self, name: &str) -> Result<Option<i64>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) => v.parse::<i64>().map(Some).map_err(|_| {
+                ApiError::bad(
+                    -1100,
+                    format!("Illegal characters found in parameter '{name}'; legal range is '^-?[0-9]{{1,19}}$'."),
+                )
+            }),
+        }
+    }
+
+    /// A client order id: the safe character set, 1-36 characters.
+    pub fn client_id(&self, name: &str) -> Result<Option<String>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) if valid_client_id(v) => Ok(Some(v.to_string())),
+            Some(_) => Err(ApiError::bad(
+                -1100,
+                format!(
+                    "Illegal characters found in parameter '{name}'; legal range is '{CLIENT_ID_RANGE}'."
+                ),
+            )),
+        }
+    }
+}
+
+pub fn valid_client_id(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= 36
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b':' | b'/' | b'_' | b'-'))
+}
+
+/// Parses decimal text with the exchange's rules (-1100 syntax, -1111 precision).
+pub fn parse_decimal(name: &str, raw: &str) -> Result<Decimal, ApiError> {
+    let illegal = || {
+        ApiError::bad(
+            -1100,
+            format!(
+                "Illegal characters found in parameter '{name}'; legal range is '{DECIMAL_RANGE}'."
+            ),
+        )
+    };
+    let (int, frac) = match raw.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (raw, None),
+    };
+    let digits_ok =
+        |s: &str| !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits_ok(int) || frac.is_some_and(|f| !digits_ok(f)) {
+        return Err(illegal());
+    }
+    if let Some(f) = frac
+        && f.trim_end_matches('0').len() > 8
+    {
+        return Err(ApiError::bad(-1111, format!("Parameter '{name}' has too much precision.")));
+    }
+    let trimmed = match frac {
+        Some(f) => {
+            let f = f.trim_end_matches('0');
+            if f.is_empty() { int.to_string() } else { format!("{int}.{f}") }
+        }
+        None => int.to_string(),
+    };
+    Decimal::from_str(&trimmed).map_err(|_| illegal())
+}
+
+/// Removes every `signature=` pair from a raw `a=1&b=2` string, keeping the rest byte for byte.
+fn strip_signature(raw: &str) -> String {
+    raw.split('&')
+        .filter(|p| !p.is_empty() && !p.starts_with("signature="))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// HMAC-SHA256 hex of `payload` under `secret`.
+pub fn sign(secret: &str, payload: &str) -> String {
+    // HMAC accepts keys of any length, so `new_from_slice` cannot fail here.
+    let mut mac = match Hmac::<Sha256>::new_from_slice(secret.as_bytes()) {
+        Ok(m) => m,
+        Err(_) => return String::new(),
+    };
+    mac.update(payload.as_bytes());
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// Verifies the signature of a request: payload = raw query (without the signature pair)
+/// concatenated with the raw body (without the signature pair), no separator.
+pub fn verify_signature(
+    secret: &str,
+    raw_query: &str,
+    raw_body: &str,
+    params: &Params,
+) -> Result<(), ApiError> {
+    let Some(given) = params.get("signature") else {
+        return Err(ApiError::mandatory("signature"));
+    };
+    let payload = format!("{}{}", strip_signature(raw_query), strip_signature(raw_body));
+    let expected = sign(secret, &payload);
+    let ok = given.len() == expected.len()
+        && given
+            .bytes()
+            .zip(expected.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a.to_ascii_lowercase() ^ b))
+            == 0;
+    if ok { Ok(()) } else { Err(ApiError::bad(-1022, "Signature for this request is not valid.")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "NhqPtmdSJYdKjVHjA7PZj4Mge3R5YNiP1e3UZjInClVN65XAbvqqM6A7H5fATj0j";
+
+    #[test]
+    fn documented_vectors_verify() {
+        let q = "symbol=LTCBTC&side=BUY&type=LIMIT&timeInForce=GTC&quantity=1&price=0.1&recvWindow=5000&timestamp=1499827319559";
+        assert_eq!(
+            sign(SECRET, q),
+            "c8db56825ae71d6d79447849e617115f4a920fa2acdcab2b053c4b2838bd6b71"
+        );
+        let q2 = format!(
+            "{q}&signature=C8DB56825AE71D6D79447849E617115F4A920FA2ACDCAB2B053C4B2838BD6B71"
+        );
+        let p = Params::parse(&q2, "").unwrap_or_default();
+        assert!(verify_signature(SECRET, &q2, "", &p).is_ok());
+        // mixed query + body
+        let query = "symbol=LTCBTC&side=BUY&type=LIMIT&timeInForce=GTC";
+        let body = "quantity=1&price=0.1&recvWindow=5000&timestamp=1499827319559&signature=0fd168b8ddb4876a0358a8d14d0c9f3da0e9b20c5d52b2a00fcf7d1c602f9a77";
+        let p = Params::parse(query, body).unwrap_or_default();
+        assert!(verify_signature(SECRET, query, body, &p).is_ok());
+        let bad = body.replace("quantity=1", "quantity=2");
+        let p = Params::parse(query, &bad).unwrap_or_default();
+        assert_eq!(verify_signature(SECRET, query, &bad, &p).map_err(|e| e.code), Err(-1022));
+    }
+
+    #[test]
+    fn query_wins_over_body() {
+        let p = Params::parse("a=1", "a=2&b=3").unwrap_or_default();
+        assert_eq!(p.get("a"), Some("1"));
+        assert_eq!(p.get("b"), Some("3"));
+        assert!(Params::parse("a=1&a=2", "").is_err());
+    }
+
+    #[test]
+    fn decimal_rules() {
+        assert_eq!(parse_decimal("q", "1.50000000000").ok(), Decimal::from_str("1.5").ok());
+        assert_eq!(parse_decimal("q", "1e5").map_err(|e| e.code), Err(-1100));
+        assert_eq!(parse_decimal("q", "-1").map_err(|e| e.code), Err(-1100));
+        assert_eq!(parse_decimal("q", "0.123456789").map_err(|e| e.code), Err(-1111));
+        assert!(parse_decimal("q", "99999999999999999999.99999999").is_ok());
+    }
+}
