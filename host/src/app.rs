@@ -14,6 +14,7 @@ use crate::api::{self, AppState};
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::dashboard::Dashboard;
+use crate::license::{self, License};
 use crate::store::Store;
 
 /// A running service. Dropping it without [`RunningApp::stop`] leaves the server running until
@@ -47,7 +48,16 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     let data_dir = PathBuf::from(&config.server.data_dir);
     let store = Store::open(&data_dir)
         .with_context(|| format!("cannot open the store in {}", data_dir.display()))?;
+    let license = Arc::new(
+        License::open(&config, store.clone(), clock.clone()).context("cannot load the license")?,
+    );
+    license.start_up().await;
+    license::spawn_background(
+        &license,
+        std::time::Duration::from_secs(config.license.poll_seconds),
+    );
     let state = AppState {
+        license,
         dashboard: Arc::new(Dashboard::new(clock.clone())),
         config: Arc::new(config),
         clock,

@@ -5,6 +5,8 @@
 //! - [`api`]: HTTP routes per spec group, the one error body, the OpenAPI document.
 //! - [`dashboard`]: agent cards and the 100-entry activity log every action writes to.
 //! - [`store`]: the redb database, its schema version and a table per persistent thing.
+//! - [`license`]: machine id, the signed license cache, 24 h revalidation, 72 h grace and
+//!   the table of routes that need a license.
 //! - [`config`]: the TOML file and environment secrets, validated before anything starts.
 //! - [`clock`]: the one source of "now", replaceable by a test clock.
 //! - [`app`]: wires the areas together and serves them; used by `main` and by tests.
@@ -14,5 +16,6 @@ pub mod app;
 pub mod clock;
 pub mod config;
 pub mod dashboard;
+pub mod license;
 pub mod logging;
 pub mod store;

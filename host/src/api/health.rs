@@ -22,11 +22,11 @@ pub struct Health {
 #[utoipa::path(get, path = "/api/health", tag = "health",
     responses((status = 200, description = "The service answers", body = Health)))]
 async fn health(State(state): State<AppState>) -> Json<Health> {
-    // Until a license is activated (license area), trading is not allowed: `required`.
+    let license = state.license.status();
     Json(Health {
         ok: true,
-        license_status: "required".into(),
-        plan: "none".into(),
+        license_status: license.health_status().into(),
+        plan: license.health_plan(),
         commit: state.config.secrets.git_commit.clone(),
     })
 }

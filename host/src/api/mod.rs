@@ -8,6 +8,7 @@ mod dashboard;
 pub mod error;
 pub mod extract;
 mod health;
+pub mod license;
 
 use std::sync::Arc;
 
@@ -33,6 +34,7 @@ pub struct AppState {
     pub clock: SharedClock,
     pub store: Store,
     pub dashboard: Arc<Dashboard>,
+    pub license: Arc<crate::license::License>,
 }
 
 #[derive(OpenApi)]
@@ -52,6 +54,7 @@ pub fn router(state: AppState) -> Router {
     let (router, document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(health::routes())
         .merge(dashboard::routes())
+        .merge(license::routes())
         .split_for_parts();
     let document = Arc::new(document);
     router
@@ -72,6 +75,8 @@ pub fn router(state: AppState) -> Router {
                 "This path does not accept that HTTP method.",
             )
         })
+        // Runs after routing, so it sees the matched route pattern (license::routes table).
+        .layer(axum::middleware::from_fn_with_state(state.clone(), license::require_license))
         .layer(DefaultBodyLimit::max(max_body))
         .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| {
             ApiError::internal("The service hit an unexpected error; it was logged.").into_response()

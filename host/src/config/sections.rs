@@ -157,9 +157,21 @@ impl Default for SchedulerConfig {
 }
 
 /// `[license]`: the license server (its address can also come from TRADER_LICENSE_URL).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LicenseConfig {
     /// License server base URL; TRADER_LICENSE_URL overrides it.
     pub server_url: Option<String>,
+    /// The license server's Ed25519 public key (64 hex characters, printed by
+    /// `spotbot-license-server` at start). Answers that do not verify with it are never trusted.
+    pub public_key: Option<String>,
+    /// Seconds of real time between two looks at the revalidation schedule; 0 turns the
+    /// background task off (tests drive it themselves).
+    pub poll_seconds: u64,
+}
+
+impl Default for LicenseConfig {
+    fn default() -> Self {
+        Self { server_url: None, public_key: None, poll_seconds: 60 }
+    }
 }

@@ -132,6 +132,10 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
     if let Some(url) = &config.license.server_url {
         check_url("license.server_url", url)?;
     }
+    if let Some(key) = &config.license.public_key {
+        spotbot_license_server::wire::parse_public_key(key)
+            .map_err(|err| invalid("license.public_key", err.reason))?;
+    }
 
     check_mr_combined(config)?;
     check_pump_momentum(config)?;

@@ -1,0 +1,159 @@
+//! The one table of which routes need an active license.
+//!
+//! The API's license layer looks every matched route up here (method + axum route pattern).
+//! A route under `/api/` that is missing from the table needs a license: a new route is safe
+//! by default, and its author adds a row here (and in docs/api.md, which a test compares with
+//! this table) to make it free.
+//!
+//! The rule for the groups the spec leaves open: reading is free; anything that places,
+//! changes or cancels orders, or changes what the bot will act on, needs the license. Saying
+//! NO to a signal and cleaning up old signals are always possible.
+
+use axum::http::Method;
+
+/// One route and whether it needs an active license.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteRule {
+    /// HTTP method in upper case (`GET` also covers `HEAD`).
+    pub method: &'static str,
+    /// The axum route pattern, e.g. `/api/signal/{symbol}/confirm`.
+    pub path: &'static str,
+    /// Spec group the route belongs to.
+    pub group: &'static str,
+    pub licensed: bool,
+    /// Why, in a few words (published in docs/api.md).
+    pub why: &'static str,
+}
+
+const fn rule(
+    method: &'static str,
+    path: &'static str,
+    group: &'static str,
+    licensed: bool,
+    why: &'static str,
+) -> RouteRule {
+    RouteRule { method, path, group, licensed, why }
+}
+
+const SPEC: &str = "spec";
+const READ: &str = "reads only";
+const MONEY: &str = "acts on money";
+
+/// Every route of the current route set, in the spec's order.
+pub const ROUTES: &[RouteRule] = &[
+    // Health and license: never need a license (spec, Authentication 2).
+    rule("GET", "/api/health", "health and license", false, SPEC),
+    rule("GET", "/api/license/status", "health and license", false, SPEC),
+    rule("POST", "/api/license/register", "health and license", false, SPEC),
+    rule("POST", "/api/license/activate", "health and license", false, SPEC),
+    rule("GET", "/api/openapi.json", "health and license", false, "API document"),
+    // Dashboard.
+    rule("GET", "/api/dashboard", "dashboard", false, SPEC),
+    rule("POST", "/api/agent/{name}", "dashboard", false, "dashboard state only"),
+    rule("GET", "/api/state", "dashboard", false, READ),
+    // News and portfolio.
+    rule("GET", "/api/news", "news and portfolio", false, SPEC),
+    rule("GET", "/api/portfolio", "news and portfolio", false, SPEC),
+    // Bot actions: all need a license (spec, Authentication 1).
+    rule("POST", "/api/trade", "bot actions", true, SPEC),
+    rule("POST", "/api/trade/manual", "bot actions", true, SPEC),
+    rule("GET", "/api/pending-entries", "bot actions", true, SPEC),
+    rule("GET", "/api/pending-entries/check", "bot actions", true, SPEC),
+    rule("GET", "/api/pending-entries/recover", "bot actions", true, SPEC),
+    rule("GET", "/api/trailing", "bot actions", true, SPEC),
+    rule("GET", "/api/status", "bot actions", true, SPEC),
+    rule("POST", "/api/close", "bot actions", true, SPEC),
+    rule("POST", "/api/closeall", "bot actions", true, SPEC),
+    rule("POST", "/api/reset-daily", "bot actions", true, SPEC),
+    // Scan and signal.
+    rule("POST", "/api/mr-combined/scan-and-signal", "scan and signal", true, SPEC),
+    // Pump Momentum: an alert-only scanner that never trades.
+    rule("GET", "/api/pump-momentum/scan", "pump momentum", false, "alerts only, never trades"),
+    rule("POST", "/api/pump-momentum/scan", "pump momentum", false, "alerts only, never trades"),
+    rule("GET", "/api/pump-momentum/signals", "pump momentum", false, READ),
+    rule("GET", "/api/pump-momentum/signals/{symbol}", "pump momentum", false, READ),
+    // Market multi-timeframe: analysis only.
+    rule("GET", "/api/market/{symbol}", "market", false, READ),
+    rule("GET", "/api/market/scan", "market", false, "analysis only, never trades"),
+    rule("GET", "/api/market/{symbol}/history", "market", false, READ),
+    rule("GET", "/api/market/all", "market", false, READ),
+    // Messenger and report.
+    rule("GET", "/api/notify", "messenger and report", false, SPEC),
+    rule("POST", "/api/status/report", "messenger and report", false, "report only"),
+    // Trade management.
+    rule("GET", "/api/trades", "trade management", false, READ),
+    rule("GET", "/api/trades/history", "trade management", false, READ),
+    rule("GET", "/api/trades/stats", "trade management", false, READ),
+    rule("POST", "/api/trades/sync", "trade management", false, "copies history, no orders"),
+    rule(
+        "GET",
+        "/api/trades/recover",
+        "trade management",
+        true,
+        "adds trades the bot will then manage",
+    ),
+    rule(
+        "POST",
+        "/api/trades/restore",
+        "trade management",
+        true,
+        "adds a trade the bot will then manage",
+    ),
+    // Signal flow.
+    rule("POST", "/api/signal", "signal flow", true, "starts a trade, like scan-and-signal"),
+    rule("GET", "/api/signal/list", "signal flow", false, READ),
+    rule("GET", "/api/signal/pending", "signal flow", false, READ),
+    rule("GET", "/api/signal/{symbol}", "signal flow", false, READ),
+    rule("POST", "/api/signal/{symbol}/confirm", "signal flow", true, MONEY),
+    rule(
+        "POST",
+        "/api/signal/{symbol}/reject",
+        "signal flow",
+        false,
+        "saying NO is always possible",
+    ),
+    rule("POST", "/api/signal/cleanup", "signal flow", false, "housekeeping, no orders"),
+];
+
+/// The rule for a matched route, if the table has one.
+pub fn rule_for(method: &Method, path: &str) -> Option<&'static RouteRule> {
+    let method = if method == Method::HEAD { "GET" } else { method.as_str() };
+    ROUTES.iter().find(|r| r.method == method && r.path == path)
+}
+
+/// Whether a matched route needs an active license: the table decides; paths under `/api/`
+/// missing from it need one (fail closed). A listed path asked with a method it does not have
+/// passes, so the router answers 405.
+pub fn needs_license(method: &Method, path: &str) -> bool {
+    if method == Method::OPTIONS {
+        return false;
+    }
+    match rule_for(method, path) {
+        Some(rule) => rule.licensed,
+        None => path.starts_with("/api/") && !ROUTES.iter().any(|r| r.path == path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_has_one_row_per_route_and_follows_the_spec() {
+        for (i, a) in ROUTES.iter().enumerate() {
+            for b in &ROUTES[i + 1..] {
+                assert!(a.method != b.method || a.path != b.path, "duplicate row {a:?}");
+            }
+        }
+        let licensed = |m: &str, p: &str| needs_license(&m.parse().unwrap(), p);
+        assert!(licensed("POST", "/api/trade"));
+        assert!(licensed("POST", "/api/signal/{symbol}/confirm"));
+        assert!(!licensed("POST", "/api/signal/{symbol}/reject"));
+        assert!(!licensed("GET", "/api/health"));
+        assert!(!licensed("HEAD", "/api/health"));
+        assert!(licensed("HEAD", "/api/status"));
+        assert!(licensed("POST", "/api/some-new-route"), "unlisted routes fail closed");
+        assert!(!licensed("OPTIONS", "/api/trade"));
+        assert!(!licensed("DELETE", "/api/health"), "a wrong method is the router's 405");
+    }
+}
