@@ -572,3 +572,85 @@ pub fn spawn_background(license: &Arc<License>, every: std::time::Duration) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use ed25519_dalek::SigningKey;
+
+    use super::*;
+    use crate::clock::TestClock;
+
+    const KEY: &str = "SPOT-2345-6789-ABCD-EFGH";
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().to_utc()
+    }
+
+    fn config(signer: &SigningKey) -> Config {
+        let toml = format!(
+            "[license]\nserver_url = \"http://127.0.0.1:9\"\npublic_key = \"{}\"\npoll_seconds = 0\n",
+            wire::public_key_hex(&signer.verifying_key())
+        );
+        Config::parse(&toml, "test.toml".as_ref()).unwrap()
+    }
+
+    /// Writes a cached answer signed by `signer` for this store's machine id.
+    fn cache_answer(store: &Store, signer: &SigningKey, expires_at: Option<DateTime<Utc>>) {
+        let machine_id = machine::load_or_create(store).unwrap();
+        let issued_at = at("2026-01-01T00:00:00Z");
+        let payload = AnswerPayload {
+            version: wire::PAYLOAD_VERSION,
+            verdict: Verdict::Active,
+            key_id: wire::key_id(KEY),
+            machine_id,
+            nonce: "n".repeat(16),
+            plan: Some("free".into()),
+            features: Some(wire::Features::FREE),
+            expires_at,
+            issued_at,
+            message: "ok".into(),
+        };
+        cache::save(store, KEY, &SignedAnswer::sign(&payload, signer), issued_at).unwrap();
+    }
+
+    #[test]
+    fn a_signed_license_with_an_end_date_lapses_at_that_date() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let signer = SigningKey::from_bytes(&[3u8; 32]);
+        cache_answer(&store, &signer, Some(at("2026-01-02T00:00:00Z")));
+        let clock = TestClock::new(at("2026-01-01T12:00:00Z"));
+        let license = License::open(&config(&signer), store, Arc::new(clock.clone())).unwrap();
+        let status = license.status();
+        assert!(status.is_active(), "{status:?}");
+        assert_eq!(status.expires_at.as_deref(), Some("2026-01-02T00:00:00Z"));
+        assert_eq!(status.validated_at.as_deref(), Some("2026-01-01T00:00:00Z"));
+        clock.advance(Duration::hours(12));
+        let status = license.status();
+        assert_eq!(status.status, "unlicensed");
+        assert!(status.message.unwrap().contains("expired"));
+    }
+
+    #[test]
+    fn a_cache_signed_by_another_server_is_not_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        cache_answer(&store, &SigningKey::from_bytes(&[4u8; 32]), None);
+        let configured = SigningKey::from_bytes(&[5u8; 32]);
+        let clock = TestClock::new(at("2026-01-01T01:00:00Z"));
+        let license = License::open(&config(&configured), store, Arc::new(clock)).unwrap();
+        let status = license.status();
+        assert_eq!(status.status, "unlicensed");
+        assert_eq!(status.health_status(), "required");
+        assert_eq!(status.health_plan(), "none");
+        assert!(status.message.unwrap().contains("failed verification"));
+    }
+
+    #[test]
+    fn the_public_key_setting_is_checked_when_the_config_loads() {
+        let err =
+            Config::parse("[license]\npublic_key = \"abc\"\n", "test.toml".as_ref()).unwrap_err();
+        assert_eq!(err.key, "license.public_key");
+        assert!(err.to_string().contains("64 hex characters"), "{err}");
+    }
+}

@@ -1,11 +1,20 @@
-//! Shared by the `license_*` tests: a real license server on loopback and hosts on a shared
-//! test clock, so "server down for 73 hours" takes no time.
+//! A real license server on loopback and hosts on one shared test clock, so "server down for
+//! 73 hours" takes no time. Shared by the `license_*` tests; any other test that needs an
+//! active license (trading routes answer 503 without one) can use it too:
+//!
+//! ```ignore
+//! mod license_support;
+//! let rig = license_support::Rig::new().await;
+//! let host = rig.licensed_host("[exchange]\n...").await; // your config, without [license]
+//! host.post("/api/trade?...", json!({})).await;
+//! ```
 
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::{Value, json};
 use spotbot::app::RunningApp;
@@ -23,6 +32,7 @@ pub struct Rig {
     pub server_dir: tempfile::TempDir,
     pub public_key: String,
     pub http: reqwest::Client,
+    registrations: AtomicU32,
 }
 
 impl Rig {
@@ -40,6 +50,7 @@ impl Rig {
             clock,
             server_dir,
             http: reqwest::Client::new(),
+            registrations: AtomicU32::new(0),
         }
     }
 
@@ -73,13 +84,19 @@ impl Rig {
         assert_eq!(response.status(), 200);
     }
 
-    /// A host config pointing at this server, with the background loop off (tests tick).
-    pub fn config(&self, data_dir: &Path, env_key: Option<&str>) -> Config {
-        let toml = format!(
+    /// The `[license]` section pointing at this server, with the background loop off (tests
+    /// call `License::tick`).
+    pub fn license_toml(&self) -> String {
+        format!(
             "[license]\nserver_url = \"{}\"\npublic_key = \"{}\"\npoll_seconds = 0\n",
             self.server_url(),
             self.public_key
-        );
+        )
+    }
+
+    /// A host config: `config_toml` (without a `[license]` section) plus this server's.
+    pub fn config_with(&self, config_toml: &str, data_dir: &Path, env_key: Option<&str>) -> Config {
+        let toml = format!("{config_toml}\n{}", self.license_toml());
         let mut config = Config::parse(&toml, "license-test.toml".as_ref()).unwrap();
         config.server.addr = "127.0.0.1:0".into();
         config.server.data_dir = data_dir.display().to_string();
@@ -89,7 +106,17 @@ impl Rig {
 
     /// Starts a host on `data_dir` (a fresh folder is a new install with a new machine id).
     pub async fn host(&self, data_dir: tempfile::TempDir, env_key: Option<&str>) -> Host {
-        let config = self.config(data_dir.path(), env_key);
+        self.host_with("", data_dir, env_key).await
+    }
+
+    /// Starts a host from `config_toml` (without a `[license]` section) on `data_dir`.
+    pub async fn host_with(
+        &self,
+        config_toml: &str,
+        data_dir: tempfile::TempDir,
+        env_key: Option<&str>,
+    ) -> Host {
+        let config = self.config_with(config_toml, data_dir.path(), env_key);
         let shared: SharedClock = Arc::new(self.clock.clone());
         let app = spotbot::app::start(config, shared).await.expect("host starts");
         Host { app, data_dir, http: self.http.clone() }
@@ -97,6 +124,14 @@ impl Rig {
 
     pub async fn new_host(&self) -> Host {
         self.host(tempfile::tempdir().unwrap(), None).await
+    }
+
+    /// A new install from `config_toml` whose license is registered and active.
+    pub async fn licensed_host(&self, config_toml: &str) -> Host {
+        let host = self.host_with(config_toml, tempfile::tempdir().unwrap(), None).await;
+        let n = self.registrations.fetch_add(1, Ordering::Relaxed);
+        host.register(&format!("install{n}@example.com")).await;
+        host
     }
 
     pub fn advance_hours(&self, hours: i64) {
