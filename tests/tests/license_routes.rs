@@ -106,8 +106,9 @@ async fn every_row_of_the_table_is_enforced_by_the_license_layer() {
         }
     }
     assert!(licensed >= 15, "the spec's bot actions, scan-and-signal and confirm are licensed");
-    let (status, _) = call(&http, &base, "POST", "/api/unlisted-route").await;
+    let (status, body) = call(&http, &base, "POST", "/api/unlisted-route").await;
     assert_eq!(status, 503, "a route missing from the table needs a license");
+    assert!(body.contains("not in the license table"), "{body}");
     let (status, _) = call(&http, &base, "HEAD", "/api/status").await;
     assert_eq!(status, 503, "HEAD follows GET");
 

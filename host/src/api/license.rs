@@ -13,7 +13,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::AppState;
 use super::error::ApiError;
 use super::extract::ApiJson;
-use crate::license::{HOW_TO_GET_A_KEY, LicenseError, LicenseStatus, routes::needs_license};
+use crate::license::routes::{needs_license, rule_for};
+use crate::license::{HOW_TO_GET_A_KEY, LicenseError, LicenseStatus};
 
 /// `POST /api/license/register` body.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -159,19 +160,25 @@ pub async fn require_license(
     request: Request,
     next: Next,
 ) -> Response {
-    let licensed = matched.is_some_and(|path| needs_license(request.method(), path.as_str()));
-    if licensed {
-        let status = state.license.status();
-        if !status.is_active() {
-            let detail = status
-                .message
-                .unwrap_or_else(|| format!("An active license is required. {HOW_TO_GET_A_KEY}"));
-            return ApiError::service_unavailable(
-                "license_required",
-                format!("This route needs an active license. {detail}"),
-            )
-            .into_response();
-        }
+    let Some(path) = matched.filter(|path| needs_license(request.method(), path.as_str())) else {
+        return next.run(request).await;
+    };
+    let status = state.license.status();
+    if !status.is_active() {
+        let detail = status
+            .message
+            .unwrap_or_else(|| format!("An active license is required. {HOW_TO_GET_A_KEY}"));
+        let unlisted = if rule_for(request.method(), path.as_str()).is_none() {
+            " (This route is not in the license table, host/src/license/routes.rs, so it needs \
+             a license by default.)"
+        } else {
+            ""
+        };
+        return ApiError::service_unavailable(
+            "license_required",
+            format!("This route needs an active license.{unlisted} {detail}"),
+        )
+        .into_response();
     }
     next.run(request).await
 }
