@@ -1,1 +1,224 @@
-//! Strategy SDK (issue 3 fills this crate).
+//! The spotbot strategy SDK: everything a strategy author needs.
+//!
+//! - [`Strategy`]: the trait a strategy implements. It is the trait generated from the WIT
+//!   contract (`wit/strategy.wit`, package `spotbot:strategy@1.0.0`), so the same `impl` is
+//!   called natively by unit tests and by the host through the Wasm export.
+//! - [`export_strategy!`]: one line that exports the implementation as a WebAssembly component
+//!   when the crate is built for `wasm32-wasip2` (it expands to nothing on other targets).
+//! - The contract's types ([`ScanRequest`], [`ScanResult`], [`Candles`], ...) plus small
+//!   helpers on them: [`ScanResult::new`], [`SymbolData::candles`], [`parse_config`],
+//!   [`state_value`].
+//! - [`indicators`]: SMA, EMA, RSI, ATR, ADX/+DI/−DI, Bollinger bands and width, MACD,
+//!   Stochastic (all following TA-Lib's conventions and checked against TA-Lib reference
+//!   values), volume ratio, swing highs and lows.
+//! - [`Checklist`]: builds the checklist of a result and counts `passed`/`total`.
+//! - [`testing`]: deterministic synthetic candles for native tests and benchmarks.
+//!
+//! ```
+//! use spotbot_sdk::*;
+//!
+//! struct Always;
+//! impl Strategy for Always {
+//!     fn describe() -> Manifest {
+//!         Manifest {
+//!             name: "always".into(),
+//!             version: "0.1.0".into(),
+//!             kind: PluginKind::Strategy,
+//!             description: "says skip".into(),
+//!             candles: vec![CandleNeed { timeframe: "1h".into(), count: 50 }],
+//!             needs_reference: false,
+//!             needs_market_context: false,
+//!             default_config: "{}".into(),
+//!         }
+//!     }
+//!     fn scan(request: ScanRequest) -> Result<ScanResponse, ScanError> {
+//!         let results = request
+//!             .symbols
+//!             .iter()
+//!             .map(|s| ScanResult::new(&s.symbol, "always", Direction::Skip, s.last_price))
+//!             .collect();
+//!         Ok(ScanResponse { results, alerts: vec![], state_updates: vec![] })
+//!     }
+//! }
+//! export_strategy!(Always);
+//! ```
+
+// The bindings refer to the runtime through `::spotbot_sdk::...` so that the code the export
+// macro generates in a strategy crate needs no direct `wit-bindgen` dependency.
+extern crate self as spotbot_sdk;
+
+pub mod checklist;
+pub mod indicators;
+pub mod testing;
+
+#[doc(hidden)]
+pub use wit_bindgen as __wit_bindgen;
+
+/// The bindings generated from `wit/strategy.wit`. Strategy authors use the re-exports at the
+/// crate root instead.
+#[doc(hidden)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "strategy",
+        pub_export_macro: true,
+        export_macro_name: "__export_strategy_world",
+        default_bindings_module: "::spotbot_sdk::bindings",
+        runtime_path: "::spotbot_sdk::__wit_bindgen::rt",
+        additional_derives: [serde::Serialize, serde::Deserialize, PartialEq, Clone],
+    });
+}
+
+pub use bindings::exports::spotbot::strategy::plugin::{
+    BosMode, CandleNeed, Candles, Check, ConfidenceLevel, Direction, LiquidityProfile, MacroPhase,
+    Manifest, MarketContext, Metric, PluginKind, PriorityDecision, RangePosition, Regime,
+    ScanError, ScanRequest, ScanResponse, ScanResult, ScannerAlert, Stage, StateEntry, StateUpdate,
+    SymbolData, TrendAge,
+};
+pub use checklist::Checklist;
+
+/// The trait a strategy implements: `describe()` and `scan(request)`, exactly as in the WIT
+/// contract. Call it directly in native tests; [`export_strategy!`] exports it to the host.
+pub use bindings::exports::spotbot::strategy::plugin::Guest as Strategy;
+
+/// The WIT package this SDK speaks, `spotbot:strategy@1.0.0`.
+pub const WIT_PACKAGE: &str = "spotbot:strategy@1.0.0";
+
+/// Exports a type implementing [`Strategy`] as the plugin of this component.
+///
+/// Use it once per strategy crate, at the crate root. On `wasm32` targets it emits the
+/// component exports; on every other target it expands to nothing, so the same crate also
+/// builds natively for tests.
+#[macro_export]
+macro_rules! export_strategy {
+    ($ty:ident) => {
+        #[cfg(target_arch = "wasm32")]
+        $crate::bindings::__export_strategy_world!($ty with_types_in $crate::bindings);
+    };
+}
+
+impl Manifest {
+    /// A manifest with no candles, no reference symbol, no market context and `{}` as the
+    /// default config; add candles with [`Manifest::with_candles`].
+    pub fn new(name: &str, version: &str, kind: PluginKind, description: &str) -> Self {
+        Manifest {
+            name: name.to_string(),
+            version: version.to_string(),
+            kind,
+            description: description.to_string(),
+            candles: Vec::new(),
+            needs_reference: false,
+            needs_market_context: false,
+            default_config: "{}".to_string(),
+        }
+    }
+
+    /// Adds a candle need: `count` candles of `timeframe` per symbol.
+    pub fn with_candles(mut self, timeframe: &str, count: u32) -> Self {
+        self.candles.push(CandleNeed { timeframe: timeframe.to_string(), count });
+        self
+    }
+}
+
+impl ScanResult {
+    /// A result with an empty checklist, `ask_coo = true`, zero stop/target and every optional
+    /// field unset. Fill the rest with struct update syntax or field assignments.
+    pub fn new(symbol: &str, bot: &str, direction: Direction, price: f64) -> Self {
+        ScanResult {
+            symbol: symbol.to_string(),
+            bot: bot.to_string(),
+            direction,
+            price,
+            checklist: Vec::new(),
+            passed: 0,
+            total: 0,
+            ask_coo: true,
+            sl_pct: 0.0,
+            tp_pct: 0.0,
+            ev: None,
+            confidence: None,
+            tier: None,
+            reason: None,
+            tp1_pct: None,
+            tp2_pct: None,
+            range_support: None,
+            range_resistance: None,
+            range_midline: None,
+            rsi: None,
+            macd_hist: None,
+            bb_lower: None,
+            bb_upper: None,
+            bb_mid: None,
+            vol_ratio: None,
+            adx: None,
+            stoch_k: None,
+            buy_signals: None,
+            sell_signals: None,
+        }
+    }
+
+    /// Sets `checklist`, `passed` and `total` from a [`Checklist`].
+    pub fn with_checklist(mut self, checklist: Checklist) -> Self {
+        self.passed = checklist.passed();
+        self.total = checklist.total();
+        self.checklist = checklist.into_checks();
+        self
+    }
+}
+
+impl SymbolData {
+    /// The candles of one timeframe, if the host sent them.
+    pub fn candles(&self, timeframe: &str) -> Option<&Candles> {
+        self.candles.iter().find(|c| c.timeframe == timeframe)
+    }
+
+    /// The candles of one timeframe with at least `min_len` candles, or a
+    /// [`ScanError::MissingData`] naming the symbol and timeframe.
+    pub fn require_candles(&self, timeframe: &str, min_len: usize) -> Result<&Candles, ScanError> {
+        match self.candles(timeframe) {
+            Some(c) if c.len() >= min_len => Ok(c),
+            Some(c) => Err(ScanError::MissingData(format!(
+                "{} {timeframe}: {} candles, need {min_len}",
+                self.symbol,
+                c.len()
+            ))),
+            None => Err(ScanError::MissingData(format!("{} {timeframe}: no candles", self.symbol))),
+        }
+    }
+}
+
+impl Candles {
+    /// Number of candles.
+    pub fn len(&self) -> usize {
+        self.close.len()
+    }
+
+    /// Whether there are no candles.
+    pub fn is_empty(&self) -> bool {
+        self.close.is_empty()
+    }
+
+    /// Whether all columns have the same length.
+    pub fn is_consistent(&self) -> bool {
+        let n = self.close.len();
+        [self.open_time.len(), self.open.len(), self.high.len(), self.low.len(), self.volume.len()]
+            .iter()
+            .all(|&l| l == n)
+    }
+}
+
+/// Parses the request's config (a JSON object as text) into the strategy's config type.
+/// Missing keys take the type's serde defaults; an error becomes [`ScanError::BadConfig`].
+pub fn parse_config<T: serde::de::DeserializeOwned>(config: &str) -> Result<T, ScanError> {
+    serde_json::from_str(config).map_err(|e| ScanError::BadConfig(e.to_string()))
+}
+
+/// The value of `key` in the plugin's persisted state.
+pub fn state_value<'a>(state: &'a [StateEntry], key: &str) -> Option<&'a str> {
+    state.iter().find(|e| e.key == key).map(|e| e.value.as_str())
+}
+
+/// A [`StateUpdate::Set`] of `key` to `value`.
+pub fn set_state(key: impl Into<String>, value: impl Into<String>) -> StateUpdate {
+    StateUpdate::Set(StateEntry { key: key.into(), value: value.into() })
+}

@@ -1,0 +1,146 @@
+//! Deterministic synthetic market data for strategy tests and benchmarks.
+//!
+//! The same seed always gives bit-identical candles on every platform (a xorshift generator
+//! and plain f64 arithmetic, no `exp`/`ln`), so a native test, a Wasm run and a benchmark can
+//! share inputs.
+
+use crate::{CandleNeed, Candles, ScanRequest, SymbolData};
+
+/// A small xorshift64* generator.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed` (any value, 0 included).
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// The next value, uniform in [0, 1).
+    pub fn next_f64(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// The next value, uniform in [-1, 1).
+    pub fn next_signed(&mut self) -> f64 {
+        self.next_f64() * 2.0 - 1.0
+    }
+}
+
+/// Milliseconds of a timeframe such as "15m", "4h", "1d", "1w"; `None` if unknown.
+pub fn timeframe_ms(timeframe: &str) -> Option<i64> {
+    let (num, unit) = timeframe.split_at(timeframe.len().checked_sub(1)?);
+    let n: i64 = num.parse().ok()?;
+    let unit_ms = match unit {
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        "w" => 604_800_000,
+        _ => return None,
+    };
+    Some(n * unit_ms)
+}
+
+/// `count` candles of `timeframe` ending just before `end_ms`, a random walk from `start_price`
+/// with a slight drift (`drift` per candle, e.g. 0.001) and ~1 % moves.
+pub fn candles(
+    seed: u64,
+    timeframe: &str,
+    count: usize,
+    start_price: f64,
+    drift: f64,
+    end_ms: i64,
+) -> Candles {
+    let step = timeframe_ms(timeframe).unwrap_or(3_600_000);
+    let mut rng = Rng::new(seed);
+    let mut c = Candles {
+        timeframe: timeframe.to_string(),
+        open_time: Vec::with_capacity(count),
+        open: Vec::with_capacity(count),
+        high: Vec::with_capacity(count),
+        low: Vec::with_capacity(count),
+        close: Vec::with_capacity(count),
+        volume: Vec::with_capacity(count),
+    };
+    let mut price = start_price;
+    for i in 0..count {
+        let open = price;
+        let close = open * (1.0 + drift + 0.01 * rng.next_signed());
+        let high = open.max(close) * (1.0 + 0.004 * rng.next_f64());
+        let low = open.min(close) * (1.0 - 0.004 * rng.next_f64());
+        c.open_time.push(end_ms - (count - i) as i64 * step);
+        c.open.push(open);
+        c.high.push(high);
+        c.low.push(low);
+        c.close.push(close);
+        c.volume.push(1_000.0 * (0.5 + rng.next_f64()));
+        price = close;
+    }
+    c
+}
+
+/// Market data of one symbol with the candles of every `needs` entry (seeds derived from
+/// `seed`), last price = last close, 24 h quote volume 5 M.
+pub fn symbol(
+    symbol: &str,
+    seed: u64,
+    needs: &[CandleNeed],
+    drift: f64,
+    now_ms: i64,
+) -> SymbolData {
+    let candles: Vec<Candles> = needs
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            candles(seed * 31 + i as u64, &n.timeframe, n.count as usize, 100.0, drift, now_ms)
+        })
+        .collect();
+    let last_price = candles.first().and_then(|c| c.close.last().copied()).unwrap_or(100.0);
+    SymbolData {
+        symbol: symbol.to_string(),
+        last_price,
+        quote_volume_24h: 5_000_000.0,
+        candles,
+        market_context: None,
+    }
+}
+
+/// A request over `symbols` synthetic symbols named `SYM0USDT`, `SYM1USDT`, ... with the
+/// candles `needs` asks for.
+pub fn request(needs: &[CandleNeed], symbols: usize, config: &str, now_ms: i64) -> ScanRequest {
+    ScanRequest {
+        now_ms,
+        config: config.to_string(),
+        symbols: (0..symbols)
+            .map(|i| {
+                let drift = 0.0005 * ((i % 5) as f64 - 2.0);
+                symbol(&format!("SYM{i}USDT"), i as u64 + 1, needs, drift, now_ms)
+            })
+            .collect(),
+        reference: None,
+        state: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deterministic_and_consistent() {
+        let a = candles(7, "1h", 50, 100.0, 0.0, 1_700_000_000_000);
+        let b = candles(7, "1h", 50, 100.0, 0.0, 1_700_000_000_000);
+        assert_eq!(a, b);
+        assert!(a.is_consistent() && a.len() == 50);
+        assert_eq!(a.open_time[1] - a.open_time[0], 3_600_000);
+        assert!(a.high.iter().zip(&a.low).all(|(h, l)| h >= l));
+        assert_ne!(a, candles(8, "1h", 50, 100.0, 0.0, 1_700_000_000_000));
+        assert_eq!(timeframe_ms("15m"), Some(900_000));
+        assert_eq!(timeframe_ms("x"), None);
+        assert_eq!(timeframe_ms(""), None);
+    }
+}

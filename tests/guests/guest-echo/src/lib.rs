@@ -1,0 +1,49 @@
+//! Sandbox test guest that behaves: one result per symbol whose `reason` is a JSON echo of
+//! what the host sent (config, now, candle counts, state), and a `scans` counter in its
+//! persisted state. `guest-echo-next` compiles this same file with another version.
+use spotbot_sdk::*;
+
+pub struct Guest;
+
+impl Strategy for Guest {
+    fn describe() -> Manifest {
+        let mut m =
+            Manifest::new("guest_echo", env!("CARGO_PKG_VERSION"), PluginKind::Strategy, "echo")
+                .with_candles("1h", 24)
+                .with_candles("4h", 6);
+        m.default_config = r#"{"greeting":"hello","threshold":1}"#.to_string();
+        m
+    }
+
+    fn scan(request: ScanRequest) -> Result<ScanResponse, ScanError> {
+        let scans =
+            state_value(&request.state, "scans").and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+                + 1;
+        let config: serde_json::Value = parse_config(&request.config)?;
+        let results = request
+            .symbols
+            .iter()
+            .map(|s| {
+                let echo = serde_json::json!({
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "config": config,
+                    "now_ms": request.now_ms,
+                    "scans": scans,
+                    "candles": s.candles.iter().map(|c| (c.timeframe.clone(), c.len())).collect::<Vec<_>>(),
+                    "state_keys": request.state.iter().map(|e| e.key.clone()).collect::<Vec<_>>(),
+                    "reference": request.reference.as_ref().map(|r| r.symbol.clone()),
+                });
+                let mut r = ScanResult::new(&s.symbol, "guest_echo", Direction::Skip, s.last_price);
+                r.reason = Some(echo.to_string());
+                r
+            })
+            .collect();
+        Ok(ScanResponse {
+            results,
+            alerts: Vec::new(),
+            state_updates: vec![set_state("scans", scans.to_string())],
+        })
+    }
+}
+
+export_strategy!(Guest);
