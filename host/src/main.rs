@@ -89,36 +89,36 @@ fn main() -> ExitCode {
 fn serve(config: Config) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
+        // Listen for signals before announcing the address: a supervisor that reads the line and
+        // stops us at once must get a graceful shutdown, not the default signal death.
+        let stop = shutdown_signal()?;
         let app = spotbot::app::start(config, Arc::new(SystemClock)).await?;
         println!(
             "spotbot API on {}/api (OpenAPI: {}/api/openapi.json)",
             app.base_url(),
             app.base_url()
         );
-        shutdown_signal().await;
+        stop.await;
         tracing::info!("shutting down");
         app.stop().await
     })
 }
 
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM (docker stop).
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Installs the SIGINT (Ctrl-C) and SIGTERM (docker stop) handlers now and returns a future
+/// that resolves on the first of them.
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
+    let (mut interrupt, mut terminate) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?)
     };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
-    }
+    Ok(async move {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = interrupt.recv() => {},
+            _ = terminate.recv() => {},
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }
