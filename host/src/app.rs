@@ -23,6 +23,8 @@ pub struct RunningApp {
     /// The address actually bound (useful with port 0).
     pub addr: SocketAddr,
     pub state: AppState,
+    /// The active exchange (exchange A client; in paper mode also the in-process simulator).
+    pub exchange: Option<crate::exchange::paper::ConnectedExchange>,
     shutdown: Option<oneshot::Sender<()>>,
     server: JoinHandle<std::io::Result<()>>,
 }
@@ -56,6 +58,10 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         &license,
         std::time::Duration::from_secs(config.license.poll_seconds),
     );
+    let exchange =
+        crate::exchange::paper::connect(&config.exchange, &config.secrets, clock.clone())
+            .await
+            .context("cannot set up the exchange")?;
     let state = AppState {
         license,
         dashboard: Arc::new(Dashboard::new(clock.clone())),
@@ -77,5 +83,5 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
             .await
     });
     tracing::info!(%addr, "serving the API");
-    Ok(RunningApp { addr, state, shutdown: Some(shutdown), server })
+    Ok(RunningApp { addr, state, exchange, shutdown: Some(shutdown), server })
 }

@@ -4,6 +4,7 @@
 //!
 //! - [`api`]: HTTP routes per spec group, the one error body, the OpenAPI document.
 //! - [`dashboard`]: agent cards and the 100-entry activity log every action writes to.
+//! - [`exchange`]: the `Exchange` trait, exchange A's wire client, paper mode (simulator in-process).
 //! - [`store`]: the redb database, its schema version and a table per persistent thing.
 //! - [`license`]: machine id, the signed license cache, 24 h revalidation, 72 h grace and
 //!   the table of routes that need a license.
@@ -16,6 +17,7 @@ pub mod app;
 pub mod clock;
 pub mod config;
 pub mod dashboard;
+pub mod exchange;
 pub mod license;
 pub mod logging;
 pub mod store;

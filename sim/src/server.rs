@@ -742,7 +742,10 @@ async fn api(
                 response = error_response(&e);
             }
             FaultKind::Delay { ms, before: false } => {
-                tokio::time::sleep(Duration::from_millis(*ms)).await
+                // Record before waiting: a client that gives up cancels this handler.
+                let response = finish(&sim, record, response, used);
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                return response;
             }
             FaultKind::DropAfterExecute => {
                 conn.kill.store(true, Ordering::SeqCst);

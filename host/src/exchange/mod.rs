@@ -1,0 +1,436 @@
+//! Exchanges: the one [`Exchange`] trait the service trades through, its domain types
+//! (`Price`, `Qty` as decimals, orders, OCO lists, balances, klines) and the typed errors.
+//!
+//! Owns: talking to an exchange and translating its wire format at this edge, once.
+//! Never: decides what to trade, stores trades, or re-sends an order whose outcome is unknown
+//! without first looking it up by its client order id (see [`ExchangeError::Unknown`]).
+//!
+//! - [`exchange_a`]: exchange A's REST client (signer, wire types, filters, client).
+//! - [`paper`]: paper mode — the simulator in-process, reached by the real client on loopback.
+
+pub mod exchange_a;
+pub mod paper;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+/// A boxed future, so the trait stays object-safe (`Arc<dyn Exchange>`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A price in the quote asset.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Price(pub Decimal);
+
+/// A quantity of the base asset.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Qty(pub Decimal);
+
+impl fmt::Display for Price {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.normalize().fmt(f)
+    }
+}
+
+impl fmt::Display for Qty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.normalize().fmt(f)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Side {
+    Buy,
+    Sell,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum OrderType {
+    Market,
+    Limit,
+    LimitMaker,
+    StopLoss,
+    StopLossLimit,
+    TakeProfit,
+    TakeProfitLimit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TimeInForce {
+    Gtc,
+    Ioc,
+    Fok,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum OrderStatus {
+    New,
+    PendingNew,
+    PartiallyFilled,
+    Filled,
+    Canceled,
+    PendingCancel,
+    Rejected,
+    Expired,
+    ExpiredInMatch,
+}
+
+impl OrderStatus {
+    /// Still on the book (or waiting for its trigger).
+    pub fn is_open(self) -> bool {
+        matches!(self, Self::New | Self::PendingNew | Self::PartiallyFilled | Self::PendingCancel)
+    }
+}
+
+/// How positions are protected on this exchange (ARCHITECTURE: "design for both").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protection {
+    /// The exchange holds take-profit and stop-loss as one OCO order list.
+    NativeOco,
+    /// The service watches the stop itself.
+    ServiceSideStop,
+}
+
+/// A new order. `client_order_id` is mandatory: it is how an ambiguous outcome is resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOrder {
+    pub symbol: String,
+    pub side: Side,
+    pub order_type: OrderType,
+    /// Base quantity; for MARKET either this or `quote_qty`.
+    pub qty: Option<Qty>,
+    /// MARKET only: quote amount to spend (BUY) or receive (SELL).
+    pub quote_qty: Option<Decimal>,
+    pub price: Option<Price>,
+    pub stop_price: Option<Price>,
+    pub time_in_force: Option<TimeInForce>,
+    pub client_order_id: String,
+}
+
+impl NewOrder {
+    pub fn market(symbol: &str, side: Side, qty: Qty, client_order_id: &str) -> Self {
+        Self {
+            symbol: symbol.into(),
+            side,
+            order_type: OrderType::Market,
+            qty: Some(qty),
+            quote_qty: None,
+            price: None,
+            stop_price: None,
+            time_in_force: None,
+            client_order_id: client_order_id.into(),
+        }
+    }
+
+    pub fn limit(symbol: &str, side: Side, qty: Qty, price: Price, client_order_id: &str) -> Self {
+        Self {
+            order_type: OrderType::Limit,
+            price: Some(price),
+            time_in_force: Some(TimeInForce::Gtc),
+            ..Self::market(symbol, side, qty, client_order_id)
+        }
+    }
+}
+
+/// An OCO bracket: a take-profit LIMIT_MAKER leg and a STOP_LOSS_LIMIT leg sharing one
+/// quantity and one order-list id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOco {
+    pub symbol: String,
+    /// SELL protects a long position (take profit above, stop below).
+    pub side: Side,
+    pub qty: Qty,
+    pub take_profit: Price,
+    pub stop_price: Price,
+    pub stop_limit_price: Price,
+    pub list_client_order_id: String,
+    pub take_profit_client_order_id: Option<String>,
+    pub stop_client_order_id: Option<String>,
+}
+
+/// One fill of an order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fill {
+    pub price: Price,
+    pub qty: Qty,
+    pub commission: Decimal,
+    pub commission_asset: String,
+    pub trade_id: i64,
+}
+
+/// An order as the exchange reports it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Order {
+    pub symbol: String,
+    pub order_id: i64,
+    /// The OCO list the order belongs to.
+    pub order_list_id: Option<i64>,
+    pub client_order_id: String,
+    pub side: Side,
+    pub order_type: OrderType,
+    pub status: OrderStatus,
+    pub price: Price,
+    pub stop_price: Option<Price>,
+    pub orig_qty: Qty,
+    pub executed_qty: Qty,
+    pub cumulative_quote_qty: Decimal,
+    pub time_in_force: Option<TimeInForce>,
+    /// Creation or transaction time, epoch ms.
+    pub time: i64,
+    pub update_time: i64,
+    /// False for a stop that has not triggered yet.
+    pub working: bool,
+    pub fills: Vec<Fill>,
+}
+
+impl Order {
+    /// Average fill price (cumulative quote / executed qty), if anything filled.
+    pub fn avg_price(&self) -> Option<Price> {
+        (!self.executed_qty.0.is_zero())
+            .then(|| Price((self.cumulative_quote_qty / self.executed_qty.0).round_dp(8)))
+    }
+
+    /// Base-asset commissions (they reduce what a BUY really received).
+    pub fn base_commission(&self, base_asset: &str) -> Decimal {
+        self.fills.iter().filter(|f| f.commission_asset == base_asset).map(|f| f.commission).sum()
+    }
+}
+
+/// An OCO order list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OrderList {
+    pub symbol: String,
+    pub order_list_id: i64,
+    pub list_client_order_id: String,
+    /// False once the list is ALL_DONE.
+    pub executing: bool,
+    /// (orderId, clientOrderId) of the legs.
+    pub legs: Vec<(i64, String)>,
+    /// Leg reports, when the exchange sent them (placement and cancel).
+    pub orders: Vec<Order>,
+    pub transaction_time: i64,
+}
+
+/// Refers to an order by exchange id or by client order id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OrderRef {
+    Id(i64),
+    Client(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Balance {
+    pub asset: String,
+    pub free: Decimal,
+    pub locked: Decimal,
+}
+
+/// One candle.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Kline {
+    pub open_time: i64,
+    pub open: Price,
+    pub high: Price,
+    pub low: Price,
+    pub close: Price,
+    pub volume: Decimal,
+    pub close_time: i64,
+    pub quote_volume: Decimal,
+    pub trades: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ticker24h {
+    pub symbol: String,
+    pub last_price: Price,
+    pub price_change_percent: Decimal,
+    pub high_price: Price,
+    pub low_price: Price,
+    pub volume: Decimal,
+    pub quote_volume: Decimal,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Trade {
+    pub symbol: String,
+    pub id: i64,
+    pub order_id: i64,
+    pub order_list_id: Option<i64>,
+    pub price: Price,
+    pub qty: Qty,
+    pub quote_qty: Decimal,
+    pub commission: Decimal,
+    pub commission_asset: String,
+    pub time: i64,
+    pub is_buyer: bool,
+    pub is_maker: bool,
+}
+
+pub use exchange_a::filters::SymbolRules;
+
+/// Why an exchange call did not give an answer. Definite rejections keep the exchange's
+/// code and message; an ambiguous outcome is [`ExchangeError::Unknown`], never a failure.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExchangeError {
+    /// -2010 "Account has insufficient balance for requested action."
+    #[error("insufficient balance ({code}): {msg}")]
+    InsufficientBalance { code: i64, msg: String },
+    /// -2010 with another matching-engine message (duplicate order, would trigger, ...).
+    #[error("order rejected ({code}): {msg}")]
+    OrderRejected { code: i64, msg: String },
+    /// -1013 filter failure on the exchange's side.
+    #[error("filter failure ({code}): {msg}")]
+    FilterFailure { code: i64, msg: String },
+    /// -2013 order (list) does not exist, or -2011 "Unknown order sent." on cancel.
+    #[error("unknown order ({code}): {msg}")]
+    UnknownOrder { code: i64, msg: String },
+    /// -2011 cancel rejected for another reason (cancel restrictions).
+    #[error("cancel rejected ({code}): {msg}")]
+    CancelRejected { code: i64, msg: String },
+    /// -1121 invalid symbol.
+    #[error("invalid symbol ({code}): {msg}")]
+    InvalidSymbol { code: i64, msg: String },
+    /// -1021 timestamp outside recvWindow, still after a time resync and one retry.
+    #[error("timestamp rejected ({code}): {msg}")]
+    InvalidTimestamp { code: i64, msg: String },
+    /// -1022 signature rejected (wrong secret).
+    #[error("signature rejected ({code}): {msg}")]
+    InvalidSignature { code: i64, msg: String },
+    /// -2014 / -2015: API key missing, malformed, or without permission.
+    #[error("API key rejected ({code}): {msg}")]
+    Unauthorized { code: i64, msg: String },
+    /// Any other 4xx answer with a code (-1100 .. -1199, ...).
+    #[error("request rejected ({code}): {msg}")]
+    BadRequest { code: i64, msg: String },
+    /// HTTP 429: wait `retry_after` before the next request.
+    #[error("rate limited, retry after {retry_after:?}")]
+    RateLimited { retry_after: Duration },
+    /// HTTP 418: IP banned; nothing is sent until the ban ends.
+    #[error("IP banned by the exchange for {retry_after:?}")]
+    Banned { retry_after: Duration },
+    /// The request may or may not have been executed (timeout, 5xx, -1007, connection lost
+    /// after sending). Look the order up by its client order id before re-sending.
+    #[error("outcome unknown: {detail}")]
+    Unknown { detail: String },
+    /// The request was never sent (connection refused, DNS, TLS before sending).
+    #[error("exchange unreachable: {detail}")]
+    Unreachable { detail: String },
+    /// Refused before sending: the order cannot satisfy the symbol's filters.
+    #[error("order refused before sending: {reason}")]
+    Refused { reason: String },
+    /// The answer could not be read.
+    #[error("unreadable exchange answer: {detail}")]
+    Decode { detail: String },
+    /// Missing credentials or other local configuration problems.
+    #[error("exchange client not configured: {detail}")]
+    NotConfigured { detail: String },
+}
+
+impl ExchangeError {
+    /// The exchange's error code, when the exchange answered with one.
+    pub fn code(&self) -> Option<i64> {
+        match self {
+            Self::InsufficientBalance { code, .. }
+            | Self::OrderRejected { code, .. }
+            | Self::FilterFailure { code, .. }
+            | Self::UnknownOrder { code, .. }
+            | Self::CancelRejected { code, .. }
+            | Self::InvalidSymbol { code, .. }
+            | Self::InvalidTimestamp { code, .. }
+            | Self::InvalidSignature { code, .. }
+            | Self::Unauthorized { code, .. }
+            | Self::BadRequest { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// True when the exchange may have executed the request.
+    pub fn is_unknown_outcome(&self) -> bool {
+        matches!(self, Self::Unknown { .. })
+    }
+}
+
+/// What the service needs from a spot exchange.
+pub trait Exchange: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn protection(&self) -> Protection;
+    /// Server time, epoch ms.
+    fn server_time(&self) -> BoxFuture<'_, Result<i64, ExchangeError>>;
+    /// Trading rules of a symbol (cached).
+    fn symbol_rules<'a>(
+        &'a self,
+        symbol: &'a str,
+    ) -> BoxFuture<'a, Result<SymbolRules, ExchangeError>>;
+    /// Klines, oldest first; `interval` as the exchange spells it (15m, 1h, 4h, 1d, 1w ...).
+    fn klines<'a>(
+        &'a self,
+        symbol: &'a str,
+        interval: &'a str,
+        limit: u32,
+        end_time: Option<i64>,
+    ) -> BoxFuture<'a, Result<Vec<Kline>, ExchangeError>>;
+    /// 24 h tickers of the given symbols (all symbols when empty).
+    fn tickers_24h<'a>(
+        &'a self,
+        symbols: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Ticker24h>, ExchangeError>>;
+    /// Last prices of every symbol.
+    fn prices(&self) -> BoxFuture<'_, Result<Vec<(String, Price)>, ExchangeError>>;
+    fn price<'a>(&'a self, symbol: &'a str) -> BoxFuture<'a, Result<Price, ExchangeError>>;
+    /// Balances with free and locked amounts (zero balances omitted).
+    fn balances(&self) -> BoxFuture<'_, Result<Vec<Balance>, ExchangeError>>;
+    /// Places an order after checking it against the symbol's filters. An ambiguous outcome is
+    /// resolved by looking the order up by its client order id; `Unknown` only when even the
+    /// lookup could not tell.
+    fn place_order<'a>(
+        &'a self,
+        order: &'a NewOrder,
+    ) -> BoxFuture<'a, Result<Order, ExchangeError>>;
+    /// Places an OCO order list (same ambiguity rule, by list client order id).
+    fn place_oco<'a>(&'a self, oco: &'a NewOco) -> BoxFuture<'a, Result<OrderList, ExchangeError>>;
+    fn order<'a>(
+        &'a self,
+        symbol: &'a str,
+        id: &'a OrderRef,
+    ) -> BoxFuture<'a, Result<Order, ExchangeError>>;
+    fn cancel_order<'a>(
+        &'a self,
+        symbol: &'a str,
+        id: &'a OrderRef,
+    ) -> BoxFuture<'a, Result<Order, ExchangeError>>;
+    fn order_list<'a>(
+        &'a self,
+        id: &'a OrderRef,
+    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>>;
+    fn cancel_order_list<'a>(
+        &'a self,
+        symbol: &'a str,
+        id: &'a OrderRef,
+    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>>;
+    /// Open orders of one symbol, or of all symbols.
+    fn open_orders<'a>(
+        &'a self,
+        symbol: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Vec<Order>, ExchangeError>>;
+    fn open_order_lists(&self) -> BoxFuture<'_, Result<Vec<OrderList>, ExchangeError>>;
+    /// Trades of a symbol, optionally of one order.
+    fn my_trades<'a>(
+        &'a self,
+        symbol: &'a str,
+        order_id: Option<i64>,
+    ) -> BoxFuture<'a, Result<Vec<Trade>, ExchangeError>>;
+}
