@@ -450,12 +450,12 @@ impl Engine {
     }
 
     fn order_idx(&self, order_id: i64) -> Option<usize> {
-        let i = usize::try_from(order_id - 1).ok()?;
+        let i = usize::try_from(order_id.checked_sub(1)?).ok()?;
         (i < self.orders.len()).then_some(i)
     }
 
     fn list_idx(&self, list_id: i64) -> Option<usize> {
-        let i = usize::try_from(list_id - 1).ok()?;
+        let i = usize::try_from(list_id.checked_sub(1)?).ok()?;
         (i < self.lists.len()).then_some(i)
     }
 
@@ -1763,7 +1763,7 @@ impl Engine {
             return Err(ApiError::bad(-1128, "Combination of optional parameters invalid."));
         }
         if let (Some(s), Some(e)) = (start, end)
-            && e - s > 24 * 3_600_000
+            && e.saturating_sub(s) > 24 * 3_600_000
         {
             return Err(ApiError::bad(-1127, "More than 24 hours between startTime and endTime."));
         }

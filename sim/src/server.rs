@@ -814,13 +814,13 @@ fn check_signed(
         }
     };
     let now = sim.now_ms();
-    if ts >= now + 1000 {
+    if ts >= now.saturating_add(1000) {
         return Err(ApiError::bad(
             -1021,
             "Timestamp for this request was 1000ms ahead of the server's time.",
         ));
     }
-    if Decimal::from(now - ts) > recv_window {
+    if Decimal::from(now.saturating_sub(ts)) > recv_window {
         return Err(ApiError::bad(
             -1021,
             "Timestamp for this request is outside of the recvWindow.",
@@ -955,8 +955,9 @@ fn klines(e: &Engine, p: &Params, now: Millis) -> Result<serde_json::Value, ApiE
         return Err(ApiError::bad(-1120, "Invalid interval."));
     }
     let limit = limit_param(p, 500, 1000)?;
-    let start = p.long("startTime")?;
-    let end = p.long("endTime")?.map(|t| t.min(now)).unwrap_or(now);
+    // Times before the epoch or after now carry no candles; clamping keeps the arithmetic safe.
+    let start = p.long("startTime")?.map(|t| t.clamp(0, now.max(0)));
+    let end = p.long("endTime")?.map_or(now, |t| t.clamp(0, now.max(0)));
     let mut opens = Vec::with_capacity(limit);
     match start {
         Some(s) => {
@@ -1108,10 +1109,11 @@ fn ok() -> AdminResult {
     Ok(Json(serde_json::json!({"ok": true})))
 }
 
+/// A price for the admin API: positive and at most 10^12 (so no engine arithmetic overflows).
 fn positive(s: &str) -> Result<Decimal, ApiError> {
     Engine::parse_amount(s)
-        .filter(|d| *d > Decimal::ZERO)
-        .ok_or_else(|| ApiError::bad(-1100, format!("not a positive decimal: {s}")))
+        .filter(|d| *d > Decimal::ZERO && *d <= Decimal::from(1_000_000_000_000i64))
+        .ok_or_else(|| ApiError::bad(-1100, format!("not a price in (0, 10^12]: {s}")))
 }
 
 #[derive(Deserialize)]
@@ -1179,7 +1181,10 @@ struct FundReq {
 
 async fn admin_fund(State(sim): State<Sim>, Json(r): Json<FundReq>) -> AdminResult {
     let amount = Engine::parse_amount(&r.amount)
-        .ok_or_else(|| ApiError::bad(-1100, format!("not a decimal: {}", r.amount)))?;
+        .filter(|a| a.abs() <= Decimal::from(1_000_000_000_000_000i64))
+        .ok_or_else(|| {
+            ApiError::bad(-1100, format!("not an amount within ±10^15: {}", r.amount))
+        })?;
     sim.fund(r.api_key.as_deref(), &r.asset, amount)?;
     ok()
 }

@@ -642,3 +642,63 @@ async fn admin_api_over_http() {
         .expect("json");
     assert!(reqs.as_array().is_some_and(|v| !v.is_empty()));
 }
+
+#[tokio::test]
+async fn hostile_input_gets_an_error_answer_not_a_crash() {
+    let c = Client::start().await;
+    let cases = [
+        (Method::GET, "/api/v3/order", "symbol=BTCUSDT&orderId=-9223372036854775808"),
+        (Method::DELETE, "/api/v3/orderList", "symbol=BTCUSDT&orderListId=-9223372036854775808"),
+        (
+            Method::GET,
+            "/api/v3/myTrades",
+            "symbol=BTCUSDT&startTime=-9223372036854775808&endTime=9223372036854775807",
+        ),
+        (
+            Method::POST,
+            "/api/v3/order",
+            "symbol=BTCUSDT&side=BUY&type=LIMIT&timeInForce=GTC&quantity=99999999999999999999.99999999&price=99999999999999999999.99999999",
+        ),
+        (
+            Method::POST,
+            "/api/v3/order",
+            "symbol=BTCUSDT&side=BUY&type=MARKET&quoteOrderQty=99999999999999999999",
+        ),
+        (Method::POST, "/api/v3/order", "symbol=BTCUSDT&side=SIDEWAYS&type=MARKET&quantity=1"),
+        (
+            Method::POST,
+            "/api/v3/orderList/oco",
+            "symbol=BTCUSDT&side=SELL&quantity=1&aboveType=MARKET&belowType=LIMIT",
+        ),
+        (Method::GET, "/api/v3/allOrders", "symbol=BTCUSDT&limit=-5"),
+    ];
+    for (m, path, q) in cases {
+        let r = c.signed(m.clone(), path, q).await;
+        assert!((400..500).contains(&r.status), "{m} {path}?{q} -> {} {}", r.status, r.body);
+        assert!(r.body["code"].as_i64().is_some_and(|code| code < 0));
+    }
+    for q in [
+        "symbol=BTCUSDT&interval=1M&startTime=-9223372036854775808&limit=3",
+        "symbol=BTCUSDT&interval=1w&endTime=-9223372036854775808",
+        "symbols=not-json",
+    ] {
+        let path = if q.starts_with("symbols") { "/api/v3/ticker/price" } else { "/api/v3/klines" };
+        let r = c.public(path, q).await;
+        assert!(r.status == 200 || (400..500).contains(&r.status), "{path}?{q} -> {}", r.status);
+    }
+    // Timestamps far out of range.
+    for ts in ["-9223372036854775808", "9223372036854775807"] {
+        let q = format!("timestamp={ts}");
+        let sig = spotbot_sim::params::sign(SECRET, &q);
+        let r = c
+            .http
+            .get(format!("{}/api/v3/account?{q}&signature={sig}", c.sim.base_url()))
+            .header("X-MBX-APIKEY", KEY)
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(reply(r).await.code(), -1021);
+    }
+    // The server is still answering.
+    assert_eq!(c.public("/api/v3/ping", "").await.status, 200);
+}
