@@ -62,7 +62,9 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         crate::exchange::paper::connect(&config.exchange, &config.secrets, clock.clone())
             .await
             .context("cannot set up the exchange")?;
+    let plugins = start_plugins(&config, &store, &clock).await?;
     let state = AppState {
+        plugins,
         license,
         dashboard: Arc::new(Dashboard::new(clock.clone())),
         config: Arc::new(config),
@@ -84,4 +86,24 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     });
     tracing::info!(%addr, "serving the API");
     Ok(RunningApp { addr, state, exchange, shutdown: Some(shutdown), server })
+}
+
+/// Loads the plugins folder (compiling on a blocking thread) and starts hot reload.
+async fn start_plugins(
+    config: &Config,
+    store: &Store,
+    clock: &SharedClock,
+) -> anyhow::Result<crate::plugins::Plugins> {
+    use crate::plugins::{MarketData, NoMarketData, Plugins, SyntheticMarket};
+    // The exchange-backed source belongs to the market area; until it is wired, plugin scans
+    // answer "market data unavailable" unless the synthetic source is chosen explicitly.
+    let market: Arc<dyn MarketData> = match config.plugins.market_data.as_str() {
+        "synthetic" => Arc::new(SyntheticMarket),
+        _ => Arc::new(NoMarketData),
+    };
+    let (config, store, clock) = (Arc::new(config.clone()), store.clone(), clock.clone());
+    tokio::task::spawn_blocking(move || Plugins::start(config, store, clock, market))
+        .await
+        .context("plugin loading panicked")?
+        .context("cannot start the plugin runtime")
 }

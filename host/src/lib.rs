@@ -5,6 +5,7 @@
 //! - [`api`]: HTTP routes per spec group, the one error body, the OpenAPI document.
 //! - [`dashboard`]: agent cards and the 100-entry activity log every action writes to.
 //! - [`exchange`]: the `Exchange` trait, exchange A's wire client, paper mode (simulator in-process).
+//! - [`plugins`]: strategy plugins as sandboxed Wasm components, hot-reloaded from a folder.
 //! - [`store`]: the redb database, its schema version and a table per persistent thing.
 //! - [`license`]: machine id, the signed license cache, 24 h revalidation, 72 h grace and
 //!   the table of routes that need a license.
@@ -20,4 +21,5 @@ pub mod dashboard;
 pub mod exchange;
 pub mod license;
 pub mod logging;
+pub mod plugins;
 pub mod store;

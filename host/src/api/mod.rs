@@ -9,6 +9,7 @@ pub mod error;
 pub mod extract;
 mod health;
 pub mod license;
+mod strategies;
 
 use std::sync::Arc;
 
@@ -35,6 +36,7 @@ pub struct AppState {
     pub store: Store,
     pub dashboard: Arc<Dashboard>,
     pub license: Arc<crate::license::License>,
+    pub plugins: crate::plugins::Plugins,
 }
 
 #[derive(OpenApi)]
@@ -55,6 +57,7 @@ pub fn router(state: AppState) -> Router {
         .merge(health::routes())
         .merge(dashboard::routes())
         .merge(license::routes())
+        .merge(strategies::routes())
         .split_for_parts();
     let document = Arc::new(document);
     router

@@ -103,16 +103,50 @@ impl Default for MarketConfig {
     }
 }
 
-/// `[plugins]`: the folder strategies are hot-loaded from.
+/// `[plugins]`: the folder strategies are hot-loaded from and the sandbox limits of every
+/// plugin call (see docs/strategies.md).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PluginsConfig {
     pub dir: String,
+    /// Linear-memory cap of one plugin instance, MiB.
+    pub memory_mib: u64,
+    /// Deadline of one scan call, milliseconds.
+    pub scan_timeout_ms: u64,
+    /// Deadline of `describe()` when a file is loaded, milliseconds.
+    pub load_timeout_ms: u64,
+    /// Cap of one scan response, KiB.
+    pub max_result_kib: u64,
+    /// Cap of one plugin's persisted state, KiB.
+    pub max_state_kib: u64,
+    /// Plugin calls running at the same time; more wait.
+    pub max_concurrent_calls: u32,
+    /// Largest `.wasm` file accepted, KiB.
+    pub max_wasm_kib: u64,
+    /// Wasm stack of one call, KiB.
+    pub max_stack_kib: u64,
+    /// Quiet time after a change in the folder before the file is read, milliseconds.
+    pub reload_debounce_ms: u64,
+    /// Market data of plugin scans: `exchange` (the market area) or `synthetic`
+    /// (deterministic random walks, for demos and tests only; never trade on it).
+    pub market_data: String,
 }
 
 impl Default for PluginsConfig {
     fn default() -> Self {
-        Self { dir: "plugins".into() }
+        Self {
+            dir: "plugins".into(),
+            memory_mib: 64,
+            scan_timeout_ms: 2_000,
+            load_timeout_ms: 1_000,
+            max_result_kib: 1_024,
+            max_state_kib: 64,
+            max_concurrent_calls: 4,
+            max_wasm_kib: 16 * 1024,
+            max_stack_kib: 512,
+            reload_debounce_ms: 100,
+            market_data: "exchange".into(),
+        }
     }
 }
 

@@ -128,6 +128,7 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
     if config.plugins.dir.trim().is_empty() {
         return Err(invalid("plugins.dir", "must not be empty"));
     }
+    check_plugin_limits(&config.plugins)?;
     check_url("messenger.api_base", &config.messenger.api_base)?;
     if let Some(url) = &config.license.server_url {
         check_url("license.server_url", url)?;
@@ -233,6 +234,29 @@ fn check_plugin_section_names(config: &Config) -> Result<(), Invalid> {
                 "a plugin name uses lower-case letters, digits and underscores only",
             ));
         }
+    }
+    Ok(())
+}
+
+fn check_plugin_limits(p: &super::PluginsConfig) -> Result<(), Invalid> {
+    let ranges: [(&str, u64, u64, u64); 9] = [
+        ("plugins.memory_mib", p.memory_mib, 1, 4096),
+        ("plugins.scan_timeout_ms", p.scan_timeout_ms, 10, 600_000),
+        ("plugins.load_timeout_ms", p.load_timeout_ms, 10, 600_000),
+        ("plugins.max_result_kib", p.max_result_kib, 1, 1024 * 1024),
+        ("plugins.max_state_kib", p.max_state_kib, 1, 64 * 1024),
+        ("plugins.max_concurrent_calls", u64::from(p.max_concurrent_calls), 1, 256),
+        ("plugins.max_wasm_kib", p.max_wasm_kib, 1, 1024 * 1024),
+        ("plugins.max_stack_kib", p.max_stack_kib, 64, 64 * 1024),
+        ("plugins.reload_debounce_ms", p.reload_debounce_ms, 10, 10_000),
+    ];
+    for (key, value, min, max) in ranges {
+        if !(min..=max).contains(&value) {
+            return Err(invalid(key, format!("{value} is outside {min}..={max}")));
+        }
+    }
+    if !["exchange", "synthetic"].contains(&p.market_data.as_str()) {
+        return Err(invalid("plugins.market_data", "must be `exchange` or `synthetic`"));
     }
     Ok(())
 }

@@ -113,6 +113,15 @@ pub const ROUTES: &[RouteRule] = &[
         "saying NO is always possible",
     ),
     rule("POST", "/api/signal/cleanup", "signal flow", false, "housekeeping, no orders"),
+    // Strategy plugins: listing and dry-run scans (no signals, no orders).
+    rule("GET", "/api/strategies", "strategies", false, READ),
+    rule(
+        "POST",
+        "/api/strategies/{name}/scan",
+        "strategies",
+        false,
+        "raw results, no signals, never trades",
+    ),
 ];
 
 /// The rule for a matched route, if the table has one.

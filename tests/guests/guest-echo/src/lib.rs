@@ -1,6 +1,6 @@
 //! Sandbox test guest that behaves: one result per symbol whose `reason` is a JSON echo of
 //! what the host sent (config, now, candle counts, state), and a `scans` counter in its
-//! persisted state. `guest-echo-next` compiles this same file with another version.
+//! persisted state; config `spin` keeps it busy. `guest-echo-next` compiles this same file with another version.
 use spotbot_sdk::*;
 
 pub struct Guest;
@@ -20,6 +20,12 @@ impl Strategy for Guest {
             state_value(&request.state, "scans").and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
                 + 1;
         let config: serde_json::Value = parse_config(&request.config)?;
+        // `spin`: burn this many iterations first, so tests can keep a scan in flight.
+        let spin = config.get("spin").and_then(serde_json::Value::as_u64).unwrap_or(0);
+        let mut x = 0u64;
+        for i in 0..spin {
+            x = std::hint::black_box(x.wrapping_add(i));
+        }
         let results = request
             .symbols
             .iter()

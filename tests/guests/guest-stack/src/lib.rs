@@ -1,15 +1,18 @@
-//! Sandbox test guest: `scan` recurses without end until the Wasm stack overflows.
+//! Sandbox test guest: `scan` recurses without end until the Wasm call stack overflows.
+//!
+//! The frames are kept small and free of address-taken locals so they live on the Wasm stack
+//! (bounded by the host's `max_wasm_stack`), not on Rust's shadow stack in linear memory; the
+//! `rotate_left ^` keeps LLVM from turning the recursion into a loop.
 use spotbot_sdk::*;
 
 pub struct Guest;
 
-/// Each frame keeps a 256-byte buffer alive so the recursion can not become a loop.
+#[inline(never)]
 fn deeper(depth: u64) -> u64 {
-    let buf = std::hint::black_box([depth as u8; 256]);
-    if std::hint::black_box(depth) == u64::MAX {
-        return buf[0] as u64;
+    if depth == u64::MAX {
+        return depth;
     }
-    deeper(depth + 1) + buf[1] as u64
+    deeper(depth + 1).rotate_left(3) ^ depth
 }
 
 impl Strategy for Guest {
@@ -17,8 +20,8 @@ impl Strategy for Guest {
         Manifest::new("guest_stack", env!("CARGO_PKG_VERSION"), PluginKind::Strategy, "recurses")
     }
 
-    fn scan(_request: ScanRequest) -> Result<ScanResponse, ScanError> {
-        let n = deeper(0);
+    fn scan(request: ScanRequest) -> Result<ScanResponse, ScanError> {
+        let n = deeper(request.now_ms as u64);
         Err(ScanError::Failed(format!("recursion ended at {n}")))
     }
 }

@@ -1,0 +1,110 @@
+//! Strategy plugins: `GET /api/strategies` lists the plugins folder with each file's status;
+//! `POST /api/strategies/{name}/scan` runs one plugin and returns its raw results (no signals
+//! are created, nothing is traded).
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::AppState;
+use super::error::{ApiError, ErrorBody};
+use super::extract::ApiPath;
+use crate::plugins::{PluginError, PluginInfo, ScanOutcome};
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StrategiesList {
+    pub ok: bool,
+    /// Folder the plugins are loaded from.
+    pub dir: String,
+    /// One row per `.wasm` file, by file name.
+    pub plugins: Vec<PluginInfo>,
+}
+
+/// Optional body of a scan.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScanBody {
+    /// Symbols to scan; default: the watchlist.
+    pub symbols: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ScanAnswer {
+    pub ok: bool,
+    #[serde(flatten)]
+    pub outcome: ScanOutcome,
+}
+
+impl From<PluginError> for ApiError {
+    fn from(err: PluginError) -> Self {
+        let status = match &err {
+            PluginError::NotFound(_) => StatusCode::NOT_FOUND,
+            PluginError::MarketData(_) => StatusCode::SERVICE_UNAVAILABLE,
+            PluginError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            // The plugin misbehaved: the service itself is fine.
+            _ => StatusCode::UNPROCESSABLE_ENTITY,
+        };
+        ApiError::new(status, err.code(), err.to_string())
+    }
+}
+
+/// The plugins folder: every `.wasm` file with its plugin, version, hash and load status.
+#[utoipa::path(get, path = "/api/strategies", tag = "strategies",
+    responses((status = 200, description = "Every plugin file", body = StrategiesList)))]
+async fn list(State(state): State<AppState>) -> Json<StrategiesList> {
+    Json(StrategiesList {
+        ok: true,
+        dir: state.plugins.dir().display().to_string(),
+        plugins: state.plugins.list(),
+    })
+}
+
+/// Runs one plugin over `symbols` (default: the watchlist) and returns its raw results and
+/// alerts. Persists the plugin's own state; creates no signal and places no order.
+#[utoipa::path(post, path = "/api/strategies/{name}/scan", tag = "strategies",
+    params(("name" = String, Path, description = "Plugin name from its manifest")),
+    request_body(content = Option<ScanBody>, description = "Optional symbols"),
+    responses(
+        (status = 200, description = "The plugin's results", body = ScanAnswer),
+        (status = 404, description = "No plugin of that name is loaded", body = ErrorBody),
+        (status = 422, description = "The plugin failed: deadline, memory cap, trap, oversized \
+            or invalid result, or it reported an error", body = ErrorBody),
+        (status = 503, description = "No market data for the scan", body = ErrorBody),
+    ))]
+async fn scan(
+    State(state): State<AppState>,
+    ApiPath(name): ApiPath<String>,
+    body: Bytes,
+) -> Result<Json<ScanAnswer>, ApiError> {
+    // The body is optional, so it is parsed by hand: empty means "the watchlist".
+    let body: ScanBody = if body.iter().all(u8::is_ascii_whitespace) {
+        ScanBody::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| {
+            if e.is_syntax() || e.is_eof() {
+                ApiError::bad_request("invalid_json", format!("The body is not valid JSON: {e}"))
+            } else {
+                ApiError::unprocessable(
+                    "invalid_body",
+                    format!("The body does not match the expected fields: {e}"),
+                )
+            }
+        })?
+    };
+    let symbols = body.symbols;
+    if let Some(symbols) = &symbols
+        && symbols.is_empty()
+    {
+        return Err(ApiError::unprocessable("invalid_body", "`symbols` must not be empty."));
+    }
+    let outcome = state.plugins.scan(&name, symbols).await?;
+    Ok(Json(ScanAnswer { ok: true, outcome }))
+}
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list)).routes(routes!(scan))
+}

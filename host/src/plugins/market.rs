@@ -1,0 +1,132 @@
+//! Where a scan's market data comes from.
+//!
+//! The plugins area does not fetch candles itself: it asks a [`MarketData`] source for the
+//! symbols and candles a plugin's manifest names. The service wires the exchange-backed source
+//! of the market area; `[plugins] market_data = "synthetic"` selects [`SyntheticMarket`]
+//! instead, deterministic random-walk candles for demos and tests that must never be used
+//! for trading.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use super::model::{CandleNeed, Candles, MarketSnapshot, SymbolData};
+
+/// A boxed future, so the trait stays object-safe.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a plugin scan needs from the market.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarketQuery {
+    pub symbols: Vec<String>,
+    pub candles: Vec<CandleNeed>,
+    /// The reference symbol, when the manifest asks for it.
+    pub reference: Option<String>,
+    pub market_context: bool,
+    /// Epoch ms of "now", from the service clock.
+    pub now_ms: i64,
+}
+
+/// A source of market data for plugin scans.
+pub trait MarketData: Send + Sync {
+    /// The data for `query`, or one sentence saying why it is unavailable.
+    fn snapshot(&self, query: MarketQuery) -> BoxFuture<'_, Result<MarketSnapshot, String>>;
+}
+
+/// Used until a real source is wired: every scan fails with a clear reason.
+#[derive(Debug, Default)]
+pub struct NoMarketData;
+
+impl MarketData for NoMarketData {
+    fn snapshot(&self, _query: MarketQuery) -> BoxFuture<'_, Result<MarketSnapshot, String>> {
+        Box::pin(async {
+            Err("no market data source is configured for plugin scans (plugins.market_data)".into())
+        })
+    }
+}
+
+/// Deterministic random-walk candles per symbol (seeded by the symbol name), aligned to the
+/// timeframe grid before `now`. For demos and tests only.
+#[derive(Debug, Default)]
+pub struct SyntheticMarket;
+
+impl SyntheticMarket {
+    pub fn symbol(symbol: &str, candles: &[CandleNeed], now_ms: i64) -> SymbolData {
+        let seed = symbol.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        let candles: Vec<Candles> = candles
+            .iter()
+            .enumerate()
+            .map(|(i, need)| walk(seed.wrapping_add(i as u64), need, now_ms))
+            .collect();
+        let last_price = candles.first().and_then(|c| c.close.last().copied()).unwrap_or(100.0);
+        SymbolData {
+            symbol: symbol.to_string(),
+            last_price,
+            quote_volume_24h: 5_000_000.0,
+            candles,
+            market_context: None,
+        }
+    }
+}
+
+fn timeframe_ms(timeframe: &str) -> i64 {
+    let (num, unit) = timeframe.split_at(timeframe.len().saturating_sub(1));
+    let n: i64 = num.parse().unwrap_or(1);
+    n * match unit {
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        "w" => 604_800_000,
+        _ => 3_600_000,
+    }
+}
+
+fn walk(seed: u64, need: &CandleNeed, now_ms: i64) -> Candles {
+    let step = timeframe_ms(&need.timeframe);
+    let count = need.count as usize;
+    let last_open = now_ms - now_ms.rem_euclid(step);
+    let mut state = seed | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut c = Candles {
+        timeframe: need.timeframe.clone(),
+        open_time: Vec::with_capacity(count),
+        open: Vec::with_capacity(count),
+        high: Vec::with_capacity(count),
+        low: Vec::with_capacity(count),
+        close: Vec::with_capacity(count),
+        volume: Vec::with_capacity(count),
+    };
+    let mut price = 100.0;
+    for i in 0..count {
+        let open = price;
+        let close = open * (1.0 + 0.02 * (next() - 0.5));
+        c.open_time.push(last_open - (count - 1 - i) as i64 * step);
+        c.open.push(open);
+        c.high.push(open.max(close) * (1.0 + 0.004 * next()));
+        c.low.push(open.min(close) * (1.0 - 0.004 * next()));
+        c.close.push(close);
+        c.volume.push(1_000.0 * (0.5 + next()));
+        price = close;
+    }
+    c
+}
+
+impl MarketData for SyntheticMarket {
+    fn snapshot(&self, query: MarketQuery) -> BoxFuture<'_, Result<MarketSnapshot, String>> {
+        Box::pin(async move {
+            let symbols = query
+                .symbols
+                .iter()
+                .map(|s| Self::symbol(s, &query.candles, query.now_ms))
+                .collect();
+            let reference = query.reference.map(|s| Self::symbol(&s, &query.candles, query.now_ms));
+            Ok(MarketSnapshot { symbols, reference })
+        })
+    }
+}

@@ -1,0 +1,575 @@
+//! Strategy plugins: WebAssembly components that implement `wit/strategy.wit`, loaded from the
+//! plugins folder, hot-reloaded, and run in a sandbox with no capability.
+//!
+//! Owns: the wasmtime engine and linker ([`runtime`]), the compiled-artifact cache
+//! ([`cache`]), the registry of loaded files ([`registry`]), hot reload ([`watcher`]), and scan
+//! orchestration (config section, persisted plugin state, response checks). Must never: let a
+//! wasmtime type out of this module, let a plugin touch files, network, environment or a real
+//! clock, or let one plugin's failure affect another scan. [`Plugins`] is the public face.
+
+mod cache;
+mod convert;
+pub mod market;
+pub mod model;
+pub mod registry;
+mod runtime;
+mod validate;
+mod watcher;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::clock::SharedClock;
+use crate::config::{Config, PluginsConfig};
+use crate::store::{Store, tables};
+pub use market::{MarketData, MarketQuery, NoMarketData, SyntheticMarket};
+pub use model::{Manifest, MarketSnapshot, ScanError, ScanRequest, ScanResponse};
+use registry::{LoadOutcome, Registry};
+pub use registry::{LoadedPlugin, PluginInfo, PluginStatus};
+use runtime::{CallFailure, Compiled};
+pub use runtime::{Runtime, WIT_MAJOR};
+pub use watcher::PluginWatcher;
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "strategy",
+    });
+}
+
+/// Limits every plugin call runs under (`[plugins]` config).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Cap of a plugin instance's linear memory.
+    pub memory_bytes: u64,
+    /// Deadline of one `scan` call.
+    pub scan_timeout: Duration,
+    /// Deadline of `describe` while loading a file.
+    pub load_timeout: Duration,
+    /// Cap of a scan response (approximate bytes of strings, lists and fields).
+    pub max_result_bytes: usize,
+    /// Cap of one plugin's persisted state (keys + values).
+    pub max_state_bytes: usize,
+    /// Calls into plugins running at the same time (more wait).
+    pub max_concurrent_calls: usize,
+    /// Largest `.wasm` file accepted.
+    pub max_wasm_bytes: u64,
+    /// Wasm stack of a call.
+    pub max_stack_bytes: usize,
+    /// Quiet time after a file change before it is read.
+    pub reload_debounce: Duration,
+    /// Captured stderr of a call (shown with traps).
+    pub stderr_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::from_config(&PluginsConfig::default())
+    }
+}
+
+impl Limits {
+    pub fn from_config(c: &PluginsConfig) -> Self {
+        Limits {
+            memory_bytes: c.memory_mib * 1024 * 1024,
+            scan_timeout: Duration::from_millis(c.scan_timeout_ms),
+            load_timeout: Duration::from_millis(c.load_timeout_ms),
+            max_result_bytes: c.max_result_kib as usize * 1024,
+            max_state_bytes: c.max_state_kib as usize * 1024,
+            max_concurrent_calls: c.max_concurrent_calls as usize,
+            max_wasm_bytes: c.max_wasm_kib * 1024,
+            max_stack_bytes: c.max_stack_kib as usize * 1024,
+            reload_debounce: Duration::from_millis(c.reload_debounce_ms),
+            stderr_bytes: 16 * 1024,
+        }
+    }
+}
+
+/// Why a file was refused.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LoadError {
+    #[error("the file has {size} bytes, the cap is {cap} (plugins.max_wasm_kib)")]
+    TooLarge { size: u64, cap: u64 },
+    #[error("not a valid WebAssembly component: {0}")]
+    BadBytes(String),
+    #[error("not a spotbot strategy plugin: {0}")]
+    NotAPlugin(String),
+    #[error(
+        "built for spotbot:strategy@{found}, but this host speaks spotbot:strategy@{supported}; \
+         rebuild the plugin with a matching spotbot-sdk"
+    )]
+    WitVersion { found: String, supported: String },
+    #[error("incompatible with this host: {0}")]
+    Incompatible(String),
+    #[error("describe() failed: {0}")]
+    DescribeFailed(String),
+    #[error("invalid manifest: {0}")]
+    InvalidManifest(String),
+    #[error("plugin name {name:?} is already served by {served_by}")]
+    DuplicateName { name: String, served_by: String },
+    #[error("cannot read the file: {0}")]
+    Io(String),
+}
+
+/// Why a scan failed. Only that scan fails; the host and other plugins are unaffected.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PluginError {
+    #[error("no plugin named {0:?} is loaded")]
+    NotFound(String),
+    #[error("the plugin did not finish within its deadline of {0} ms (plugins.scan_timeout_ms)")]
+    Deadline(u64),
+    #[error(
+        "the plugin exceeded its memory cap of {cap_mib} MiB (it asked for {asked_mib} MiB; \
+         plugins.memory_mib)"
+    )]
+    Memory { cap_mib: u64, asked_mib: u64 },
+    #[error("the plugin overflowed its stack of {0} KiB (plugins.max_stack_kib)")]
+    StackOverflow(usize),
+    #[error("the plugin trapped: {0}")]
+    Trapped(String),
+    #[error(
+        "the plugin's result has ~{size} bytes, over the cap of {cap} (plugins.max_result_kib)"
+    )]
+    ResultTooLarge { size: usize, cap: usize },
+    #[error(
+        "the plugin's state would grow to {size} bytes, over the cap of {cap} (plugins.max_state_kib)"
+    )]
+    StateTooLarge { size: usize, cap: usize },
+    #[error("the plugin reported an error: {0}")]
+    Plugin(ScanError),
+    #[error("the plugin returned an invalid response: {0}")]
+    InvalidResponse(String),
+    #[error("market data unavailable: {0}")]
+    MarketData(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl PluginError {
+    /// The machine code of the API error body.
+    pub fn code(&self) -> &'static str {
+        match self {
+            PluginError::NotFound(_) => "plugin_not_found",
+            PluginError::Deadline(_) => "plugin_deadline_exceeded",
+            PluginError::Memory { .. } => "plugin_memory_exceeded",
+            PluginError::StackOverflow(_) => "plugin_stack_overflow",
+            PluginError::Trapped(_) => "plugin_trapped",
+            PluginError::ResultTooLarge { .. } => "plugin_result_too_large",
+            PluginError::StateTooLarge { .. } => "plugin_state_too_large",
+            PluginError::Plugin(_) => "plugin_error",
+            PluginError::InvalidResponse(_) => "plugin_invalid_response",
+            PluginError::MarketData(_) => "market_data_unavailable",
+            PluginError::Internal(_) => "internal_error",
+        }
+    }
+}
+
+fn call_error(failure: CallFailure, limits: &Limits) -> PluginError {
+    match failure {
+        CallFailure::Deadline => PluginError::Deadline(limits.scan_timeout.as_millis() as u64),
+        CallFailure::Memory { refused_bytes } => PluginError::Memory {
+            cap_mib: limits.memory_bytes / (1024 * 1024),
+            asked_mib: (refused_bytes as u64).div_ceil(1024 * 1024),
+        },
+        CallFailure::StackOverflow => PluginError::StackOverflow(limits.max_stack_bytes / 1024),
+        CallFailure::Trap { trap, stderr } if stderr.is_empty() => PluginError::Trapped(trap),
+        CallFailure::Trap { trap, stderr } => {
+            PluginError::Trapped(format!("{trap}; stderr: {stderr}"))
+        }
+        CallFailure::Host(e) => PluginError::Internal(format!("plugin call failed: {e}")),
+    }
+}
+
+/// The sentence for a failed `describe()` at load time.
+pub(crate) fn describe_failure(failure: &CallFailure, limits: &Limits) -> String {
+    match failure {
+        CallFailure::Deadline => format!(
+            "did not return within {} ms (plugins.load_timeout_ms)",
+            limits.load_timeout.as_millis()
+        ),
+        other => call_error(clone_failure(other), limits).to_string(),
+    }
+}
+
+fn clone_failure(f: &CallFailure) -> CallFailure {
+    match f {
+        CallFailure::Deadline => CallFailure::Deadline,
+        CallFailure::Memory { refused_bytes } => {
+            CallFailure::Memory { refused_bytes: *refused_bytes }
+        }
+        CallFailure::StackOverflow => CallFailure::StackOverflow,
+        CallFailure::Trap { trap, stderr } => {
+            CallFailure::Trap { trap: trap.clone(), stderr: stderr.clone() }
+        }
+        CallFailure::Host(e) => CallFailure::Host(e.clone()),
+    }
+}
+
+/// Runs one scan call and checks the response (size cap, fields, symbols).
+fn run_scan(
+    runtime: &Runtime,
+    compiled: &Compiled,
+    manifest: &Manifest,
+    request: ScanRequest,
+) -> Result<ScanResponse, PluginError> {
+    let symbols: std::collections::BTreeSet<String> =
+        request.symbols.iter().map(|s| s.symbol.clone()).collect();
+    let response = runtime
+        .scan(compiled, request)
+        .map_err(|f| call_error(f, runtime.limits()))?
+        .map_err(PluginError::Plugin)?;
+    let size = response.approx_size();
+    let cap = runtime.limits().max_result_bytes;
+    if size > cap {
+        return Err(PluginError::ResultTooLarge { size, cap });
+    }
+    let symbols = symbols.iter().map(String::as_str).collect();
+    validate::response(manifest, &symbols, &response).map_err(PluginError::InvalidResponse)?;
+    Ok(response)
+}
+
+/// One plugin loaded from bytes outside the registry, called synchronously (benchmarks,
+/// differential tests, tools).
+pub struct StandalonePlugin {
+    runtime: Arc<Runtime>,
+    compiled: Compiled,
+    pub manifest: Manifest,
+}
+
+impl StandalonePlugin {
+    pub fn load(runtime: &Arc<Runtime>, wasm: &[u8]) -> Result<Self, LoadError> {
+        let (compiled, _) = runtime.compile(wasm)?;
+        let manifest = runtime
+            .describe(&compiled)
+            .map_err(|f| LoadError::DescribeFailed(describe_failure(&f, runtime.limits())))?;
+        validate::manifest(&manifest).map_err(LoadError::InvalidManifest)?;
+        Ok(StandalonePlugin { runtime: runtime.clone(), compiled, manifest })
+    }
+
+    /// Runs `scan` in a fresh instance (blocking) and checks the response.
+    pub fn scan(&self, request: ScanRequest) -> Result<ScanResponse, PluginError> {
+        run_scan(&self.runtime, &self.compiled, &self.manifest, request)
+    }
+}
+
+/// The answer of a scan through the registry.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ScanOutcome {
+    pub plugin: String,
+    pub version: String,
+    pub sha256: String,
+    pub results: Vec<model::ScanResult>,
+    pub alerts: Vec<model::ScannerAlert>,
+    /// Number of state updates persisted.
+    pub state_updates: usize,
+    /// Wall time of the Wasm call, milliseconds.
+    pub duration_ms: f64,
+}
+
+struct Inner {
+    runtime: Arc<Runtime>,
+    dir: PathBuf,
+    registry: ArcSwap<Registry>,
+    /// Serializes registry changes (loads run outside of it only for the initial scan).
+    load_lock: Mutex<()>,
+    store: Store,
+    clock: SharedClock,
+    config: Arc<Config>,
+    market: Arc<dyn MarketData>,
+    permits: tokio::sync::Semaphore,
+    watcher: Mutex<Option<PluginWatcher>>,
+}
+
+/// The plugins area's public face. Cheap to clone.
+#[derive(Clone)]
+pub struct Plugins {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Plugins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugins").field("dir", &self.inner.dir).finish()
+    }
+}
+
+impl Plugins {
+    /// Builds the engine, loads every `.wasm` of `[plugins] dir` and starts watching it.
+    /// Compiled artifacts are cached under `<data_dir>/plugin-cache`.
+    pub fn start(
+        config: Arc<Config>,
+        store: Store,
+        clock: SharedClock,
+        market: Arc<dyn MarketData>,
+    ) -> anyhow::Result<Self> {
+        let limits = Limits::from_config(&config.plugins);
+        let cache_dir = Path::new(&config.server.data_dir).join("plugin-cache");
+        let runtime = Runtime::new(limits.clone(), Some(cache_dir))?;
+        let dir = PathBuf::from(&config.plugins.dir);
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            anyhow::anyhow!("cannot create the plugins folder {}: {e}", dir.display())
+        })?;
+        let plugins = Plugins {
+            inner: Arc::new(Inner {
+                runtime,
+                dir: dir.clone(),
+                registry: ArcSwap::from_pointee(Registry::default()),
+                load_lock: Mutex::new(()),
+                store,
+                clock,
+                permits: tokio::sync::Semaphore::new(limits.max_concurrent_calls),
+                config,
+                market,
+                watcher: Mutex::new(None),
+            }),
+        };
+        // Watch first, then read the folder: a file written in between is seen either way.
+        let watcher = watcher::watch(plugins.downgrade(), dir, limits.reload_debounce)?;
+        *plugins.inner.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watcher);
+        plugins.sync_dir();
+        Ok(plugins)
+    }
+
+    fn downgrade(&self) -> WeakPlugins {
+        WeakPlugins(Arc::downgrade(&self.inner))
+    }
+
+    /// Stops watching the folder (loaded plugins keep serving).
+    pub fn stop_watching(&self) {
+        self.inner.watcher.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+
+    /// The plugins folder.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// The shared runtime (for [`StandalonePlugin`]).
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.inner.runtime
+    }
+
+    /// Every file of the folder with its plugin and status, by file name.
+    pub fn list(&self) -> Vec<PluginInfo> {
+        self.inner.registry.load().infos()
+    }
+
+    /// The serving plugin called `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<LoadedPlugin>> {
+        self.inner.registry.load().plugin(name)
+    }
+
+    /// Re-reads every `.wasm` of the folder and forgets files that are gone.
+    pub fn sync_dir(&self) {
+        let mut paths: Vec<PathBuf> = match std::fs::read_dir(&self.inner.dir) {
+            Ok(entries) => entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| registry::is_plugin_file(p))
+                .collect(),
+            Err(err) => {
+                tracing::warn!(dir = %self.inner.dir.display(), %err, "cannot read the plugins folder");
+                Vec::new()
+            }
+        };
+        let known: Vec<PathBuf> =
+            self.inner.registry.load().files.keys().map(|f| self.inner.dir.join(f)).collect();
+        paths.extend(known);
+        paths.sort();
+        paths.dedup();
+        self.sync_paths(&paths);
+    }
+
+    /// Loads, replaces or removes the given files (blocking: compiles).
+    pub fn sync_paths(&self, paths: &[PathBuf]) {
+        let _guard = self.inner.load_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut removed_any = false;
+        for path in paths {
+            removed_any |= self.sync_one(path);
+        }
+        if removed_any {
+            // A name conflict may have gone away with the removed file: retry refused files.
+            let retry: Vec<PathBuf> = self
+                .inner
+                .registry
+                .load()
+                .files
+                .iter()
+                .filter(|(_, e)| e.serving.is_none())
+                .map(|(f, _)| self.inner.dir.join(f))
+                .collect();
+            for path in retry {
+                let mut reg = (**self.inner.registry.load()).clone();
+                if let Some(e) = reg.files.get_mut(&registry::file_name(&path)) {
+                    e.tried_sha256.clear();
+                }
+                self.inner.registry.store(Arc::new(reg));
+                self.sync_one(&path);
+            }
+        }
+    }
+
+    /// Returns whether a file was removed.
+    fn sync_one(&self, path: &Path) -> bool {
+        let current = self.inner.registry.load_full();
+        let file = registry::file_name(path);
+        let started = Instant::now();
+        let (next, outcome) =
+            registry::load_file(&self.inner.runtime, &current, path, self.inner.clock.now());
+        let removed = current.files.contains_key(&file) && !next.files.contains_key(&file);
+        self.inner.registry.store(Arc::new(next));
+        match outcome {
+            LoadOutcome::Loaded(p) => tracing::info!(
+                file, name = %p.manifest.name, version = %p.manifest.version, cached = p.from_cache,
+                ms = started.elapsed().as_millis() as u64, "plugin loaded"
+            ),
+            LoadOutcome::Refused(err) => tracing::warn!(file, %err, "plugin file refused"),
+            LoadOutcome::Unchanged if removed => tracing::info!(file, "plugin file removed"),
+            LoadOutcome::Unchanged => {}
+        }
+        removed
+    }
+
+    /// Scans `symbols` (default: the watchlist) with the plugin `name`, fetching the market
+    /// data its manifest asks for. Persists the plugin's state updates; creates no signals.
+    pub async fn scan(
+        &self,
+        name: &str,
+        symbols: Option<Vec<String>>,
+    ) -> Result<ScanOutcome, PluginError> {
+        let plugin = self.get(name).ok_or_else(|| PluginError::NotFound(name.to_string()))?;
+        let market = &self.inner.config.market;
+        let query = MarketQuery {
+            symbols: symbols.unwrap_or_else(|| market.watchlist.clone()),
+            candles: plugin.manifest.candles.clone(),
+            reference: plugin.manifest.needs_reference.then(|| market.reference_symbol.clone()),
+            market_context: plugin.manifest.needs_market_context,
+            now_ms: self.inner.clock.now_ms(),
+        };
+        let snapshot = self.inner.market.snapshot(query).await.map_err(PluginError::MarketData)?;
+        self.scan_plugin(plugin, snapshot).await
+    }
+
+    /// Scans market data the caller already has with the plugin `name`.
+    pub async fn scan_with(
+        &self,
+        name: &str,
+        snapshot: MarketSnapshot,
+    ) -> Result<ScanOutcome, PluginError> {
+        let plugin = self.get(name).ok_or_else(|| PluginError::NotFound(name.to_string()))?;
+        self.scan_plugin(plugin, snapshot).await
+    }
+
+    async fn scan_plugin(
+        &self,
+        plugin: Arc<LoadedPlugin>,
+        snapshot: MarketSnapshot,
+    ) -> Result<ScanOutcome, PluginError> {
+        let name = plugin.manifest.name.clone();
+        let section = self.inner.config.strategy.section_json(&name);
+        let state = self.state(&name)?;
+        let request = ScanRequest {
+            now_ms: self.inner.clock.now_ms(),
+            config: validate::effective_config(&plugin.manifest.default_config, section),
+            symbols: snapshot.symbols,
+            reference: snapshot.reference,
+            state: state.into_iter().collect(),
+        };
+        let _permit = self
+            .inner
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| PluginError::Internal("plugin runtime is shutting down".into()))?;
+        let runtime = self.inner.runtime.clone();
+        let serving = plugin.clone();
+        let started = Instant::now();
+        let response = tokio::task::spawn_blocking(move || {
+            run_scan(&runtime, &serving.compiled, &serving.manifest, request)
+        })
+        .await
+        .map_err(|e| PluginError::Internal(format!("plugin call panicked: {e}")))??;
+        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let state_updates = response.state_updates.len();
+        if state_updates > 0 {
+            self.apply_state(&name, &response.state_updates)?;
+        }
+        Ok(ScanOutcome {
+            plugin: name,
+            version: plugin.manifest.version.clone(),
+            sha256: plugin.sha256.clone(),
+            results: response.results,
+            alerts: response.alerts,
+            state_updates,
+            duration_ms,
+        })
+    }
+
+    /// The persisted state of plugin `name`.
+    pub fn state(&self, name: &str) -> Result<BTreeMap<String, String>, PluginError> {
+        self.inner
+            .store
+            .read(|r| r.get::<BTreeMap<String, String>>(tables::PLUGIN_STATE, name))
+            .map(Option::unwrap_or_default)
+            .map_err(|e| PluginError::Internal(e.to_string()))
+    }
+
+    fn apply_state(&self, name: &str, updates: &[model::StateUpdate]) -> Result<(), PluginError> {
+        let cap = self.inner.runtime.limits().max_state_bytes;
+        let mut too_large = None;
+        self.inner
+            .store
+            .write(|w| {
+                let mut state: BTreeMap<String, String> =
+                    w.get(tables::PLUGIN_STATE, name)?.unwrap_or_default();
+                for u in updates {
+                    match u {
+                        model::StateUpdate::Set { key, value } => {
+                            state.insert(key.clone(), value.clone());
+                        }
+                        model::StateUpdate::Remove { key } => {
+                            state.remove(key);
+                        }
+                        model::StateUpdate::Clear => state.clear(),
+                    }
+                }
+                let size: usize = state.iter().map(|(k, v)| k.len() + v.len()).sum();
+                if size > cap {
+                    too_large = Some(size);
+                    return Ok(());
+                }
+                w.put(tables::PLUGIN_STATE, name, &state)
+            })
+            .map_err(|e| PluginError::Internal(e.to_string()))?;
+        match too_large {
+            Some(size) => Err(PluginError::StateTooLarge { size, cap }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A non-owning handle for the watcher thread, so dropping [`Plugins`] ends everything.
+#[derive(Clone)]
+pub(crate) struct WeakPlugins(Weak<Inner>);
+
+impl WeakPlugins {
+    fn upgrade(&self) -> Option<Plugins> {
+        self.0.upgrade().map(|inner| Plugins { inner })
+    }
+
+    pub(crate) fn sync_paths(&self, paths: &[PathBuf]) {
+        if let Some(p) = self.upgrade() {
+            p.sync_paths(paths);
+        }
+    }
+
+    pub(crate) fn sync_dir(&self) {
+        if let Some(p) = self.upgrade() {
+            p.sync_dir();
+        }
+    }
+}

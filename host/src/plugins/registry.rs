@@ -1,0 +1,224 @@
+//! The plugins folder as the host sees it: per `.wasm` file, the plugin it serves (if any)
+//! and the last load error. Replaced as a whole through an `ArcSwap`, so a scan that already
+//! took its `Arc<LoadedPlugin>` finishes on that version whatever happens to the file.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use utoipa::ToSchema;
+
+use super::model::{Manifest, PluginKind};
+use super::runtime::{CallFailure, Compiled, Runtime};
+use super::{LoadError, describe_failure};
+
+/// A plugin that passed every load check and serves scans.
+pub struct LoadedPlugin {
+    pub manifest: Manifest,
+    pub file: String,
+    pub sha256: String,
+    pub loaded_at: DateTime<Utc>,
+    /// Whether the compiled artifact came from the on-disk cache.
+    pub from_cache: bool,
+    pub(crate) compiled: Compiled,
+}
+
+/// One `.wasm` file of the folder.
+#[derive(Clone)]
+pub(crate) struct FileEntry {
+    /// The plugin this file serves; kept when a newer content of the file is refused.
+    pub serving: Option<Arc<LoadedPlugin>>,
+    /// SHA-256 of the content last tried.
+    pub tried_sha256: String,
+    pub last_error: Option<String>,
+    pub error_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Clone, Default)]
+pub(crate) struct Registry {
+    pub files: BTreeMap<String, FileEntry>,
+}
+
+/// `loaded`: serving the file as it is now. `stale`: the file changed to something that was
+/// refused; the previous version keeps serving. `failed`: nothing from this file serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PluginStatus {
+    Loaded,
+    Stale,
+    Failed,
+}
+
+/// One row of `GET /api/strategies`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PluginInfo {
+    /// Plugin name from its manifest; null when the file never loaded.
+    pub name: Option<String>,
+    pub version: Option<String>,
+    pub kind: Option<PluginKind>,
+    pub description: Option<String>,
+    /// File name inside the plugins folder.
+    pub file: String,
+    /// SHA-256 of the serving version (of the refused content when nothing serves).
+    pub sha256: String,
+    /// When the serving version was loaded (RFC 3339).
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub loaded_at: Option<DateTime<Utc>>,
+    pub status: PluginStatus,
+    pub last_error: Option<String>,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub last_error_at: Option<DateTime<Utc>>,
+}
+
+impl Registry {
+    pub fn plugin(&self, name: &str) -> Option<Arc<LoadedPlugin>> {
+        self.files
+            .values()
+            .filter_map(|f| f.serving.as_ref())
+            .find(|p| p.manifest.name == name)
+            .cloned()
+    }
+
+    pub fn infos(&self) -> Vec<PluginInfo> {
+        self.files
+            .iter()
+            .map(|(file, e)| {
+                let p = e.serving.as_deref();
+                let status = match (p, &e.last_error) {
+                    (Some(_), None) => PluginStatus::Loaded,
+                    (Some(_), Some(_)) => PluginStatus::Stale,
+                    (None, _) => PluginStatus::Failed,
+                };
+                PluginInfo {
+                    name: p.map(|p| p.manifest.name.clone()),
+                    version: p.map(|p| p.manifest.version.clone()),
+                    kind: p.map(|p| p.manifest.kind),
+                    description: p.map(|p| p.manifest.description.clone()),
+                    file: file.clone(),
+                    sha256: p.map_or_else(|| e.tried_sha256.clone(), |p| p.sha256.clone()),
+                    loaded_at: p.map(|p| p.loaded_at),
+                    status,
+                    last_error: e.last_error.clone(),
+                    last_error_at: e.error_at,
+                }
+            })
+            .collect()
+    }
+}
+
+/// What loading one file decided.
+pub(crate) enum LoadOutcome {
+    Unchanged,
+    Loaded(Arc<LoadedPlugin>),
+    Refused(LoadError),
+}
+
+/// Loads `path` against the current registry and returns the registry to publish.
+pub(crate) fn load_file(
+    runtime: &Runtime,
+    current: &Registry,
+    path: &Path,
+    now: DateTime<Utc>,
+) -> (Registry, LoadOutcome) {
+    let file = file_name(path);
+    let mut next = current.clone();
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            next.files.remove(&file);
+            return (next, LoadOutcome::Unchanged);
+        }
+        Err(e) => {
+            let err = LoadError::Io(e.to_string());
+            record_error(&mut next, &file, String::new(), &err, now);
+            return (next, LoadOutcome::Refused(err));
+        }
+    };
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    if let Some(entry) = current.files.get(&file)
+        && entry.tried_sha256 == sha256
+    {
+        return (next, LoadOutcome::Unchanged);
+    }
+    match load_bytes(runtime, current, &file, &bytes, &sha256, now) {
+        Ok(plugin) => {
+            let plugin = Arc::new(plugin);
+            next.files.insert(
+                file,
+                FileEntry {
+                    serving: Some(plugin.clone()),
+                    tried_sha256: sha256,
+                    last_error: None,
+                    error_at: None,
+                },
+            );
+            (next, LoadOutcome::Loaded(plugin))
+        }
+        Err(err) => {
+            record_error(&mut next, &file, sha256, &err, now);
+            (next, LoadOutcome::Refused(err))
+        }
+    }
+}
+
+fn record_error(
+    next: &mut Registry,
+    file: &str,
+    sha256: String,
+    err: &LoadError,
+    now: DateTime<Utc>,
+) {
+    let entry = next.files.entry(file.to_string()).or_insert(FileEntry {
+        serving: None,
+        tried_sha256: String::new(),
+        last_error: None,
+        error_at: None,
+    });
+    entry.tried_sha256 = sha256;
+    entry.last_error = Some(err.to_string());
+    entry.error_at = Some(now);
+}
+
+fn load_bytes(
+    runtime: &Runtime,
+    current: &Registry,
+    file: &str,
+    bytes: &[u8],
+    sha256: &str,
+    now: DateTime<Utc>,
+) -> Result<LoadedPlugin, LoadError> {
+    let (compiled, from_cache) = runtime.compile(bytes)?;
+    let manifest = runtime.describe(&compiled).map_err(|f: CallFailure| {
+        LoadError::DescribeFailed(describe_failure(&f, runtime.limits()))
+    })?;
+    super::validate::manifest(&manifest).map_err(LoadError::InvalidManifest)?;
+    let other = current.files.iter().find(|(f, e)| {
+        f.as_str() != file && e.serving.as_ref().is_some_and(|p| p.manifest.name == manifest.name)
+    });
+    if let Some((other_file, _)) = other {
+        return Err(LoadError::DuplicateName {
+            name: manifest.name,
+            served_by: other_file.clone(),
+        });
+    }
+    Ok(LoadedPlugin {
+        manifest,
+        file: file.to_string(),
+        sha256: sha256.to_string(),
+        loaded_at: now,
+        from_cache,
+        compiled,
+    })
+}
+
+pub(crate) fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Whether the watcher should care about `path`.
+pub(crate) fn is_plugin_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "wasm") && !file_name(path).starts_with('.')
+}
