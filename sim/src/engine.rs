@@ -315,6 +315,8 @@ pub struct Engine {
     pub accounts: Vec<Account>,
     last_eval: HashMap<String, Millis>,
     id_seed: u64,
+    /// Every order below this index is finished: scans for open orders start here.
+    first_open: usize,
 }
 
 impl Engine {
@@ -332,6 +334,7 @@ impl Engine {
             accounts: Vec::new(),
             last_eval: HashMap::new(),
             id_seed,
+            first_open: 0,
         }
     }
 
@@ -674,38 +677,39 @@ impl Engine {
     /// Brings resting orders up to date with the market from the last evaluation to `now`:
     /// stops trigger on the price path, resting limits fill when the market trades through.
     pub fn catch_up(&mut self, now: Millis) {
+        while self.first_open < self.orders.len() && !self.orders[self.first_open].status.is_open()
+        {
+            self.first_open += 1;
+        }
         let symbols: Vec<String> = {
-            let mut s: Vec<String> = self
-                .orders
-                .iter()
-                .filter(|o| o.status.is_open())
-                .map(|o| o.symbol.clone())
-                .collect();
+            let mut s: Vec<String> = self.open_orders_iter().map(|o| o.symbol.clone()).collect();
             s.sort();
             s.dedup();
             s
         };
-        for symbol in symbols {
-            let Ok(rules) = self.rules(&symbol).cloned() else { continue };
-            let from = self.last_eval.get(&symbol).copied().unwrap_or(now);
+        for symbol in &symbols {
+            let Ok(rules) = self.rules(symbol).cloned() else { continue };
+            let from = self.last_eval.get(symbol).copied().unwrap_or(now);
             for (t, p) in self.market.samples(&rules, from, now) {
                 self.evaluate(&rules, t, p);
             }
-            self.last_eval.insert(symbol, now);
         }
-        // Symbols without open orders start their window now.
+        // Every window ends now; symbols without open orders simply start theirs now.
         for r in &self.rules {
-            if !self.orders.iter().any(|o| o.symbol == r.symbol && o.status.is_open()) {
-                self.last_eval.insert(r.symbol.clone(), now);
-            }
+            self.last_eval.insert(r.symbol.clone(), now);
         }
+    }
+
+    /// Orders that may still be open (everything from the first unfinished one on).
+    fn open_orders_iter(&self) -> impl Iterator<Item = &Order> {
+        self.orders[self.first_open.min(self.orders.len())..].iter().filter(|o| o.status.is_open())
     }
 
     fn evaluate(&mut self, rules: &SymbolRules, t: Millis, p: Decimal) {
         let book_bid =
             round_to(p, rules.tick, RoundingStrategy::ToNegativeInfinity).max(rules.tick);
         let book_ask = book_bid + rules.tick;
-        let open: Vec<usize> = (0..self.orders.len())
+        let open: Vec<usize> = (self.first_open.min(self.orders.len())..self.orders.len())
             .filter(|&i| self.orders[i].symbol == rules.symbol && self.orders[i].status.is_open())
             .collect();
         // 1. Stop triggers on the last price.
@@ -830,9 +834,8 @@ impl Engine {
         new_algo: usize,
     ) -> Result<(), ApiError> {
         let open: Vec<&Order> = self
-            .orders
-            .iter()
-            .filter(|o| o.account == account && o.symbol == symbol && o.status.is_open())
+            .open_orders_iter()
+            .filter(|o| o.account == account && o.symbol == symbol)
             .collect();
         if open.len() + new > rules.max_num_orders {
             return Err(ApiError::filter("MAX_NUM_ORDERS"));
@@ -845,9 +848,7 @@ impl Engine {
     }
 
     fn client_id_in_use(&self, account: usize, id: &str) -> bool {
-        self.orders
-            .iter()
-            .any(|o| o.account == account && o.client_order_id == id && o.status.is_open())
+        self.open_orders_iter().any(|o| o.account == account && o.client_order_id == id)
     }
 
     fn stop_would_trigger(t: OrderType, side: Side, stop: Decimal, p: Decimal) -> bool {
@@ -1860,7 +1861,13 @@ impl Engine {
 
     /// Order count of `account` in [since, now] (for the ORDER-COUNT headers).
     pub fn order_count_since(&self, account: usize, since: Millis) -> usize {
-        self.orders.iter().filter(|o| o.account == account && o.time >= since).count()
+        // Orders are created in time order: walk back from the newest.
+        self.orders
+            .iter()
+            .rev()
+            .take_while(|o| o.time >= since)
+            .filter(|o| o.account == account)
+            .count()
     }
 
     /// Decimal from a string, for the admin API.

@@ -73,6 +73,24 @@ pub fn ensure_crypto_provider() {
     });
 }
 
+/// Client order ids must be 1-36 characters of `[.A-Z:/a-z0-9_-]`: the set every exchange A
+/// endpoint accepts. Without a usable id an ambiguous outcome could not be resolved, so such an
+/// order is refused before sending.
+pub fn check_client_id(id: &str) -> Result<(), ExchangeError> {
+    let ok = !id.is_empty()
+        && id.len() <= 36
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b':' | b'/' | b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(ExchangeError::Refused {
+            reason: format!("client order id {id:?} must be 1-36 characters of [.A-Z:/a-z0-9_-]"),
+        })
+    }
+}
+
 /// Formats a decimal as plain text (never scientific notation), as the exchange requires.
 pub fn fmt_decimal(d: Decimal) -> String {
     d.normalize().to_string()
@@ -384,9 +402,7 @@ impl ExchangeAClient {
     pub async fn rules_for(&self, symbol: &str) -> Result<SymbolRules, ExchangeError> {
         let fresh =
             lock(&self.rules_fetched).is_some_and(|t| t.elapsed() < self.config.exchange_info_ttl);
-        if fresh
-            && let Some(r) = self.rules.read().unwrap_or_else(|e| e.into_inner()).get(symbol)
-        {
+        if fresh && let Some(r) = self.rules.read().unwrap_or_else(|e| e.into_inner()).get(symbol) {
             return Ok(r.clone());
         }
         self.load_exchange_info().await?;
@@ -523,6 +539,7 @@ impl ExchangeAClient {
     }
 
     async fn submit_order(&self, o: &NewOrder) -> Result<Order, ExchangeError> {
+        check_client_id(&o.client_order_id)?;
         let rules = self.rules_for(&o.symbol).await?;
         let last = if o.order_type == OrderType::Market && o.qty.is_some() {
             Some(self.recent_price(&o.symbol).await?)
@@ -588,6 +605,10 @@ impl ExchangeAClient {
     }
 
     async fn submit_oco(&self, o: &NewOco) -> Result<OrderList, ExchangeError> {
+        check_client_id(&o.list_client_order_id)?;
+        for id in [&o.take_profit_client_order_id, &o.stop_client_order_id].into_iter().flatten() {
+            check_client_id(id)?;
+        }
         let rules = self.rules_for(&o.symbol).await?;
         rules.check_oco(o)?;
         let params = Self::oco_params(o);
@@ -904,6 +925,14 @@ mod tests {
         assert!(map_error(StatusCode::BAD_REQUEST, -1007, "Timeout".into()).is_unknown_outcome());
         assert!(map_error(StatusCode::SERVICE_UNAVAILABLE, -9999, "x".into()).is_unknown_outcome());
         assert_eq!(map_error(StatusCode::BAD_REQUEST, -1100, "x".into()).code(), Some(-1100));
+    }
+
+    #[test]
+    fn client_order_ids_are_checked_before_sending() {
+        assert!(check_client_id("MT_BTCUSDT_1700000000").is_ok());
+        assert!(check_client_id("").is_err());
+        assert!(check_client_id("has space").is_err());
+        assert!(check_client_id(&"x".repeat(37)).is_err());
     }
 
     #[test]
