@@ -585,14 +585,7 @@ async fn api(
         if now < l.banned_until {
             let secs = ((l.banned_until - now) / 1000).max(1);
             drop(l);
-            let e = ApiError::new(
-                418,
-                -1003,
-                format!(
-                    "Way too much request weight used; IP banned until {}. Please use WebSocket Streams for live updates to avoid bans.",
-                    now + secs * 1000
-                ),
-            );
+            let e = banned_error(now + secs * 1000);
             return finish(&sim, record, with_retry_after(error_response(&e), secs as u64), 0);
         }
         let minute = now.div_euclid(60_000);
@@ -609,26 +602,12 @@ async fn api(
             if l.limited_hits > 10 {
                 l.banned_until = now + 120_000;
                 drop(l);
-                let e = ApiError::new(
-                    418,
-                    -1003,
-                    format!(
-                        "Way too much request weight used; IP banned until {}. Please use WebSocket Streams for live updates to avoid bans.",
-                        now + 120_000
-                    ),
-                );
+                let e = banned_error(now + 120_000);
                 return finish(&sim, record, with_retry_after(error_response(&e), 120), 0);
             }
             let used = l.used;
             drop(l);
-            let e = ApiError::new(
-                429,
-                -1003,
-                format!(
-                    "Too much request weight used; current limit is {} request weight per 1 MINUTE. Please use WebSocket Streams for live updates to avoid polling the API.",
-                    symbols::WEIGHT_LIMIT_PER_MINUTE
-                ),
-            );
+            let e = weight_error();
             return finish(&sim, record, with_retry_after(error_response(&e), retry as u64), used);
         }
         l.used
@@ -640,14 +619,7 @@ async fn api(
     if let Some(f) = &fault {
         match &f.kind {
             FaultKind::RateLimit { retry_after } => {
-                let e = ApiError::new(
-                    429,
-                    -1003,
-                    format!(
-                        "Too much request weight used; current limit is {} request weight per 1 MINUTE. Please use WebSocket Streams for live updates to avoid polling the API.",
-                        symbols::WEIGHT_LIMIT_PER_MINUTE
-                    ),
-                );
+                let e = weight_error();
                 return finish(
                     &sim,
                     record,
@@ -656,15 +628,9 @@ async fn api(
                 );
             }
             FaultKind::Ban { retry_after } => {
-                lock(&sim.shared.limits).banned_until = now + (*retry_after as i64) * 1000;
-                let e = ApiError::new(
-                    418,
-                    -1003,
-                    format!(
-                        "Way too much request weight used; IP banned until {}. Please use WebSocket Streams for live updates to avoid bans.",
-                        now + (*retry_after as i64) * 1000
-                    ),
-                );
+                lock(&sim.shared.limits).banned_until =
+                    now + (*retry_after).min(259_200) as i64 * 1000;
+                let e = banned_error(now + (*retry_after).min(259_200) as i64 * 1000);
                 return finish(
                     &sim,
                     record,
@@ -757,6 +723,29 @@ async fn api(
         }
     }
     finish(&sim, record, response, used)
+}
+
+/// 418 -1003: the IP is banned until `until` (epoch ms).
+fn banned_error(until: Millis) -> ApiError {
+    ApiError::new(
+        418,
+        -1003,
+        format!(
+            "Way too much request weight used; IP banned until {until}. Please use WebSocket Streams for live updates to avoid bans."
+        ),
+    )
+}
+
+/// 429 -1003: the minute's request weight is used up.
+fn weight_error() -> ApiError {
+    ApiError::new(
+        429,
+        -1003,
+        format!(
+            "Too much request weight used; current limit is {} request weight per 1 MINUTE. Please use WebSocket Streams for live updates to avoid polling the API.",
+            symbols::WEIGHT_LIMIT_PER_MINUTE
+        ),
+    )
 }
 
 fn with_retry_after(mut r: Response, secs: u64) -> Response {
