@@ -2,8 +2,9 @@
 //!
 //! - `call/*`: one scan of the example strategy over 1 symbol × 4 timeframes × 200 candles:
 //!   Wasm path (fresh store + instantiate + pass data + call + return + checks) vs the same
-//!   strategy called natively; the difference is the Wasm overhead.
-//! - `symbols_200/*`: the same strategy over 200 symbols, Wasm vs native.
+//!   strategy called natively. `call/overhead` runs the same request through `guest-echo`,
+//!   which ignores the candles: instantiate + pass data + call + return, no strategy work.
+//! - `symbols_200/*`: the same strategy over 200 symbols, Wasm vs native (and the echo guest).
 //! - `load/template`: compile + link + `describe()` of the example plugin, no artifact cache.
 //! - `reload/latency`: from a new `.wasm` renamed into the watched folder to the new version
 //!   serving (watcher debounce included).
@@ -27,6 +28,13 @@ const NOW: i64 = 1_767_225_600_000;
 fn calls(c: &mut Criterion) {
     let runtime = Runtime::new(Limits::default(), None).unwrap();
     let plugin = StandalonePlugin::load(&runtime, &plugin_wasm::template_wasm()).unwrap();
+    let echo = plugin_wasm::test_guest("guest_echo.wasm")
+        .map(|wasm| StandalonePlugin::load(&runtime, &wasm).unwrap());
+    if echo.is_none() {
+        eprintln!(
+            "target/test-guests/guest_echo.wasm missing (cargo xtask plugins): no overhead bench"
+        );
+    }
     let needs = Template::describe().candles;
     for symbols in [1usize, 200] {
         let request = testing::request(&needs, symbols, "{}", NOW);
@@ -50,6 +58,15 @@ fn calls(c: &mut Criterion) {
                 BatchSize::SmallInput,
             )
         });
+        if let Some(echo) = &echo {
+            group.bench_function("overhead", |b| {
+                b.iter_batched(
+                    || host_request.clone(),
+                    |r| echo.scan(r).unwrap(),
+                    BatchSize::SmallInput,
+                )
+            });
+        }
         group.finish();
     }
 }

@@ -62,7 +62,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         crate::exchange::paper::connect(&config.exchange, &config.secrets, clock.clone())
             .await
             .context("cannot set up the exchange")?;
-    let plugins = start_plugins(&config, &store, &clock).await?;
+    let plugins = start_plugins(&config, &store, &clock, exchange.as_ref()).await?;
     let state = AppState {
         plugins,
         license,
@@ -88,18 +88,19 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     Ok(RunningApp { addr, state, exchange, shutdown: Some(shutdown), server })
 }
 
-/// Loads the plugins folder (compiling on a blocking thread) and starts hot reload.
+/// Loads the plugins folder (compiling on a blocking thread) and starts hot reload. Plugin
+/// scans read the active exchange's klines, or synthetic candles when configured.
 async fn start_plugins(
     config: &Config,
     store: &Store,
     clock: &SharedClock,
+    exchange: Option<&crate::exchange::paper::ConnectedExchange>,
 ) -> anyhow::Result<crate::plugins::Plugins> {
-    use crate::plugins::{MarketData, NoMarketData, Plugins, SyntheticMarket};
-    // The exchange-backed source belongs to the market area; until it is wired, plugin scans
-    // answer "market data unavailable" unless the synthetic source is chosen explicitly.
-    let market: Arc<dyn MarketData> = match config.plugins.market_data.as_str() {
-        "synthetic" => Arc::new(SyntheticMarket),
-        _ => Arc::new(NoMarketData),
+    use crate::plugins::{ExchangeMarket, MarketData, NoMarketData, Plugins, SyntheticMarket};
+    let market: Arc<dyn MarketData> = match (config.plugins.market_data.as_str(), exchange) {
+        ("synthetic", _) => Arc::new(SyntheticMarket),
+        (_, Some(exchange)) => Arc::new(ExchangeMarket::new(exchange.client.clone())),
+        (_, None) => Arc::new(NoMarketData),
     };
     let (config, store, clock) = (Arc::new(config.clone()), store.clone(), clock.clone());
     tokio::task::spawn_blocking(move || Plugins::start(config, store, clock, market))

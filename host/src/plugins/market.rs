@@ -1,10 +1,10 @@
 //! Where a scan's market data comes from.
 //!
 //! The plugins area does not fetch candles itself: it asks a [`MarketData`] source for the
-//! symbols and candles a plugin's manifest names. The service wires the exchange-backed source
-//! of the market area; `[plugins] market_data = "synthetic"` selects [`SyntheticMarket`]
-//! instead, deterministic random-walk candles for demos and tests that must never be used
-//! for trading.
+//! symbols and candles a plugin's manifest names. The service wires [`ExchangeMarket`] (the
+//! active exchange's klines and 24 h tickers); `[plugins] market_data = "synthetic"` selects
+//! [`SyntheticMarket`] instead, deterministic random-walk candles for tests that must never be
+//! used for trading.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -126,6 +126,79 @@ impl MarketData for SyntheticMarket {
                 .map(|s| Self::symbol(s, &query.candles, query.now_ms))
                 .collect();
             let reference = query.reference.map(|s| Self::symbol(&s, &query.candles, query.now_ms));
+            Ok(MarketSnapshot { symbols, reference })
+        })
+    }
+}
+
+/// Market data straight from the active exchange: the 24 h tickers of the symbols and, per
+/// symbol and manifest timeframe, the most recent klines. (A candle cache in the market area can
+/// replace this source without touching the plugins.) Market context is not available here;
+/// plugins that ask for it get none.
+pub struct ExchangeMarket {
+    exchange: std::sync::Arc<dyn crate::exchange::Exchange>,
+}
+
+impl ExchangeMarket {
+    pub fn new(exchange: std::sync::Arc<dyn crate::exchange::Exchange>) -> Self {
+        ExchangeMarket { exchange }
+    }
+
+    async fn symbol(
+        &self,
+        symbol: &str,
+        needs: &[CandleNeed],
+        ticker: Option<&crate::exchange::Ticker24h>,
+    ) -> Result<SymbolData, String> {
+        use rust_decimal::prelude::ToPrimitive;
+        let f = |d: rust_decimal::Decimal| d.to_f64().unwrap_or(f64::NAN);
+        let mut candles = Vec::with_capacity(needs.len());
+        for need in needs {
+            let klines = self
+                .exchange
+                .klines(symbol, &need.timeframe, need.count, None)
+                .await
+                .map_err(|e| format!("{symbol} {} klines: {e}", need.timeframe))?;
+            candles.push(Candles {
+                timeframe: need.timeframe.clone(),
+                open_time: klines.iter().map(|k| k.open_time).collect(),
+                open: klines.iter().map(|k| f(k.open.0)).collect(),
+                high: klines.iter().map(|k| f(k.high.0)).collect(),
+                low: klines.iter().map(|k| f(k.low.0)).collect(),
+                close: klines.iter().map(|k| f(k.close.0)).collect(),
+                volume: klines.iter().map(|k| f(k.volume)).collect(),
+            });
+        }
+        let ticker = ticker.ok_or_else(|| format!("{symbol}: no 24h ticker on the exchange"))?;
+        Ok(SymbolData {
+            symbol: symbol.to_string(),
+            last_price: f(ticker.last_price.0),
+            quote_volume_24h: f(ticker.quote_volume),
+            candles,
+            market_context: None,
+        })
+    }
+}
+
+impl MarketData for ExchangeMarket {
+    fn snapshot(&self, query: MarketQuery) -> BoxFuture<'_, Result<MarketSnapshot, String>> {
+        Box::pin(async move {
+            let mut wanted = query.symbols.clone();
+            wanted.extend(query.reference.iter().cloned());
+            let tickers = self
+                .exchange
+                .tickers_24h(&wanted)
+                .await
+                .map_err(|e| format!("24h tickers: {e}"))?;
+            let ticker = |s: &str| tickers.iter().find(|t| t.symbol == s);
+            let mut symbols = Vec::with_capacity(query.symbols.len());
+            for s in &query.symbols {
+                symbols.push(self.symbol(s, &query.candles, ticker(s)).await?);
+            }
+            let reference = match &query.reference {
+                Some(r) => Some(self.symbol(r, &query.candles, ticker(r)).await?),
+                None => None,
+            };
             Ok(MarketSnapshot { symbols, reference })
         })
     }

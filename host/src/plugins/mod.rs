@@ -28,7 +28,7 @@ use utoipa::ToSchema;
 use crate::clock::SharedClock;
 use crate::config::{Config, PluginsConfig};
 use crate::store::{Store, tables};
-pub use market::{MarketData, MarketQuery, NoMarketData, SyntheticMarket};
+pub use market::{ExchangeMarket, MarketData, MarketQuery, NoMarketData, SyntheticMarket};
 pub use model::{Manifest, MarketSnapshot, ScanError, ScanRequest, ScanResponse};
 use registry::{LoadOutcome, Registry};
 pub use registry::{LoadedPlugin, PluginInfo, PluginStatus};

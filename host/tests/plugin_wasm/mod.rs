@@ -32,6 +32,11 @@ pub fn template_path() -> PathBuf {
     target_dir.join("wasm32-wasip2/release").join(FILE)
 }
 
+/// A sandbox test guest from `target/test-guests/` (built by `cargo xtask plugins`), if there.
+pub fn test_guest(file: &str) -> Option<Vec<u8>> {
+    std::fs::read(root().join("target/test-guests").join(file)).ok()
+}
+
 pub fn template_wasm() -> Vec<u8> {
     std::fs::read(template_path()).unwrap()
 }

@@ -1,0 +1,47 @@
+//! A plugin scan on the default configuration reads the active exchange (here the paper
+//! exchange: the in-process simulator) for the klines and 24 h tickers its manifest asks for.
+
+mod plugin_support;
+
+use plugin_support::{deploy, wasm};
+use spotbot_tests::TestHost;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_strategy_scans_the_paper_exchange() {
+    let plugins_dir = tempfile::tempdir().unwrap();
+    deploy(plugins_dir.path(), "template.wasm", &wasm("strategy-template"));
+    let toml = format!("[plugins]\ndir = {:?}\n", plugins_dir.path().display().to_string());
+    let host = TestHost::start(&toml).await;
+    assert!(host.app.exchange.as_ref().is_some_and(|e| e.paper.is_some()), "paper mode by default");
+
+    let r = host
+        .http
+        .post(host.url("/api/strategies/template/scan"))
+        .json(&serde_json::json!({"symbols": ["BTCUSDT", "ETHUSDT"]}))
+        .send()
+        .await
+        .unwrap();
+    let status = r.status();
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    let results = body["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{body}");
+    for (result, symbol) in results.iter().zip(["BTCUSDT", "ETHUSDT"]) {
+        assert_eq!(result["symbol"], symbol);
+        assert_eq!(result["bot"], "template");
+        assert!(result["price"].as_f64().unwrap() > 0.0, "{result}");
+        assert!(["buy", "skip"].contains(&result["direction"].as_str().unwrap()), "{result}");
+    }
+
+    let r = host
+        .http
+        .post(host.url("/api/strategies/template/scan"))
+        .json(&serde_json::json!({"symbols": ["NOSUCHCOIN"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["error"], "market_data_unavailable", "{body}");
+    host.stop().await;
+}
