@@ -267,6 +267,19 @@ async fn order_types_and_their_exchange_behaviour() {
     // A resting LIMIT_MAKER.
     let lm = NewOrder { price: Some(Price(d("149"))), client_order_id: "lm2".into(), ..lm };
     assert_eq!(ex.place_order(&lm).await.expect("maker").status, OrderStatus::New);
+    // Quantities are rounded down to the step before sending (SOLUSDT step 0.001).
+    let o = ex
+        .place_order(&NewOrder::market("SOLUSDT", Side::Buy, Qty(d("1.23456")), "rnd1"))
+        .await
+        .expect("rounded order");
+    assert_eq!(o.executed_qty, Qty(d("1.234")));
+    assert!(
+        h.sim
+            .sim
+            .orders()
+            .iter()
+            .any(|x| x["clientOrderId"] == "rnd1" && x["origQty"] == "1.23400000")
+    );
     // MARKET BUY by quote amount.
     let q = NewOrder {
         qty: None,

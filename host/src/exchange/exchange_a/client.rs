@@ -541,6 +541,8 @@ impl ExchangeAClient {
     async fn submit_order(&self, o: &NewOrder) -> Result<Order, ExchangeError> {
         check_client_id(&o.client_order_id)?;
         let rules = self.rules_for(&o.symbol).await?;
+        let rounded = rules.round_order(o);
+        let o = &rounded;
         let last = if o.order_type == OrderType::Market && o.qty.is_some() {
             Some(self.recent_price(&o.symbol).await?)
         } else {
@@ -610,6 +612,8 @@ impl ExchangeAClient {
             check_client_id(id)?;
         }
         let rules = self.rules_for(&o.symbol).await?;
+        let rounded = rules.round_oco(o);
+        let o = &rounded;
         rules.check_oco(o)?;
         let params = Self::oco_params(o);
         for send in 0..2 {

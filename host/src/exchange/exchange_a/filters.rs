@@ -6,7 +6,7 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use serde::Serialize;
 
 use super::wire::SymbolInfo;
-use crate::exchange::{ExchangeError, NewOco, NewOrder, OrderType, Price, Qty};
+use crate::exchange::{ExchangeError, NewOco, NewOrder, OrderType, Price, Qty, Side};
 
 /// Trading rules of one symbol. A zero value disables that rule, as on the exchange.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -131,6 +131,42 @@ impl SymbolRules {
     /// A quantity rounded down to the step: never more than what is owned.
     pub fn floor_qty(&self, q: Decimal) -> Qty {
         Qty(round_to_step(q, self.step_size, RoundingStrategy::ToZero))
+    }
+
+    /// The order with its quantity rounded down to the step and its prices to the nearest
+    /// tick (a SELL stop-limit's limit down, a BUY's up, so the buffer never shrinks). Values
+    /// that rounding makes invalid are then refused by [`SymbolRules::check_order`].
+    pub fn round_order(&self, o: &NewOrder) -> NewOrder {
+        let limit = |p: Price| match (o.order_type, o.side) {
+            (OrderType::StopLossLimit, Side::Sell) => self.floor_price(p.0),
+            (OrderType::StopLossLimit, Side::Buy) => self.ceil_price(p.0),
+            _ => self.round_price(p.0),
+        };
+        let step = if o.order_type == OrderType::Market && self.market_step_size > Decimal::ZERO {
+            self.market_step_size.max(self.step_size)
+        } else {
+            self.step_size
+        };
+        NewOrder {
+            qty: o.qty.map(|q| Qty(round_to_step(q.0, step, RoundingStrategy::ToZero))),
+            price: o.price.map(limit),
+            stop_price: o.stop_price.map(|p| self.round_price(p.0)),
+            ..o.clone()
+        }
+    }
+
+    /// The OCO with the same rounding rules as [`SymbolRules::round_order`].
+    pub fn round_oco(&self, o: &NewOco) -> NewOco {
+        NewOco {
+            qty: self.floor_qty(o.qty.0),
+            take_profit: self.round_price(o.take_profit.0),
+            stop_price: self.round_price(o.stop_price.0),
+            stop_limit_price: match o.side {
+                Side::Sell => self.floor_price(o.stop_limit_price.0),
+                Side::Buy => self.ceil_price(o.stop_limit_price.0),
+            },
+            ..o.clone()
+        }
     }
 
     fn check_price(&self, what: &str, p: Price) -> Result<(), ExchangeError> {
@@ -271,7 +307,6 @@ impl SymbolRules {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exchange::Side;
     use rust_decimal_macros::dec;
 
     fn rules() -> SymbolRules {
@@ -297,6 +332,30 @@ mod tests {
         assert_eq!(r.floor_qty(dec!(0.123456)).0, dec!(0.1234));
         // zero step (MARKET_LOT_SIZE disabled) does not divide by zero
         assert_eq!(round_to_step(dec!(1.5), Decimal::ZERO, RoundingStrategy::ToZero), dec!(1.5));
+    }
+
+    #[test]
+    fn orders_are_rounded_to_tick_and_step_before_the_check() {
+        let r = rules();
+        let o = NewOrder {
+            order_type: OrderType::StopLossLimit,
+            stop_price: Some(Price(dec!(2900.004))),
+            ..NewOrder::limit(
+                "ETHUSDT",
+                Side::Sell,
+                Qty(dec!(0.123456)),
+                Price(dec!(2894.209)),
+                "c",
+            )
+        };
+        let o = r.round_order(&o);
+        assert_eq!(o.qty, Some(Qty(dec!(0.1234))));
+        assert_eq!(o.price, Some(Price(dec!(2894.2))), "a SELL stop-limit's limit rounds down");
+        assert_eq!(o.stop_price, Some(Price(dec!(2900))));
+        assert!(r.check_order(&o, None).is_ok());
+        let dust = r.round_order(&NewOrder::market("ETHUSDT", Side::Sell, Qty(dec!(0.00009)), "d"));
+        let err = r.check_order(&dust, Some(Price(dec!(3000)))).expect_err("rounds to zero");
+        assert!(err.to_string().contains("must be positive"), "{err}");
     }
 
     #[test]
