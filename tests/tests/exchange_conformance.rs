@@ -179,6 +179,14 @@ async fn bracket_round_trip(ex: &dyn Exchange, symbol: &str) {
         .expect("market exit after cancel");
     assert_eq!(exit.status, OrderStatus::Filled);
 
+    let history = ex.all_orders(symbol, 50).await.expect("all orders");
+    assert!(history.iter().any(|o| o.client_order_id == buy_id && o.status == OrderStatus::Filled));
+    assert!(
+        history
+            .iter()
+            .any(|o| o.order_list_id == Some(list.order_list_id)
+                && o.status == OrderStatus::Canceled)
+    );
     let trades = ex.my_trades(symbol, Some(buy.order_id)).await.expect("trades");
     assert!(!trades.is_empty() && trades.iter().all(|t| t.is_buyer && t.order_id == buy.order_id));
 }
@@ -423,6 +431,15 @@ async fn request_weight_is_read_from_the_headers() {
     assert_eq!(h.client.used_weight(), 4);
     h.client.balances().await.expect("balances");
     assert!(h.client.used_weight() >= 25);
+    h.set_price("BTCUSDT", "60000");
+    for i in 0..3 {
+        let id = format!("cnt{i}");
+        h.client
+            .place_order(&NewOrder::market("BTCUSDT", Side::Buy, Qty(d("0.001")), &id))
+            .await
+            .expect("order");
+    }
+    assert_eq!(h.client.order_count_10s(), 3);
 }
 
 #[tokio::test]

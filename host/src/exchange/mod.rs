@@ -427,6 +427,12 @@ pub trait Exchange: Send + Sync {
         symbol: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Vec<Order>, ExchangeError>>;
     fn open_order_lists(&self) -> BoxFuture<'_, Result<Vec<OrderList>, ExchangeError>>;
+    /// Recent orders of a symbol in any state (oldest first), for reconciliation by client id.
+    fn all_orders<'a>(
+        &'a self,
+        symbol: &'a str,
+        limit: u32,
+    ) -> BoxFuture<'a, Result<Vec<Order>, ExchangeError>>;
     /// Trades of a symbol, optionally of one order.
     fn my_trades<'a>(
         &'a self,

@@ -106,6 +106,7 @@ pub struct ExchangeAClient {
     time_synced: AtomicBool,
     used_weight: AtomicU64,
     weight_limit: AtomicU64,
+    order_count_10s: AtomicU64,
     blocked_until: Mutex<Option<Instant>>,
     banned_until: Mutex<Option<Instant>>,
     rules: RwLock<HashMap<String, SymbolRules>>,
@@ -175,6 +176,7 @@ impl ExchangeAClient {
             time_offset_ms: AtomicI64::new(0),
             time_synced: AtomicBool::new(false),
             used_weight: AtomicU64::new(0),
+            order_count_10s: AtomicU64::new(0),
             weight_limit: AtomicU64::new(6000),
             blocked_until: Mutex::new(None),
             banned_until: Mutex::new(None),
@@ -191,6 +193,11 @@ impl ExchangeAClient {
     /// Request weight used in the current minute, as the last response reported it.
     pub fn used_weight(&self) -> u64 {
         self.used_weight.load(Ordering::Relaxed)
+    }
+
+    /// Orders placed in the last 10 s, as the last accepted order's answer reported it.
+    pub fn order_count_10s(&self) -> u64 {
+        self.order_count_10s.load(Ordering::Relaxed)
     }
 
     /// Server time minus local time, ms (as measured at the last sync).
@@ -283,6 +290,13 @@ impl ExchangeAClient {
         })?;
         let status = response.status();
         let headers = response.headers().clone();
+        if let Some(n) = headers
+            .get("x-mbx-order-count-10s")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            self.order_count_10s.store(n, Ordering::Relaxed);
+        }
         if let Some(w) = headers
             .get("x-mbx-used-weight-1m")
             .and_then(|v| v.to_str().ok())
@@ -861,6 +875,20 @@ impl Exchange for ExchangeAClient {
                 .call(Method::GET, "/api/v3/openOrderList", Params::new(), Security::Signed)
                 .await?;
             v.into_iter().map(wire::OrderListJson::into_list).collect()
+        })
+    }
+
+    fn all_orders<'a>(
+        &'a self,
+        symbol: &'a str,
+        limit: u32,
+    ) -> BoxFuture<'a, Result<Vec<Order>, ExchangeError>> {
+        Box::pin(async move {
+            let mut p = Params::new();
+            p.push("symbol", symbol).push("limit", limit.clamp(1, 1000).to_string());
+            let v: Vec<wire::OrderJson> =
+                self.call(Method::GET, "/api/v3/allOrders", p, Security::Signed).await?;
+            v.into_iter().map(|o| o.into_order(None)).collect()
         })
     }
 
