@@ -465,6 +465,18 @@ async fn paper_mode_runs_the_simulator_in_process() {
         .await
         .expect("paper order");
     assert_eq!(o.status, OrderStatus::Filled);
+
+    let custom = spotbot::config::ExchangeConfig { paper_seed: 9, paper_usdt: 500.0, ..config };
+    let connected = spotbot::exchange::paper::connect(
+        &custom,
+        &spotbot::config::Secrets::default(),
+        std::sync::Arc::new(spotbot::clock::SystemClock),
+    )
+    .await
+    .expect("connect")
+    .expect("exchange A");
+    let usdt = connected.client.balances().await.expect("balances");
+    assert!(usdt.iter().any(|b| b.asset == "USDT" && b.free == Decimal::from(500)));
 }
 
 // ------------------------------------------------------------------------------------------

@@ -34,13 +34,29 @@ pub enum LogFormat {
 }
 
 /// `[exchange]`: which exchange trades, and against which environment.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ExchangeConfig {
     pub active: ExchangeName,
     pub mode: ExchangeMode,
     /// Overrides the REST base derived from `mode` (mainnet/testnet); empty means none.
     pub base_url: Option<String>,
+    /// Paper mode: seed of the simulator's synthetic market (same seed, same prices).
+    pub paper_seed: u64,
+    /// Paper mode: USDT the simulated account starts with.
+    pub paper_usdt: f64,
+}
+
+impl Default for ExchangeConfig {
+    fn default() -> Self {
+        Self {
+            active: ExchangeName::default(),
+            mode: ExchangeMode::default(),
+            base_url: None,
+            paper_seed: 1,
+            paper_usdt: 10_000.0,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]

@@ -100,6 +100,7 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
     if let Some(url) = &config.exchange.base_url {
         check_url("exchange.base_url", url)?;
     }
+    Checker { prefix: "exchange" }.in_range("paper_usdt", config.exchange.paper_usdt, 0.0, 1e12)?;
 
     Checker { prefix: "risk" }.non_negative("max_trading_usdt", config.risk.max_trading_usdt)?;
 

@@ -97,7 +97,13 @@ pub async fn connect(
         return Ok(None);
     }
     let Some(url) = base_url(config) else {
-        return start_paper(&PaperSettings::default(), clock).await.map(Some);
+        let settings = PaperSettings {
+            seed: config.paper_seed,
+            usdt: Decimal::from_f64_retain(config.paper_usdt)
+                .map(|d| d.round_dp(8))
+                .unwrap_or(PaperSettings::default().usdt),
+        };
+        return start_paper(&settings, clock).await.map(Some);
     };
     let signer = match (&secrets.exchange_api_key, &secrets.exchange_api_secret) {
         (Some(k), Some(s)) => Some(Signer::new(k.clone(), s.clone())),
