@@ -1,6 +1,8 @@
 //! Project commands, so that a fresh machine with only the Rust toolchain needs two commands:
 //! `cargo xtask demo` and `cargo xtask test`.
 
+mod demo;
+mod http;
 mod plugins;
 
 use std::process::{Command, ExitCode};
@@ -8,14 +10,15 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 
 const USAGE: &str = "usage: cargo xtask <demo|test|plugins>
-  demo     build the plugins and serve the demo (paper exchange, synthetic market) on 127.0.0.1:8000
+  demo     build everything, start the license server and serve the demo (paper exchange,
+           synthetic market, free license) on 127.0.0.1:8000
   test     everything CI checks: fmt, clippy, plugin build, all tests
   plugins  build every plugin into the plugins folder";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("demo") => demo(),
+        Some("demo") => demo::run(),
         Some("test") => test(),
         Some("plugins") => plugins::build_all(),
         _ => {
@@ -59,25 +62,4 @@ fn test() -> anyhow::Result<()> {
     cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     plugins::build_all()?;
     cargo(&["test", "--workspace"])
-}
-
-fn demo() -> anyhow::Result<()> {
-    plugins::build_all()?;
-    println!(
-        "spotbot demo: dashboard http://127.0.0.1:8000/api/dashboard  API http://127.0.0.1:8000/api  (Ctrl-C stops)"
-    );
-    cargo(&[
-        "run",
-        "--release",
-        "--package",
-        "spotbot",
-        "--",
-        "serve",
-        "--config",
-        "examples/config.toml",
-        "--addr",
-        "127.0.0.1:8000",
-        "--data-dir",
-        "data/demo",
-    ])
 }

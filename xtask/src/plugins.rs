@@ -92,7 +92,7 @@ fn discover() -> anyhow::Result<Vec<PluginCrate>> {
         .collect())
 }
 
-fn target_dir() -> anyhow::Result<PathBuf> {
+pub fn target_dir() -> anyhow::Result<PathBuf> {
     let metadata = metadata()?;
     let dir =
         metadata["target_directory"].as_str().context("cargo metadata has a target directory")?;

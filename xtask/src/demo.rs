@@ -1,0 +1,121 @@
+//! `cargo xtask demo`: everything the demo needs on one machine with no keys. Builds the
+//! plugins and binaries, starts the reference license server and the service in paper mode
+//! (in-process exchange simulator with a synthetic market), and gives the service a free
+//! license, so every route works as it would for an operator.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use anyhow::{Context, bail};
+
+use crate::{cargo, http, plugins, workspace_root};
+
+const API_ADDR: &str = "127.0.0.1:8000";
+const LICENSE_ADDR: &str = "127.0.0.1:8090";
+
+/// Kills the child when the demo ends, however it ends.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn run() -> anyhow::Result<()> {
+    plugins::build_all()?;
+    cargo(&["build", "--release", "--package", "spotbot", "--package", "spotbot-license-server"])?;
+    let root = workspace_root();
+    let release = plugins::target_dir()?.join("release");
+    let data = root.join("data").join("demo");
+    std::fs::create_dir_all(&data)?;
+
+    let (license_server, public_key) = start_license_server(&release, &data)?;
+    let _license_server = Guard(license_server);
+    let config = data.join("config.toml");
+    write_demo_config(&root.join("examples").join("config.toml"), &config, &public_key)?;
+
+    let host = Command::new(release.join("spotbot"))
+        .arg("serve")
+        .arg("--config")
+        .arg(&config)
+        .args(["--addr", API_ADDR])
+        .arg("--data-dir")
+        .arg(data.join("host"))
+        .current_dir(&root)
+        .spawn()
+        .context("cannot start spotbot")?;
+    let mut host = Guard(host);
+    http::wait_until_up(API_ADDR, "/api/health", 120)?;
+    ensure_license()?;
+    println!();
+    println!("spotbot demo is running (paper exchange, synthetic market, no keys needed)");
+    println!("  dashboard: http://{API_ADDR}/api/dashboard");
+    println!("  API:       http://{API_ADDR}/api   (OpenAPI: http://{API_ADDR}/api/openapi.json)");
+    println!("  Ctrl-C stops it; data lives in {}", data.display());
+    let status = host.0.wait()?;
+    if !status.success() {
+        bail!("spotbot exited with {status}");
+    }
+    Ok(())
+}
+
+/// Starts `spotbot-license-server` and reads the public key it prints first.
+fn start_license_server(release: &Path, data: &Path) -> anyhow::Result<(Child, String)> {
+    let mut child = Command::new(release.join("spotbot-license-server"))
+        .args(["--addr", LICENSE_ADDR])
+        .arg("--data-dir")
+        .arg(data.join("license-server"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("cannot start spotbot-license-server")?;
+    let stdout = child.stdout.take().context("license server stdout")?;
+    let mut lines = BufReader::new(stdout);
+    let mut first = String::new();
+    lines.read_line(&mut first)?;
+    // Keep draining what the server prints later, so it never writes into a closed pipe.
+    std::thread::spawn(move || {
+        for line in lines.lines().map_while(Result::ok) {
+            println!("license server: {line}");
+        }
+    });
+    let key = first.trim().strip_prefix("public key: ").map(str::to_string);
+    match key {
+        Some(key) => Ok((child, key)),
+        None => {
+            let _ = child.kill();
+            bail!("license server did not print its public key (got {first:?})")
+        }
+    }
+}
+
+/// The example config with the demo's license server filled in.
+fn write_demo_config(example: &Path, dest: &Path, public_key: &str) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(example)?;
+    let license_at =
+        text.find("[license]").context("examples/config.toml has a [license] section")?;
+    let demo = format!(
+        "{}[license]\nserver_url = \"http://{LICENSE_ADDR}\"\npublic_key = \"{public_key}\"\n",
+        &text[..license_at]
+    );
+    std::fs::write(dest, demo)?;
+    Ok(())
+}
+
+/// Registers a free license through the service unless its cached one is active.
+fn ensure_license() -> anyhow::Result<()> {
+    let (_, status) = http::request(API_ADDR, "GET", "/api/license/status", None)?;
+    if status.contains("\"status\":\"active\"") {
+        return Ok(());
+    }
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_secs();
+    let body = format!("{{\"email\":\"demo-{stamp}@spotbot.local\",\"name\":\"Demo operator\"}}");
+    let (code, answer) = http::request(API_ADDR, "POST", "/api/license/register", Some(&body))?;
+    if code != 200 || !answer.contains("\"ok\":true") {
+        bail!("demo license registration failed ({code}): {answer}");
+    }
+    println!("registered a free demo license");
+    Ok(())
+}
