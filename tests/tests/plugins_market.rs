@@ -32,10 +32,15 @@ async fn the_example_strategy_scans_the_paper_exchange() {
         assert!(result["price"].as_f64().unwrap() > 0.0, "{result}");
         assert!(["buy", "skip"].contains(&result["direction"].as_str().unwrap()), "{result}");
     }
+    let state: serde_json::Value =
+        host.http.get(host.url("/api/state")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(state["log"][0]["agent"], "scout", "the scout card reflects scans by default");
+    assert_eq!(state["log"][0]["status"], "ok");
+    assert!(state["log"][0]["action"].as_str().unwrap().contains("template"), "{state}");
 
     let r = host
         .http
-        .post(host.url("/api/strategies/template/scan"))
+        .post(host.url("/api/strategies/template/scan?agent=coo"))
         .json(&serde_json::json!({"symbols": ["NOSUCHCOIN"]}))
         .send()
         .await
@@ -43,5 +48,13 @@ async fn the_example_strategy_scans_the_paper_exchange() {
     assert_eq!(r.status(), 503);
     let body: serde_json::Value = r.json().await.unwrap();
     assert_eq!(body["error"], "market_data_unavailable", "{body}");
+    let state: serde_json::Value =
+        host.http.get(host.url("/api/state")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(state["log"][0]["agent"], "coo");
+    assert_eq!(state["log"][0]["status"], "error");
+
+    let r =
+        host.http.post(host.url("/api/strategies/template/scan?agent=ceo")).send().await.unwrap();
+    assert_eq!(r.status(), 422, "an unknown agent is refused");
     host.stop().await;
 }

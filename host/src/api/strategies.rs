@@ -12,7 +12,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
-use super::extract::ApiPath;
+use super::extract::{ApiPath, ApiQuery};
+use crate::dashboard::AgentName;
 use crate::plugins::{PluginError, PluginInfo, ScanOutcome};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -30,6 +31,14 @@ pub struct StrategiesList {
 pub struct ScanBody {
     /// Symbols to scan; default: the watchlist.
     pub symbols: Option<Vec<String>>,
+}
+
+/// Query of a scan: which agent card reflects it.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ScanQuery {
+    /// Agent whose card and log entry reflect the scan (default scout).
+    pub agent: Option<AgentName>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -66,18 +75,20 @@ async fn list(State(state): State<AppState>) -> Json<StrategiesList> {
 /// Runs one plugin over `symbols` (default: the watchlist) and returns its raw results and
 /// alerts. Persists the plugin's own state; creates no signal and places no order.
 #[utoipa::path(post, path = "/api/strategies/{name}/scan", tag = "strategies",
-    params(("name" = String, Path, description = "Plugin name from its manifest")),
+    params(("name" = String, Path, description = "Plugin name from its manifest"), ScanQuery),
     request_body(content = Option<ScanBody>, description = "Optional symbols"),
     responses(
         (status = 200, description = "The plugin's results", body = ScanAnswer),
         (status = 404, description = "No plugin of that name is loaded", body = ErrorBody),
+        (status = 400, description = "The body is not valid JSON", body = ErrorBody),
         (status = 422, description = "The plugin failed: deadline, memory cap, trap, oversized \
-            or invalid result, or it reported an error", body = ErrorBody),
+            or invalid result, or it reported an error; or a bad body or agent", body = ErrorBody),
         (status = 503, description = "No market data for the scan", body = ErrorBody),
     ))]
 async fn scan(
     State(state): State<AppState>,
     ApiPath(name): ApiPath<String>,
+    ApiQuery(query): ApiQuery<ScanQuery>,
     body: Bytes,
 ) -> Result<Json<ScanAnswer>, ApiError> {
     // The body is optional, so it is parsed by hand: empty means "the watchlist".
@@ -101,8 +112,18 @@ async fn scan(
     {
         return Err(ApiError::unprocessable("invalid_body", "`symbols` must not be empty."));
     }
-    let outcome = state.plugins.scan(&name, symbols).await?;
-    Ok(Json(ScanAnswer { ok: true, outcome }))
+    let agent = query.agent.unwrap_or(AgentName::Scout).as_str();
+    match state.plugins.scan(&name, symbols).await {
+        Ok(outcome) => {
+            let action = format!("plugin scan {name}: {} results", outcome.results.len());
+            state.dashboard.record(agent, &action, "ok");
+            Ok(Json(ScanAnswer { ok: true, outcome }))
+        }
+        Err(err) => {
+            state.dashboard.record(agent, &format!("plugin scan {name}: {}", err.code()), "error");
+            Err(err.into())
+        }
+    }
 }
 
 pub fn routes() -> OpenApiRouter<AppState> {
