@@ -23,8 +23,6 @@ pub struct RunningApp {
     /// The address actually bound (useful with port 0).
     pub addr: SocketAddr,
     pub state: AppState,
-    /// The active exchange (exchange A client; in paper mode also the in-process simulator).
-    pub exchange: Option<crate::exchange::paper::ConnectedExchange>,
     shutdown: Option<oneshot::Sender<()>>,
     server: JoinHandle<std::io::Result<()>>,
 }
@@ -61,9 +59,11 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     let exchange =
         crate::exchange::paper::connect(&config.exchange, &config.secrets, clock.clone())
             .await
-            .context("cannot set up the exchange")?;
-    let plugins = start_plugins(&config, &store, &clock, exchange.as_ref()).await?;
+            .context("cannot set up the exchange")?
+            .map(Arc::new);
+    let plugins = start_plugins(&config, &store, &clock, exchange.as_deref()).await?;
     let state = AppState {
+        exchange,
         plugins,
         license,
         dashboard: Arc::new(Dashboard::new(clock.clone())),
@@ -85,7 +85,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
             .await
     });
     tracing::info!(%addr, "serving the API");
-    Ok(RunningApp { addr, state, exchange, shutdown: Some(shutdown), server })
+    Ok(RunningApp { addr, state, shutdown: Some(shutdown), server })
 }
 
 /// Loads the plugins folder (compiling on a blocking thread) and starts hot reload. Plugin

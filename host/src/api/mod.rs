@@ -37,6 +37,9 @@ pub struct AppState {
     pub dashboard: Arc<Dashboard>,
     pub license: Arc<crate::license::License>,
     pub plugins: crate::plugins::Plugins,
+    /// The active exchange (exchange A client; in paper mode also the in-process simulator);
+    /// `None` when the configured exchange has no client yet (exchange B).
+    pub exchange: Option<Arc<crate::exchange::paper::ConnectedExchange>>,
 }
 
 #[derive(OpenApi)]

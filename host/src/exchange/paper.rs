@@ -94,6 +94,10 @@ pub async fn connect(
     clock: SharedClock,
 ) -> Result<Option<ConnectedExchange>, ExchangeError> {
     if config.active != ExchangeName::ExchangeA {
+        tracing::warn!(
+            exchange = config.active.as_str(),
+            "no client for this exchange yet: market data and trading are unavailable"
+        );
         return Ok(None);
     }
     let Some(url) = base_url(config) else {
