@@ -101,6 +101,7 @@ async fn status(State(state): State<AppState>) -> Json<LicenseStatus> {
         (status = 422, description = "Email or name invalid; the detail names the field", body = super::error::ErrorBody),
         (status = 429, description = "Too many registrations from this address", body = super::error::ErrorBody),
         (status = 502, description = "The license server cannot be reached", body = super::error::ErrorBody),
+        (status = 503, description = "No license server or public key is configured", body = super::error::ErrorBody),
     ))]
 async fn register(
     State(state): State<AppState>,
@@ -134,6 +135,7 @@ async fn register(
         (status = 409, description = "The license was revoked", body = super::error::ErrorBody),
         (status = 422, description = "The key is malformed", body = super::error::ErrorBody),
         (status = 502, description = "The license server cannot be reached", body = super::error::ErrorBody),
+        (status = 503, description = "No license server or public key is configured", body = super::error::ErrorBody),
     ))]
 async fn activate(
     State(state): State<AppState>,
