@@ -28,12 +28,21 @@ pub struct RunningApp {
 }
 
 impl RunningApp {
-    /// Stops accepting connections, lets requests in flight finish, and waits for the server.
+    /// Stops accepting connections, lets requests in flight finish, waits for the server, stops
+    /// hot reload, and waits until background work has let go of the store, so the database is
+    /// closed when this returns (a restart in the same process can open it again).
     pub async fn stop(mut self) -> anyhow::Result<()> {
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());
         }
         (&mut self.server).await.context("server task failed")??;
+        let RunningApp { state, .. } = self;
+        state.plugins.stop_watching();
+        let store = state.store.clone();
+        drop(state);
+        if !store.wait_until_sole_handle(std::time::Duration::from_secs(30)).await {
+            anyhow::bail!("background work still holds the store 30 s after shutdown");
+        }
         Ok(())
     }
 

@@ -126,6 +126,20 @@ impl Store {
         Ok(value)
     }
 
+    /// Waits until this handle is the last one, so that dropping it closes the database and
+    /// releases its file lock; background work (a plugin reload, a license tick) that still
+    /// holds a handle finishes first. False when `timeout` passed first.
+    pub async fn wait_until_sole_handle(&self, timeout: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while Arc::strong_count(&self.db) > 1 {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        true
+    }
+
     /// Sets the schema version; only migrations and tests call this.
     pub fn set_schema_version(&self, version: u64) -> Result<(), StoreError> {
         self.write(|w| {
