@@ -56,6 +56,22 @@ async fn the_example_strategy_scans_the_paper_exchange() {
     assert_eq!(state["log"][0]["agent"], "coo");
     assert_eq!(state["log"][0]["status"], "error");
 
+    let r = host
+        .http
+        .post(host.url("/api/strategies/template/scan"))
+        .body("{\"symbols\": [")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400, "invalid JSON in the optional body");
+    let r = host
+        .http
+        .post(host.url("/api/strategies/template/scan"))
+        .json(&serde_json::json!({"symbol": ["BTCUSDT"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422, "an unknown field in the optional body");
     let r =
         host.http.post(host.url("/api/strategies/template/scan?agent=ceo")).send().await.unwrap();
     assert_eq!(r.status(), 422, "an unknown agent is refused");

@@ -53,6 +53,27 @@ impl ApiError {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, code, detail)
     }
 
+    /// The body is not JSON at all.
+    pub fn invalid_json(reason: &str) -> Self {
+        Self::bad_request("invalid_json", format!("The body is not valid JSON: {reason}"))
+    }
+
+    /// The body is JSON but a field is missing, unknown or of the wrong type.
+    pub fn invalid_body(reason: &str) -> Self {
+        Self::unprocessable(
+            "invalid_body",
+            format!("The body does not match the expected fields: {reason}"),
+        )
+    }
+
+    pub fn payload_too_large() -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            "The request body is larger than the configured limit (server.max_body_bytes).",
+        )
+    }
+
     /// An unexpected failure inside the service; the detail is logged and returned as is, so
     /// callers must not put secrets into it.
     pub fn internal(detail: impl Into<String>) -> Self {
@@ -79,28 +100,17 @@ impl From<crate::store::StoreError> for ApiError {
 impl From<JsonRejection> for ApiError {
     fn from(rejection: JsonRejection) -> Self {
         match rejection {
-            JsonRejection::JsonSyntaxError(err) => Self::bad_request(
-                "invalid_json",
-                format!("The body is not valid JSON: {}", err.body_text()),
-            ),
-            JsonRejection::JsonDataError(err) => Self::unprocessable(
-                "invalid_body",
-                format!(
-                    "The body does not match the expected fields: {}",
-                    inner_reason(&err.body_text())
-                ),
-            ),
+            JsonRejection::JsonSyntaxError(err) => Self::invalid_json(&err.body_text()),
+            JsonRejection::JsonDataError(err) => {
+                Self::invalid_body(&inner_reason(&err.body_text()))
+            }
             JsonRejection::MissingJsonContentType(_) => Self::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "unsupported_media_type",
                 "Send the body with `Content-Type: application/json`.",
             ),
             JsonRejection::BytesRejection(err) if err.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-                Self::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "payload_too_large",
-                    "The request body is larger than the configured limit (server.max_body_bytes).",
-                )
+                Self::payload_too_large()
             }
             other => Self::bad_request("invalid_body", other.body_text()),
         }

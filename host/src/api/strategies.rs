@@ -3,7 +3,6 @@
 //! are created, nothing is traded).
 
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -12,7 +11,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
-use super::extract::{ApiPath, ApiQuery};
+use super::extract::{ApiPath, ApiQuery, OptionalJson};
 use crate::dashboard::AgentName;
 use crate::plugins::{PluginError, PluginInfo, ScanOutcome};
 
@@ -89,23 +88,8 @@ async fn scan(
     State(state): State<AppState>,
     ApiPath(name): ApiPath<String>,
     ApiQuery(query): ApiQuery<ScanQuery>,
-    body: Bytes,
+    OptionalJson(body): OptionalJson<ScanBody>,
 ) -> Result<Json<ScanAnswer>, ApiError> {
-    // The body is optional, so it is parsed by hand: empty means "the watchlist".
-    let body: ScanBody = if body.iter().all(u8::is_ascii_whitespace) {
-        ScanBody::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| {
-            if e.is_syntax() || e.is_eof() {
-                ApiError::bad_request("invalid_json", format!("The body is not valid JSON: {e}"))
-            } else {
-                ApiError::unprocessable(
-                    "invalid_body",
-                    format!("The body does not match the expected fields: {e}"),
-                )
-            }
-        })?
-    };
     let symbols = body.symbols;
     if let Some(symbols) = &symbols
         && symbols.is_empty()
