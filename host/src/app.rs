@@ -14,7 +14,10 @@ use crate::api::{self, AppState};
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::dashboard::Dashboard;
+use crate::execution::{Execution, Parts, Timing};
 use crate::license::{self, License};
+use crate::messenger::Messenger;
+use crate::signals::Signals;
 use crate::store::Store;
 
 /// A running service. Dropping it without [`RunningApp::stop`] leaves the server running until
@@ -25,6 +28,9 @@ pub struct RunningApp {
     pub state: AppState,
     shutdown: Option<oneshot::Sender<()>>,
     server: JoinHandle<std::io::Result<()>>,
+    /// The reconciliation run at start (aborted by `stop` if still running: the journal keeps
+    /// every step restartable).
+    reconciliation: Option<JoinHandle<()>>,
 }
 
 impl RunningApp {
@@ -36,6 +42,10 @@ impl RunningApp {
             let _ = shutdown.send(());
         }
         (&mut self.server).await.context("server task failed")??;
+        if let Some(reconciliation) = self.reconciliation.take() {
+            reconciliation.abort();
+            let _ = reconciliation.await;
+        }
         let RunningApp { state, .. } = self;
         state.plugins.stop_watching();
         let store = state.store.clone();
@@ -65,18 +75,47 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         &license,
         std::time::Duration::from_secs(config.license.poll_seconds),
     );
-    let exchange =
+    let connected =
         crate::exchange::paper::connect(&config.exchange, &config.secrets, clock.clone())
             .await
-            .context("cannot set up the exchange")?
-            .map(Arc::new);
-    let plugins = start_plugins(&config, &store, &clock, exchange.as_deref()).await?;
+            .context("cannot set up the exchange")?;
+    let (exchange, paper) = match connected {
+        Some(c) => (Some(c.exchange), c.paper),
+        None => (None, None),
+    };
+    let plugins = start_plugins(&config, &store, &clock, exchange.clone()).await?;
+    let config = Arc::new(config);
+    let dashboard = Arc::new(Dashboard::new(clock.clone()));
+    let messenger = Messenger::new(&config.messenger, &config.secrets);
+    let execution = Execution::new(Parts {
+        exchange: exchange.clone(),
+        store: store.clone(),
+        messenger: messenger.clone(),
+        dashboard: dashboard.clone(),
+        config: config.clone(),
+        clock: clock.clone(),
+        timing: Timing::default(),
+    });
+    let signals =
+        Signals::new(execution.clone(), messenger.clone(), dashboard.clone(), clock.clone());
+    let reconciliation = exchange.is_some().then(|| {
+        let execution = execution.clone();
+        tokio::spawn(async move {
+            if let Err(err) = execution.reconcile().await {
+                tracing::error!(%err, "reconciliation at start failed; run GET /api/trades/recover");
+            }
+        })
+    });
     let state = AppState {
         exchange,
+        paper,
+        messenger,
+        execution,
+        signals,
         plugins,
         license,
-        dashboard: Arc::new(Dashboard::new(clock.clone())),
-        config: Arc::new(config),
+        dashboard,
+        config,
         clock,
         store,
     };
@@ -94,7 +133,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
             .await
     });
     tracing::info!(%addr, "serving the API");
-    Ok(RunningApp { addr, state, shutdown: Some(shutdown), server })
+    Ok(RunningApp { addr, state, shutdown: Some(shutdown), server, reconciliation })
 }
 
 /// Loads the plugins folder (compiling on a blocking thread) and starts hot reload. Plugin
@@ -103,12 +142,12 @@ async fn start_plugins(
     config: &Config,
     store: &Store,
     clock: &SharedClock,
-    exchange: Option<&crate::exchange::paper::ConnectedExchange>,
+    exchange: Option<Arc<dyn crate::exchange::Exchange>>,
 ) -> anyhow::Result<crate::plugins::Plugins> {
     use crate::plugins::{ExchangeMarket, MarketData, NoMarketData, Plugins, SyntheticMarket};
     let market: Arc<dyn MarketData> = match (config.plugins.market_data.as_str(), exchange) {
         ("synthetic", _) => Arc::new(SyntheticMarket),
-        (_, Some(exchange)) => Arc::new(ExchangeMarket::new(exchange.client.clone())),
+        (_, Some(exchange)) => Arc::new(ExchangeMarket::new(exchange)),
         (_, None) => Arc::new(NoMarketData),
     };
     let (config, store, clock) = (Arc::new(config.clone()), store.clone(), clock.clone());

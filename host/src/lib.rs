@@ -5,8 +5,11 @@
 //! - [`api`]: HTTP routes per spec group, the one error body, the OpenAPI document.
 //! - [`dashboard`]: agent cards and the 100-entry activity log every action writes to.
 //! - [`exchange`]: the `Exchange` trait, exchange A's wire client, paper mode (simulator in-process).
+//! - [`signals`]: pending signals, the skip rules, the ev/confidence gates, cleanup.
+//! - [`execution`]: sizing, the bracket order, close, the order journal, reconciliation.
 //! - [`plugins`]: strategy plugins as sandboxed Wasm components, hot-reloaded from a folder.
 //! - [`store`]: the redb database, its schema version and a table per persistent thing.
+//! - [`messenger`]: reaches the boss: message templates, HTML escaping and splitting, sending.
 //! - [`license`]: machine id, the signed license cache, 24 h revalidation, 72 h grace and
 //!   the table of routes that need a license.
 //! - [`config`]: the TOML file and environment secrets, validated before anything starts.
@@ -19,7 +22,10 @@ pub mod clock;
 pub mod config;
 pub mod dashboard;
 pub mod exchange;
+pub mod execution;
 pub mod license;
 pub mod logging;
+pub mod messenger;
 pub mod plugins;
+pub mod signals;
 pub mod store;

@@ -1,5 +1,7 @@
 //! Helpers for the end-to-end tests: start real servers on loopback and talk HTTP to them.
 
+pub mod fake_messenger;
+
 use std::sync::Arc;
 
 use spotbot::app::RunningApp;

@@ -456,11 +456,10 @@ async fn paper_mode_runs_the_simulator_in_process() {
     .expect("exchange A");
     let paper = connected.paper.as_ref().expect("simulator");
     assert!(paper.addr.ip().is_loopback());
-    assert!(connected.client.base_url().starts_with("http://127.0.0.1:"));
-    let usdt = connected.client.balances().await.expect("balances");
+    let usdt = connected.exchange.balances().await.expect("balances");
     assert!(usdt.iter().any(|b| b.asset == "USDT" && b.free == Decimal::from(10_000)));
     let o = connected
-        .client
+        .exchange
         .place_order(&NewOrder::market("BTCUSDT", Side::Buy, Qty(d("0.001")), "paper1"))
         .await
         .expect("paper order");
@@ -475,7 +474,7 @@ async fn paper_mode_runs_the_simulator_in_process() {
     .await
     .expect("connect")
     .expect("exchange A");
-    let usdt = connected.client.balances().await.expect("balances");
+    let usdt = connected.exchange.balances().await.expect("balances");
     assert!(usdt.iter().any(|b| b.asset == "USDT" && b.free == Decimal::from(500)));
 }
 

@@ -12,10 +12,7 @@ async fn the_example_strategy_scans_the_paper_exchange() {
     deploy(plugins_dir.path(), "template.wasm", &wasm("strategy-template"));
     let toml = format!("[plugins]\ndir = {:?}\n", plugins_dir.path().display().to_string());
     let host = TestHost::start(&toml).await;
-    assert!(
-        host.app.state.exchange.as_ref().is_some_and(|e| e.paper.is_some()),
-        "paper mode by default"
-    );
+    assert!(host.app.state.paper.is_some(), "paper mode by default");
 
     let r = host
         .http

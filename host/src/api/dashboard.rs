@@ -19,6 +19,7 @@ pub struct AgentReport {
     pub status: AgentStatus,
     /// What the agent is doing, free text (at most 500 characters).
     #[serde(default)]
+    #[schema(max_length = 500)]
     pub action: String,
 }
 
@@ -31,13 +32,11 @@ const MAX_ACTION_CHARS: usize = 500;
 
 /// An agent reports its own status.
 #[utoipa::path(post, path = "/api/agent/{name}", tag = "dashboard",
-    params(("name" = String, Path, description = "coo, finance, scout, bot-ops (current); tech, ops (earlier)")),
+    params(("name" = AgentName, Path, description = "coo, finance, scout, bot-ops (current); tech, ops (earlier)")),
     request_body = AgentReport,
     responses(
         (status = 200, description = "Card updated and event logged", body = Ok),
-        (status = 400, description = "Body is not valid JSON", body = ErrorBody),
-        (status = 413, description = "Body over the size limit", body = ErrorBody),
-        (status = 422, description = "Unknown agent name or status, or action too long", body = ErrorBody),
+        (status = 422, description = "`invalid_agent`: unknown agent name", body = ErrorBody),
     ))]
 async fn report_agent(
     State(state): State<AppState>,

@@ -140,3 +140,127 @@ impl From<PathRejection> for ApiError {
 fn inner_reason(text: &str) -> String {
     text.split_once(": ").map_or(text, |(_, reason)| reason).to_string()
 }
+
+/// An error answer that the shared machinery (extractors, layers) gives on many routes.
+struct CommonError {
+    status: u16,
+    code: &'static str,
+    when: &'static str,
+}
+
+const INVALID_JSON: CommonError =
+    CommonError { status: 400, code: "invalid_json", when: "the body is not valid JSON" };
+const PAYLOAD_TOO_LARGE: CommonError = CommonError {
+    status: 413,
+    code: "payload_too_large",
+    when: "the body is larger than server.max_body_bytes",
+};
+const UNSUPPORTED_MEDIA_TYPE: CommonError = CommonError {
+    status: 415,
+    code: "unsupported_media_type",
+    when: "the body is sent without `Content-Type: application/json`",
+};
+const INVALID_BODY: CommonError = CommonError {
+    status: 422,
+    code: "invalid_body",
+    when: "a body field is missing, unknown, or has the wrong type or value; the detail names it",
+};
+const INVALID_QUERY: CommonError = CommonError {
+    status: 422,
+    code: "invalid_query",
+    when: "a query parameter has the wrong type or value; the detail names it",
+};
+const INVALID_PATH: CommonError = CommonError {
+    status: 422,
+    code: "invalid_path",
+    when: "a path parameter has the wrong type or value",
+};
+const LICENSE_REQUIRED: CommonError = CommonError {
+    status: 503,
+    code: "license_required",
+    when: "no active license (the route is licensed in the license table)",
+};
+
+/// The operation extension naming the statuses a request that matches the document can still
+/// get, because the answer depends on state the document cannot describe (the exchange's
+/// listing, stored signals). Each must also be documented in the operation's responses. The
+/// contract check (`cargo xtask contract`) accepts these statuses for schema-valid requests
+/// of that operation only.
+pub const VALID_INPUT_STATUSES: &str = "x-valid-input-statuses";
+
+/// Documents, in one place, the error answers every route gets from the shared extractors and
+/// layers, so a route's annotation lists only its own outcomes: a JSON body (`ApiJson`,
+/// `OptionalJson`) can answer 400, 413 and 422, a required one also 415; query and path
+/// parameters can answer 422; a route the license table marks as licensed answers 503
+/// `license_required` without a license. A status the route already documents keeps its
+/// description, with the common case appended.
+pub fn document_common_errors(document: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::path::ParameterIn;
+    use utoipa::openapi::{RefOr, Required};
+
+    for (path, item) in document.paths.paths.iter_mut() {
+        let operations = [
+            (axum::http::Method::GET, &mut item.get),
+            (axum::http::Method::PUT, &mut item.put),
+            (axum::http::Method::POST, &mut item.post),
+            (axum::http::Method::DELETE, &mut item.delete),
+            (axum::http::Method::PATCH, &mut item.patch),
+        ];
+        for (method, operation) in operations {
+            let Some(operation) = operation.as_mut() else { continue };
+            let mut common = Vec::new();
+            if let Some(RefOr::T(body)) = &operation.request_body {
+                common.extend([&INVALID_JSON, &PAYLOAD_TOO_LARGE]);
+                if matches!(body.required, Some(Required::True)) {
+                    common.push(&UNSUPPORTED_MEDIA_TYPE);
+                }
+                common.push(&INVALID_BODY);
+            }
+            let parameters = operation.parameters.iter().flatten();
+            let located = |place: ParameterIn| {
+                parameters.clone().any(|p| matches!(p, RefOr::T(p) if p.parameter_in == place))
+            };
+            if located(ParameterIn::Query) {
+                common.push(&INVALID_QUERY);
+            }
+            if located(ParameterIn::Path) {
+                common.push(&INVALID_PATH);
+            }
+            if crate::license::routes::needs_license(&method, path) {
+                common.push(&LICENSE_REQUIRED);
+            }
+            for error in common {
+                add_response(&mut operation.responses.responses, error);
+            }
+        }
+    }
+}
+
+fn add_response(
+    responses: &mut std::collections::BTreeMap<
+        String,
+        utoipa::openapi::RefOr<utoipa::openapi::Response>,
+    >,
+    error: &CommonError,
+) {
+    use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+
+    let sentence = format!("`{}`: {}.", error.code, error.when);
+    match responses.get_mut(&error.status.to_string()) {
+        Some(RefOr::T(response)) => {
+            if !response.description.contains(&format!("`{}`", error.code)) {
+                let own = response.description.trim_end().trim_end_matches('.');
+                response.description = format!("{own}; or {sentence}");
+            }
+        }
+        Some(RefOr::Ref(_)) => {}
+        None => {
+            let content = ContentBuilder::new().schema(Some(Ref::from_schema_name("ErrorBody")));
+            let response = ResponseBuilder::new()
+                .description(sentence)
+                .content("application/json", content.build())
+                .build();
+            responses.insert(error.status.to_string(), RefOr::T(response));
+        }
+    }
+}

@@ -20,8 +20,18 @@ use crate::license::{HOW_TO_GET_A_KEY, LicenseError, LicenseStatus};
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct RegisterBody {
     /// Contact address of the license holder.
+    #[schema(format = Email, max_length = 254)]
     pub email: String,
-    /// Name of the person or organisation.
+    /// Name of the person or organisation: 1 to 100 characters once surrounding whitespace is
+    /// trimmed, no control characters.
+    // The pattern is exactly what `validate_name` accepts: optional surrounding whitespace
+    // (Unicode White_Space, what it trims), then 1 to 100 characters without control
+    // characters that neither start nor end with whitespace.
+    #[schema(
+        min_length = 1,
+        example = "Ann Lee",
+        pattern = r"^[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000](?:[^\x00-\x1f\x7f-\x9f]{0,98}[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000])?[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$"
+    )]
     pub name: String,
 }
 
@@ -40,6 +50,7 @@ pub struct RegisterAnswer {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ActivateBody {
     /// An existing key, `SPOT-XXXX-XXXX-XXXX-XXXX`.
+    #[schema(pattern = "^SPOT(-[2-9A-HJ-NP-Z]{4}){4}$", example = "SPOT-7K2M-9QXR-4HTW-B8NC")]
     pub license_key: String,
 }
 
@@ -96,7 +107,6 @@ async fn status(State(state): State<AppState>) -> Json<LicenseStatus> {
 #[utoipa::path(post, path = "/api/license/register", tag = "license", request_body = RegisterBody,
     responses(
         (status = 200, description = "Registered; `ok` says whether the activation succeeded too", body = RegisterAnswer),
-        (status = 400, description = "The body is not JSON", body = super::error::ErrorBody),
         (status = 409, description = "The e-mail address already has a license", body = super::error::ErrorBody),
         (status = 422, description = "Email or name invalid; the detail names the field", body = super::error::ErrorBody),
         (status = 429, description = "Too many registrations from this address", body = super::error::ErrorBody),
@@ -130,7 +140,6 @@ async fn register(
 #[utoipa::path(post, path = "/api/license/activate", tag = "license", request_body = ActivateBody,
     responses(
         (status = 200, description = "Active on this install", body = ActivateAnswer),
-        (status = 400, description = "The body is not JSON", body = super::error::ErrorBody),
         (status = 404, description = "No license with this key", body = super::error::ErrorBody),
         (status = 409, description = "The license was revoked", body = super::error::ErrorBody),
         (status = 422, description = "The key is malformed", body = super::error::ErrorBody),

@@ -9,7 +9,10 @@ pub mod error;
 pub mod extract;
 mod health;
 pub mod license;
+mod signals;
 mod strategies;
+mod trades;
+mod trading;
 
 use std::sync::Arc;
 
@@ -37,9 +40,15 @@ pub struct AppState {
     pub dashboard: Arc<Dashboard>,
     pub license: Arc<crate::license::License>,
     pub plugins: crate::plugins::Plugins,
-    /// The active exchange (exchange A client; in paper mode also the in-process simulator);
-    /// `None` when the configured exchange has no client yet (exchange B).
-    pub exchange: Option<Arc<crate::exchange::paper::ConnectedExchange>>,
+    /// The active exchange; `None` when the configured exchange has no client yet
+    /// (exchange B).
+    pub exchange: Option<Arc<dyn crate::exchange::Exchange>>,
+    /// The in-process exchange simulator in paper mode (kept alive here; tests and the demo
+    /// read it).
+    pub paper: Option<Arc<spotbot_sim::RunningSim>>,
+    pub messenger: crate::messenger::Messenger,
+    pub execution: crate::execution::Execution,
+    pub signals: crate::signals::Signals,
 }
 
 #[derive(OpenApi)]
@@ -49,19 +58,25 @@ pub struct AppState {
         description = "Spot-trading service driven by AI agents. Every error answers \
                        `{\"ok\": false, \"error\": \"<code>\", \"detail\": \"<sentence>\"}`."
     ),
-    components(schemas(error::ErrorBody))
+    // Schemas referenced only from parameters: utoipa registers body and response schemas
+    // of a route, not those of its parameters.
+    components(schemas(error::ErrorBody, crate::dashboard::AgentName, extract::Symbol))
 )]
 struct ApiDoc;
 
 /// The router with every route, the error fallbacks and the request layers.
 pub fn router(state: AppState) -> Router {
     let max_body = state.config.server.max_body_bytes;
-    let (router, document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+    let (router, mut document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(health::routes())
         .merge(dashboard::routes())
         .merge(license::routes())
         .merge(strategies::routes())
+        .merge(signals::routes())
+        .merge(trading::routes())
+        .merge(trades::routes())
         .split_for_parts();
+    error::document_common_errors(&mut document);
     let document = Arc::new(document);
     router
         .route(

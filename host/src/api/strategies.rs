@@ -11,7 +11,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
-use super::extract::{ApiPath, ApiQuery, OptionalJson};
+use super::extract::{ApiPath, ApiQuery, OptionalJson, Symbol};
 use crate::dashboard::AgentName;
 use crate::plugins::{PluginError, PluginInfo, ScanOutcome};
 
@@ -28,8 +28,10 @@ pub struct StrategiesList {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScanBody {
-    /// Symbols to scan; default: the watchlist.
-    pub symbols: Option<Vec<String>>,
+    /// Symbols to scan, each listed on the active exchange; default (left out or `null`): the
+    /// watchlist.
+    #[schema(min_items = 1)]
+    pub symbols: Option<Vec<Symbol>>,
 }
 
 /// Query of a scan: which agent card reflects it.
@@ -51,6 +53,7 @@ impl From<PluginError> for ApiError {
     fn from(err: PluginError) -> Self {
         let status = match &err {
             PluginError::NotFound(_) => StatusCode::NOT_FOUND,
+            PluginError::UnknownSymbol(_) => StatusCode::UNPROCESSABLE_ENTITY,
             PluginError::MarketData(_) => StatusCode::SERVICE_UNAVAILABLE,
             PluginError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             // The plugin misbehaved: the service itself is fine.
@@ -74,28 +77,33 @@ async fn list(State(state): State<AppState>) -> Json<StrategiesList> {
 /// Runs one plugin over `symbols` (default: the watchlist) and returns its raw results and
 /// alerts. Persists the plugin's own state; creates no signal and places no order.
 #[utoipa::path(post, path = "/api/strategies/{name}/scan", tag = "strategies",
-    params(("name" = String, Path, description = "Plugin name from its manifest"), ScanQuery),
-    request_body(content = Option<ScanBody>, description = "Optional symbols"),
+    params(("name" = String, Path, description = "Plugin name from its manifest",
+        example = "template"), ScanQuery),
+    request_body(content = Option<ScanBody>, description = "Optional symbols; an empty body \
+        or `null` scans the watchlist"),
     responses(
         (status = 200, description = "The plugin's results", body = ScanAnswer),
-        (status = 404, description = "No plugin of that name is loaded", body = ErrorBody),
-        (status = 400, description = "The body is not valid JSON", body = ErrorBody),
-        (status = 422, description = "The plugin failed: deadline, memory cap, trap, oversized \
-            or invalid result, or it reported an error; or a bad body or agent", body = ErrorBody),
-        (status = 503, description = "No market data for the scan", body = ErrorBody),
-    ))]
+        (status = 404, description = "`plugin_not_found`: no plugin of that name is loaded",
+            body = ErrorBody),
+        (status = 422, description = "`unknown_symbol`: a symbol is not listed on the active \
+            exchange (the detail names it); or the plugin failed (`plugin_deadline_exceeded`, \
+            `plugin_memory_exceeded`, `plugin_stack_overflow`, `plugin_trapped`, \
+            `plugin_result_too_large`, `plugin_state_too_large`, `plugin_invalid_response`, \
+            `plugin_error`)", body = ErrorBody),
+        (status = 503, description = "`market_data_unavailable`: the exchange's listing or \
+            market data cannot be fetched", body = ErrorBody),
+    ),
+    extensions(("x-valid-input-statuses" = json!([422]))))]
 async fn scan(
     State(state): State<AppState>,
     ApiPath(name): ApiPath<String>,
     ApiQuery(query): ApiQuery<ScanQuery>,
     OptionalJson(body): OptionalJson<ScanBody>,
 ) -> Result<Json<ScanAnswer>, ApiError> {
-    let symbols = body.symbols;
-    if let Some(symbols) = &symbols
-        && symbols.is_empty()
-    {
+    if body.symbols.as_ref().is_some_and(Vec::is_empty) {
         return Err(ApiError::unprocessable("invalid_body", "`symbols` must not be empty."));
     }
+    let symbols = body.symbols.map(|list| list.into_iter().map(Symbol::into_string).collect());
     let agent = query.agent.unwrap_or(AgentName::Scout).as_str();
     match state.plugins.scan(&name, symbols).await {
         Ok(outcome) => {

@@ -45,6 +45,9 @@ pub struct ExchangeConfig {
     pub paper_seed: u64,
     /// Paper mode: USDT the simulated account starts with.
     pub paper_usdt: f64,
+    /// Whole-request timeout of one exchange call, milliseconds; past it an order's outcome
+    /// is unknown and is settled by a lookup by client order id.
+    pub request_timeout_ms: u64,
 }
 
 impl Default for ExchangeConfig {
@@ -55,6 +58,7 @@ impl Default for ExchangeConfig {
             base_url: None,
             paper_seed: 1,
             paper_usdt: 10_000.0,
+            request_timeout_ms: 10_000,
         }
     }
 }
@@ -87,11 +91,20 @@ pub enum ExchangeMode {
 }
 
 /// `[risk]`: limits checked at order time.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RiskConfig {
     /// Capital base cap in the quote asset; 0 means the whole balance is used.
     pub max_trading_usdt: f64,
+    /// Losing trades in a row (today) after which new entries stop with reason
+    /// `daily_limit_reached`; 0 turns the limit off. Resets at midnight.
+    pub max_consecutive_losses: u32,
+}
+
+impl Default for RiskConfig {
+    fn default() -> Self {
+        Self { max_trading_usdt: 0.0, max_consecutive_losses: 3 }
+    }
 }
 
 /// `[market]`: what is watched and how days are counted.

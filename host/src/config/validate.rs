@@ -100,7 +100,14 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
     if let Some(url) = &config.exchange.base_url {
         check_url("exchange.base_url", url)?;
     }
-    Checker { prefix: "exchange" }.in_range("paper_usdt", config.exchange.paper_usdt, 0.0, 1e12)?;
+    let exchange = Checker { prefix: "exchange" };
+    exchange.in_range("paper_usdt", config.exchange.paper_usdt, 0.0, 1e12)?;
+    exchange.in_range(
+        "request_timeout_ms",
+        config.exchange.request_timeout_ms as f64,
+        99.0,
+        60_000.0,
+    )?;
 
     Checker { prefix: "risk" }.non_negative("max_trading_usdt", config.risk.max_trading_usdt)?;
 

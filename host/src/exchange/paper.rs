@@ -7,8 +7,8 @@ use std::sync::Arc;
 use rust_decimal::Decimal;
 use spotbot_sim::{RunningSim, SimConfig};
 
-use super::ExchangeError;
 use super::exchange_a::{ClientConfig, ExchangeAClient, MAINNET_URL, Signer, TESTNET_URL};
+use super::{Exchange, ExchangeError};
 use crate::clock::SharedClock;
 use crate::config::{ExchangeConfig, ExchangeMode, ExchangeName, Secret, Secrets};
 
@@ -26,17 +26,18 @@ impl Default for PaperSettings {
     }
 }
 
-/// The active exchange of a running service, plus the simulator when in paper mode.
+/// The active exchange of a running service, plus the simulator when in paper mode. The rest
+/// of the host only ever sees `exchange` as an `Arc<dyn Exchange>`.
 pub struct ConnectedExchange {
-    pub client: Arc<ExchangeAClient>,
-    /// The in-process simulator (paper mode only); dropping it stops it.
-    pub paper: Option<RunningSim>,
+    pub exchange: Arc<dyn Exchange>,
+    /// The in-process simulator (paper mode only); dropping the last handle stops it.
+    pub paper: Option<Arc<RunningSim>>,
 }
 
 impl std::fmt::Debug for ConnectedExchange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ConnectedExchange")
-            .field("client", &self.client)
+            .field("exchange", &self.exchange.name())
             .field("paper", &self.paper.as_ref().map(|p| p.addr))
             .finish()
     }
@@ -56,9 +57,17 @@ fn paper_credentials(seed: u64) -> (String, String) {
     (format!("paper{}{}", word(), word()), format!("{}{}{}{}", word(), word(), word(), word()))
 }
 
+/// The client settings of `config` for the REST base `url`.
+fn client_config(config: &ExchangeConfig, url: String) -> ClientConfig {
+    let mut c = ClientConfig::new(url);
+    c.timeout = std::time::Duration::from_millis(config.request_timeout_ms);
+    c
+}
+
 /// Starts the simulator on 127.0.0.1:0 and a client pointed at it.
 pub async fn start_paper(
     settings: &PaperSettings,
+    client: &ExchangeConfig,
     clock: SharedClock,
 ) -> Result<ConnectedExchange, ExchangeError> {
     let (key, secret) = paper_credentials(settings.seed);
@@ -68,12 +77,12 @@ pub async fn start_paper(
         .await
         .map_err(|e| ExchangeError::NotConfigured { detail: format!("paper simulator: {e}") })?;
     let client = ExchangeAClient::new(
-        ClientConfig::new(sim.base_url()),
+        client_config(client, sim.base_url()),
         Some(Signer::new(Secret::new(key), Secret::new(secret))),
         clock,
     )?;
     tracing::info!(addr = %sim.addr, seed = settings.seed, "paper mode: exchange simulator running in-process");
-    Ok(ConnectedExchange { client: Arc::new(client), paper: Some(sim) })
+    Ok(ConnectedExchange { exchange: Arc::new(client), paper: Some(Arc::new(sim)) })
 }
 
 /// The REST base for a mode: `base_url` when set, else mainnet or testnet.
@@ -107,7 +116,7 @@ pub async fn connect(
                 .map(|d| d.round_dp(8))
                 .unwrap_or(PaperSettings::default().usdt),
         };
-        return start_paper(&settings, clock).await.map(Some);
+        return start_paper(&settings, config, clock).await.map(Some);
     };
     let signer = match (&secrets.exchange_api_key, &secrets.exchange_api_secret) {
         (Some(k), Some(s)) => Some(Signer::new(k.clone(), s.clone())),
@@ -118,6 +127,6 @@ pub async fn connect(
             None
         }
     };
-    let client = ExchangeAClient::new(ClientConfig::new(url), signer, clock)?;
-    Ok(Some(ConnectedExchange { client: Arc::new(client), paper: None }))
+    let client = ExchangeAClient::new(client_config(config, url), signer, clock)?;
+    Ok(Some(ConnectedExchange { exchange: Arc::new(client), paper: None }))
 }

@@ -30,6 +30,17 @@ pub struct MarketQuery {
 pub trait MarketData: Send + Sync {
     /// The data for `query`, or one sentence saying why it is unavailable.
     fn snapshot(&self, query: MarketQuery) -> BoxFuture<'_, Result<MarketSnapshot, String>>;
+
+    /// The first of `symbols` this source does not list (`Ok(None)`: all are listed), asked
+    /// before anything is fetched, so a typo is refused by name instead of failing the fetch.
+    /// `Err` says why the listing itself is unavailable. The default lists every symbol.
+    fn unlisted<'a>(
+        &'a self,
+        symbols: &'a [String],
+    ) -> BoxFuture<'a, Result<Option<String>, String>> {
+        let _ = symbols;
+        Box::pin(async { Ok(None) })
+    }
 }
 
 /// Used until a real source is wired: every scan fails with a clear reason.
@@ -181,6 +192,27 @@ impl ExchangeMarket {
 }
 
 impl MarketData for ExchangeMarket {
+    /// Looks each symbol up in the exchange's cached listing (exchangeInfo symbol rules). A
+    /// listed symbol whose filters are unusable for orders still counts as listed: a scan
+    /// places no order.
+    fn unlisted<'a>(
+        &'a self,
+        symbols: &'a [String],
+    ) -> BoxFuture<'a, Result<Option<String>, String>> {
+        Box::pin(async move {
+            for symbol in symbols {
+                match self.exchange.symbol_rules(symbol).await {
+                    Ok(_) | Err(crate::exchange::ExchangeError::Refused { .. }) => {}
+                    Err(crate::exchange::ExchangeError::InvalidSymbol { .. }) => {
+                        return Ok(Some(symbol.clone()));
+                    }
+                    Err(err) => return Err(format!("exchangeInfo: {err}")),
+                }
+            }
+            Ok(None)
+        })
+    }
+
     fn snapshot(&self, query: MarketQuery) -> BoxFuture<'_, Result<MarketSnapshot, String>> {
         Box::pin(async move {
             let mut wanted = query.symbols.clone();

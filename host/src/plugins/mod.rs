@@ -145,6 +145,8 @@ pub enum PluginError {
     Plugin(ScanError),
     #[error("the plugin returned an invalid response: {0}")]
     InvalidResponse(String),
+    #[error("{0} is not listed on the active exchange; scan symbols it lists, such as BTCUSDT")]
+    UnknownSymbol(String),
     #[error("market data unavailable: {0}")]
     MarketData(String),
     #[error("{0}")]
@@ -164,6 +166,7 @@ impl PluginError {
             PluginError::StateTooLarge { .. } => "plugin_state_too_large",
             PluginError::Plugin(_) => "plugin_error",
             PluginError::InvalidResponse(_) => "plugin_invalid_response",
+            PluginError::UnknownSymbol(_) => "unknown_symbol",
             PluginError::MarketData(_) => "market_data_unavailable",
             PluginError::Internal(_) => "internal_error",
         }
@@ -435,7 +438,8 @@ impl Plugins {
     }
 
     /// Scans `symbols` (default: the watchlist) with the plugin `name`, fetching the market
-    /// data its manifest asks for. Persists the plugin's state updates; creates no signals.
+    /// data its manifest asks for. A symbol the market source does not list is refused by name
+    /// before anything is fetched. Persists the plugin's state updates; creates no signals.
     pub async fn scan(
         &self,
         name: &str,
@@ -443,8 +447,14 @@ impl Plugins {
     ) -> Result<ScanOutcome, PluginError> {
         let plugin = self.get(name).ok_or_else(|| PluginError::NotFound(name.to_string()))?;
         let market = &self.inner.config.market;
+        let symbols = symbols.unwrap_or_else(|| market.watchlist.clone());
+        if let Some(unknown) =
+            self.inner.market.unlisted(&symbols).await.map_err(PluginError::MarketData)?
+        {
+            return Err(PluginError::UnknownSymbol(unknown));
+        }
         let query = MarketQuery {
-            symbols: symbols.unwrap_or_else(|| market.watchlist.clone()),
+            symbols,
             candles: plugin.manifest.candles.clone(),
             reference: plugin.manifest.needs_reference.then(|| market.reference_symbol.clone()),
             market_context: plugin.manifest.needs_market_context,

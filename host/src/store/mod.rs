@@ -164,6 +164,27 @@ fn get_document<T: DeserializeOwned>(
     value.map(|v| decode(table.name(), v.value())).transpose()
 }
 
+fn get_sequenced<T: DeserializeOwned>(
+    open: &impl ReadableTable<u64, &'static [u8]>,
+    table: SequencedTable,
+    seq: u64,
+) -> Result<Option<T>, StoreError> {
+    let value = open.get(seq).map_err(db_err)?;
+    value.map(|v| decode(table.name(), v.value())).transpose()
+}
+
+fn all_documents<T: DeserializeOwned>(
+    open: &impl ReadableTable<&'static str, &'static [u8]>,
+    table: KeyedTable,
+) -> Result<Vec<(String, T)>, StoreError> {
+    let mut out = Vec::new();
+    for entry in open.iter().map_err(db_err)? {
+        let (key, value) = entry.map_err(db_err)?;
+        out.push((key.value().to_string(), decode(table.name(), value.value())?));
+    }
+    Ok(out)
+}
+
 fn encode(value: &impl Serialize) -> Result<Vec<u8>, StoreError> {
     serde_json::to_vec(value).map_err(|err| StoreError::Database(format!("cannot encode: {err}")))
 }
@@ -187,13 +208,7 @@ impl Reader {
         &self,
         table: KeyedTable,
     ) -> Result<Vec<(String, T)>, StoreError> {
-        let t = self.tx.open_table(table).map_err(db_err)?;
-        let mut out = Vec::new();
-        for entry in t.iter().map_err(db_err)? {
-            let (key, value) = entry.map_err(db_err)?;
-            out.push((key.value().to_string(), decode(table.name(), value.value())?));
-        }
-        Ok(out)
+        all_documents(&self.tx.open_table(table).map_err(db_err)?, table)
     }
 
     /// Documents of a sequenced table, newest first, after skipping `offset`, at most `limit`.
@@ -210,6 +225,15 @@ impl Reader {
             out.push((seq.value(), decode(table.name(), value.value())?));
         }
         Ok(out)
+    }
+
+    /// The document at `seq` of a sequenced table.
+    pub fn get_seq<T: DeserializeOwned>(
+        &self,
+        table: SequencedTable,
+        seq: u64,
+    ) -> Result<Option<T>, StoreError> {
+        get_sequenced(&self.tx.open_table(table).map_err(db_err)?, table, seq)
     }
 
     pub fn counter(&self, name: &str) -> Result<i64, StoreError> {
@@ -230,6 +254,29 @@ impl Writer<'_> {
         key: &str,
     ) -> Result<Option<T>, StoreError> {
         get_document(&self.tx.open_table(table).map_err(db_err)?, table, key)
+    }
+
+    /// The document at `seq` of a sequenced table.
+    pub fn get_seq<T: DeserializeOwned>(
+        &self,
+        table: SequencedTable,
+        seq: u64,
+    ) -> Result<Option<T>, StoreError> {
+        get_sequenced(&self.tx.open_table(table).map_err(db_err)?, table, seq)
+    }
+
+    pub fn counter(&self, name: &str) -> Result<i64, StoreError> {
+        let t = self.tx.open_table(tables::COUNTERS).map_err(db_err)?;
+        Ok(t.get(name).map_err(db_err)?.map_or(0, |v| v.value()))
+    }
+
+    /// Every document of a keyed table, in key order.
+    pub fn all<T: DeserializeOwned>(
+        &self,
+        table: KeyedTable,
+    ) -> Result<Vec<(String, T)>, StoreError> {
+        let t = self.tx.open_table(table).map_err(db_err)?;
+        all_documents(&t, table)
     }
 
     pub fn put(

@@ -37,6 +37,8 @@ pub const LICENSE_CACHE: KeyedTable = TableDefinition::new("license_cache");
 pub const MACHINE_ID: KeyedTable = TableDefinition::new("machine_id");
 /// Every order the service sends, written before it is sent, updated with the outcome.
 pub const ORDER_JOURNAL: SequencedTable = TableDefinition::new("order_journal");
+/// Client order id → the newest journal entry with that id and whether it is settled.
+pub const JOURNAL_INDEX: KeyedTable = TableDefinition::new("journal_index");
 /// Persistent state of each strategy plugin, by plugin name.
 pub const PLUGIN_STATE: KeyedTable = TableDefinition::new("plugin_state");
 
@@ -48,6 +50,7 @@ pub const KEYED_TABLES: &[KeyedTable] = &[
     LICENSE_CACHE,
     MACHINE_ID,
     PLUGIN_STATE,
+    JOURNAL_INDEX,
 ];
 
 pub const SEQUENCED_TABLES: &[SequencedTable] =

@@ -117,6 +117,12 @@ impl Rig {
         env_key: Option<&str>,
     ) -> Host {
         let config = self.config_with(config_toml, data_dir.path(), env_key);
+        self.start_config(config, data_dir).await
+    }
+
+    /// Starts a host from a finished config (e.g. with exchange or messenger secrets set) on
+    /// this rig's clock; `data_dir` must be the folder the config names.
+    pub async fn start_config(&self, config: Config, data_dir: tempfile::TempDir) -> Host {
         let shared: SharedClock = Arc::new(self.clock.clone());
         let app = spotbot::app::start(config, shared).await.expect("host starts");
         Host { app, data_dir, http: self.http.clone() }

@@ -109,7 +109,8 @@ pub struct ExchangeAClient {
     order_count_10s: AtomicU64,
     blocked_until: Mutex<Option<Instant>>,
     banned_until: Mutex<Option<Instant>>,
-    rules: RwLock<HashMap<String, SymbolRules>>,
+    /// Parsed rules per symbol; `Err` keeps why a listed symbol's filters are unusable.
+    rules: RwLock<HashMap<String, Result<SymbolRules, String>>>,
     rules_fetched: Mutex<Option<Instant>>,
     /// Last prices seen (tickers, fills), for the MARKET notional check without a round trip.
     last_prices: RwLock<HashMap<String, (Price, Instant)>>,
@@ -405,23 +406,35 @@ impl ExchangeAClient {
         }) {
             self.weight_limit.store(l.limit, Ordering::Relaxed);
         }
-        let map: HashMap<String, SymbolRules> =
+        let map: HashMap<String, Result<SymbolRules, String>> =
             info.symbols.iter().map(|s| (s.symbol.clone(), SymbolRules::from_info(s))).collect();
+        for (symbol, reason) in map.iter().filter_map(|(s, r)| Some((s, r.as_ref().err()?))) {
+            tracing::warn!(%symbol, %reason, "unusable filters: orders of this symbol are refused");
+        }
         *self.rules.write().unwrap_or_else(|e| e.into_inner()) = map;
         *lock(&self.rules_fetched) = Some(Instant::now());
         Ok(())
     }
 
-    /// Symbol rules from the cached exchangeInfo (refreshed when stale or missing).
+    /// Symbol rules from the cached exchangeInfo (refreshed when stale or missing). A listed
+    /// symbol with unusable filters is `Refused` with the reason; an unlisted one is
+    /// `InvalidSymbol`.
     pub async fn rules_for(&self, symbol: &str) -> Result<SymbolRules, ExchangeError> {
         let fresh =
             lock(&self.rules_fetched).is_some_and(|t| t.elapsed() < self.config.exchange_info_ttl);
-        if fresh && let Some(r) = self.rules.read().unwrap_or_else(|e| e.into_inner()).get(symbol) {
-            return Ok(r.clone());
-        }
-        self.load_exchange_info().await?;
-        self.rules.read().unwrap_or_else(|e| e.into_inner()).get(symbol).cloned().ok_or_else(|| {
-            ExchangeError::InvalidSymbol { code: -1121, msg: "Invalid symbol.".into() }
+        let cached = || self.rules.read().unwrap_or_else(|e| e.into_inner()).get(symbol).cloned();
+        let rules = match cached().filter(|_| fresh) {
+            Some(rules) => rules,
+            None => {
+                self.load_exchange_info().await?;
+                cached().ok_or_else(|| ExchangeError::InvalidSymbol {
+                    code: -1121,
+                    msg: "Invalid symbol.".into(),
+                })?
+            }
+        };
+        rules.map_err(|reason| ExchangeError::Refused {
+            reason: format!("{symbol} cannot be traded: {reason}"),
         })
     }
 

@@ -1,6 +1,11 @@
 //! A symbol's trading rules from exchangeInfo, and the checks an order must pass before it is
 //! sent: prices rounded to tickSize, quantities rounded down to stepSize, min/max quantity and
 //! notional. An order that cannot satisfy them is refused with a reason, never sent.
+//!
+//! The filters are parsed once, strictly: a symbol whose PRICE_FILTER, LOT_SIZE or notional
+//! filter is missing, or whose value is not a non-negative decimal, has no rules at all (the
+//! reason is kept and every order of that symbol is refused with it). A lenient parse would turn
+//! a malformed `tickSize` or `minNotional` into 0, which silently disables that check.
 
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::Serialize;
@@ -32,12 +37,27 @@ pub struct SymbolRules {
     pub oco_allowed: bool,
 }
 
-fn dec(v: &serde_json::Value, name: &str) -> Decimal {
-    v.get(name).and_then(|x| x.as_str()).and_then(|s| s.parse().ok()).unwrap_or_default()
+/// A required decimal field of a filter: present, a decimal string, not negative.
+fn dec(v: &serde_json::Value, filter: &str, name: &str) -> Result<Decimal, String> {
+    let text = v
+        .get(name)
+        .ok_or_else(|| format!("{filter}.{name} is missing"))?
+        .as_str()
+        .ok_or_else(|| format!("{filter}.{name} is not a decimal string"))?;
+    let value: Decimal =
+        text.parse().map_err(|_| format!("{filter}.{name} {text:?} is not a decimal"))?;
+    if value < Decimal::ZERO {
+        return Err(format!("{filter}.{name} {text} is negative"));
+    }
+    Ok(value)
 }
 
-fn flag(v: &serde_json::Value, name: &str, default: bool) -> bool {
-    v.get(name).and_then(|x| x.as_bool()).unwrap_or(default)
+/// An optional flag of a filter; present but not a boolean is malformed.
+fn flag(v: &serde_json::Value, filter: &str, name: &str, default: bool) -> Result<bool, String> {
+    match v.get(name) {
+        None => Ok(default),
+        Some(x) => x.as_bool().ok_or_else(|| format!("{filter}.{name} is not a boolean")),
+    }
 }
 
 /// Rounds `v` to a multiple of `step` (unchanged when the step is zero).
@@ -58,7 +78,9 @@ fn refuse(reason: String) -> ExchangeError {
 }
 
 impl SymbolRules {
-    pub fn from_info(info: &SymbolInfo) -> Self {
+    /// Parses a symbol's filters. `Err` names the missing or malformed filter value; such a
+    /// symbol cannot be traded (see the module doc).
+    pub fn from_info(info: &SymbolInfo) -> Result<Self, String> {
         let mut r = SymbolRules {
             symbol: info.symbol.clone(),
             base_asset: info.base_asset.clone(),
@@ -80,37 +102,53 @@ impl SymbolRules {
             order_types: info.order_types.clone(),
             oco_allowed: info.oco_allowed,
         };
+        let (mut price, mut lot, mut notional) = (false, false, false);
         for f in &info.filters {
             match f.get("filterType").and_then(|x| x.as_str()) {
-                Some("PRICE_FILTER") => {
-                    r.tick_size = dec(f, "tickSize");
-                    r.min_price = dec(f, "minPrice");
-                    r.max_price = dec(f, "maxPrice");
+                Some(name @ "PRICE_FILTER") => {
+                    r.tick_size = dec(f, name, "tickSize")?;
+                    r.min_price = dec(f, name, "minPrice")?;
+                    r.max_price = dec(f, name, "maxPrice")?;
+                    price = true;
                 }
-                Some("LOT_SIZE") => {
-                    r.step_size = dec(f, "stepSize");
-                    r.min_qty = dec(f, "minQty");
-                    r.max_qty = dec(f, "maxQty");
+                Some(name @ "LOT_SIZE") => {
+                    r.step_size = dec(f, name, "stepSize")?;
+                    r.min_qty = dec(f, name, "minQty")?;
+                    r.max_qty = dec(f, name, "maxQty")?;
+                    lot = true;
                 }
-                Some("MARKET_LOT_SIZE") => {
-                    r.market_step_size = dec(f, "stepSize");
-                    r.market_min_qty = dec(f, "minQty");
-                    r.market_max_qty = dec(f, "maxQty");
+                Some(name @ "MARKET_LOT_SIZE") => {
+                    r.market_step_size = dec(f, name, "stepSize")?;
+                    r.market_min_qty = dec(f, name, "minQty")?;
+                    r.market_max_qty = dec(f, name, "maxQty")?;
                 }
-                Some("NOTIONAL") => {
-                    r.min_notional = dec(f, "minNotional");
-                    r.max_notional = dec(f, "maxNotional");
-                    r.apply_min_to_market = flag(f, "applyMinToMarket", true);
-                    r.apply_max_to_market = flag(f, "applyMaxToMarket", false);
+                Some(name @ "NOTIONAL") => {
+                    r.min_notional = dec(f, name, "minNotional")?;
+                    r.max_notional = dec(f, name, "maxNotional")?;
+                    r.apply_min_to_market = flag(f, name, "applyMinToMarket", true)?;
+                    r.apply_max_to_market = flag(f, name, "applyMaxToMarket", false)?;
+                    notional = true;
                 }
-                Some("MIN_NOTIONAL") => {
-                    r.min_notional = dec(f, "minNotional");
-                    r.apply_min_to_market = flag(f, "applyToMarket", true);
+                Some(name @ "MIN_NOTIONAL") => {
+                    r.min_notional = dec(f, name, "minNotional")?;
+                    r.apply_min_to_market = flag(f, name, "applyToMarket", true)?;
+                    notional = true;
                 }
                 _ => {}
             }
         }
-        r
+        let missing: Vec<&str> =
+            [(price, "PRICE_FILTER"), (lot, "LOT_SIZE"), (notional, "NOTIONAL (or MIN_NOTIONAL)")]
+                .into_iter()
+                .filter_map(|(present, name)| (!present).then_some(name))
+                .collect();
+        if !missing.is_empty() {
+            return Err(format!("the exchange lists no {} filter", missing.join(", ")));
+        }
+        if r.tick_size.is_zero() || r.step_size.is_zero() {
+            return Err("tickSize and stepSize must be positive".into());
+        }
+        Ok(r)
     }
 
     /// The nearest valid price (ties away from zero).
@@ -321,7 +359,7 @@ mod tests {
             ]
         }))
         .expect("info");
-        SymbolRules::from_info(&info)
+        SymbolRules::from_info(&info).expect("valid filters")
     }
 
     #[test]
@@ -374,6 +412,44 @@ mod tests {
         let stop = NewOrder { order_type: OrderType::StopLoss, ..ok.clone() };
         assert!(
             r.check_order(&stop, None).expect_err("type").to_string().contains("not supported")
+        );
+    }
+
+    fn info_with(filters: serde_json::Value) -> SymbolInfo {
+        serde_json::from_value(serde_json::json!({
+            "symbol": "ETHUSDT", "status": "TRADING", "baseAsset": "ETH", "quoteAsset": "USDT",
+            "orderTypes": ["LIMIT", "MARKET"], "ocoAllowed": true, "filters": filters
+        }))
+        .expect("info")
+    }
+
+    #[test]
+    fn malformed_or_missing_filters_refuse_the_symbol_instead_of_disabling_a_check() {
+        let price = serde_json::json!({"filterType": "PRICE_FILTER", "minPrice": "0.01", "maxPrice": "0", "tickSize": "0.01"});
+        let lot = serde_json::json!({"filterType": "LOT_SIZE", "minQty": "0.0001", "maxQty": "9000", "stepSize": "0.0001"});
+        let notional =
+            serde_json::json!({"filterType": "NOTIONAL", "minNotional": "5", "maxNotional": "0"});
+        assert!(
+            SymbolRules::from_info(&info_with(serde_json::json!([price, lot, notional]))).is_ok()
+        );
+        let mut bad_tick = price.clone();
+        bad_tick["tickSize"] = "0.0x".into();
+        let err = SymbolRules::from_info(&info_with(serde_json::json!([bad_tick, lot, notional])))
+            .expect_err("malformed tick");
+        assert!(err.contains("PRICE_FILTER.tickSize"), "{err}");
+        let mut bad_notional = notional.clone();
+        bad_notional["minNotional"] = serde_json::json!(5);
+        let err = SymbolRules::from_info(&info_with(serde_json::json!([price, lot, bad_notional])))
+            .expect_err("number instead of string");
+        assert!(err.contains("NOTIONAL.minNotional"), "{err}");
+        let err = SymbolRules::from_info(&info_with(serde_json::json!([price, lot])))
+            .expect_err("missing notional");
+        assert!(err.contains("NOTIONAL"), "{err}");
+        let mut zero_step = lot.clone();
+        zero_step["stepSize"] = "0".into();
+        assert!(
+            SymbolRules::from_info(&info_with(serde_json::json!([price, zero_step, notional])))
+                .is_err()
         );
     }
 }

@@ -1,0 +1,185 @@
+//! The signal flow: create (`POST /api/signal`), list, the text list for forwarding, one
+//! signal, confirm, reject and cleanup.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::AppState;
+use super::error::{ApiError, ErrorBody};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::signals::{
+    CleanupAnswer, ConfirmAnswer, CreateAnswer, SignalError, SignalInput, SignalStatus, SignalView,
+};
+
+impl From<SignalError> for ApiError {
+    fn from(err: SignalError) -> Self {
+        let detail = err.to_string();
+        match err {
+            SignalError::Invalid { .. } => ApiError::unprocessable("invalid_body", detail),
+            SignalError::NotFound(_) => ApiError::not_found("signal_not_found", detail),
+            SignalError::NotPending { .. } => ApiError::conflict("signal_not_pending", detail),
+            SignalError::Expired { .. } => {
+                ApiError::new(StatusCode::GONE, "signal_expired", detail)
+            }
+            SignalError::Executing(_) => ApiError::conflict("signal_executing", detail),
+            SignalError::Execution(e) => e.into(),
+        }
+    }
+}
+
+/// The path of one signal.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct SymbolPath {
+    /// Exchange symbol, e.g. BTCUSDT.
+    #[param(pattern = "^[A-Z0-9]{2,20}$")]
+    pub symbol: String,
+}
+
+/// Creates a pending signal (unless a skip rule applies) and sends the approval request to
+/// the boss. ev and confidence are computed by the service (docs/signals.md).
+#[utoipa::path(post, path = "/api/signal", tag = "signal flow", request_body = SignalInput,
+    responses(
+        (status = 200, description = "Created (pending, messenger_failed) or skipped \
+            (duplicate_skipped, trade_exists_skipped, no_position_sell_skipped)", body = CreateAnswer),
+        (status = 400, description = "Invalid JSON", body = ErrorBody),
+        (status = 415, description = "Content-Type is not application/json", body = ErrorBody),
+        (status = 422, description = "A field is missing or invalid, or the symbol is not listed", body = ErrorBody),
+        (status = 502, description = "The exchange could not be asked for the symbol", body = ErrorBody),
+        (status = 503, description = "No license, or no exchange client", body = ErrorBody),
+    ))]
+async fn create(
+    State(state): State<AppState>,
+    ApiJson(input): ApiJson<SignalInput>,
+) -> Result<Json<CreateAnswer>, ApiError> {
+    Ok(Json(state.signals.create(input, None).await?))
+}
+
+/// Every signal in memory.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SignalList {
+    pub signals: Vec<SignalView>,
+}
+
+/// Every in-memory signal, any status.
+#[utoipa::path(get, path = "/api/signal/list", tag = "signal flow",
+    responses((status = 200, description = "All signals", body = SignalList)))]
+async fn list(State(state): State<AppState>) -> Json<SignalList> {
+    Json(SignalList { signals: state.signals.list() })
+}
+
+/// Pending signals as plain text, one per line with its age in minutes and the reply forms
+/// `1-YES <SYMBOL>` and `0-NO <SYMBOL>`, for an agent to forward to the boss.
+#[utoipa::path(get, path = "/api/signal/pending", tag = "signal flow",
+    responses((status = 200, description = "One line per pending signal", content_type = "text/plain", body = String)))]
+async fn pending(
+    State(state): State<AppState>,
+) -> ([(axum::http::HeaderName, &'static str); 1], String) {
+    (
+        [(axum::http::header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        state.signals.pending_text(),
+    )
+}
+
+/// One pending signal's full detail.
+#[utoipa::path(get, path = "/api/signal/{symbol}", tag = "signal flow", params(SymbolPath),
+    responses(
+        (status = 200, description = "The signal", body = SignalView),
+        (status = 404, description = "No signal for the symbol", body = ErrorBody),
+        (status = 409, description = "The signal is skipped or expired", body = ErrorBody),
+        (status = 410, description = "The signal is older than 5 minutes", body = ErrorBody),
+    ))]
+async fn get_one(
+    State(state): State<AppState>,
+    ApiPath(path): ApiPath<SymbolPath>,
+) -> Result<Json<SignalView>, ApiError> {
+    Ok(Json(state.signals.get(&path.symbol)?))
+}
+
+/// Confirms a pending signal (boss said YES): the server checks the stored ev (> 25) and
+/// confidence (>= 8), then executes it — buy places the bracket order, sell closes the
+/// position. Gates or limits unmet: `ok: false`, nothing placed, the signal stays pending. A
+/// repeated confirm answers from the first one and places nothing.
+#[utoipa::path(post, path = "/api/signal/{symbol}/confirm", tag = "signal flow", params(SymbolPath),
+    responses(
+        (status = 200, description = "Executed, or refused with ok=false (gates, limits, order refused)", body = ConfirmAnswer),
+        (status = 404, description = "No signal for the symbol", body = ErrorBody),
+        (status = 409, description = "The signal is skipped or expired", body = ErrorBody),
+        (status = 410, description = "The signal is older than 5 minutes; nothing is placed", body = ErrorBody),
+        (status = 503, description = "No license, or no exchange client", body = ErrorBody),
+        (status = 504, description = "The execution ran longer than 300 s (it goes on)", body = ErrorBody),
+    ))]
+async fn confirm(
+    State(state): State<AppState>,
+    ApiPath(path): ApiPath<SymbolPath>,
+) -> Result<Json<ConfirmAnswer>, ApiError> {
+    Ok(Json(state.signals.confirm(&path.symbol).await?))
+}
+
+/// The answer of reject.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RejectAnswer {
+    pub ok: bool,
+    pub symbol: String,
+    pub status: SignalStatus,
+}
+
+/// Rejects a pending signal (boss said NO); it stays in memory as skipped until cleanup.
+#[utoipa::path(post, path = "/api/signal/{symbol}/reject", tag = "signal flow", params(SymbolPath),
+    responses(
+        (status = 200, description = "Skipped", body = RejectAnswer),
+        (status = 404, description = "No signal for the symbol", body = ErrorBody),
+        (status = 409, description = "Not pending, or being executed", body = ErrorBody),
+    ))]
+async fn reject(
+    State(state): State<AppState>,
+    ApiPath(path): ApiPath<SymbolPath>,
+) -> Result<Json<RejectAnswer>, ApiError> {
+    let status = state.signals.reject(&path.symbol)?;
+    Ok(Json(RejectAnswer { ok: true, symbol: path.symbol, status }))
+}
+
+/// Query of cleanup.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CleanupQuery {
+    /// Pending signals older than this many minutes expire (default 5).
+    #[param(minimum = 0, maximum = 10080)]
+    pub max_age_minutes: Option<u32>,
+}
+
+/// Expires pending signals older than max_age_minutes and deletes skipped or expired ones
+/// older than 30 minutes.
+#[utoipa::path(post, path = "/api/signal/cleanup", tag = "signal flow", params(CleanupQuery),
+    responses(
+        (status = 200, description = "What expired and what was deleted", body = CleanupAnswer),
+        (status = 422, description = "max_age_minutes is not a whole number 0..=10080", body = ErrorBody),
+    ))]
+async fn cleanup(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<CleanupQuery>,
+) -> Result<Json<CleanupAnswer>, ApiError> {
+    let minutes = q.max_age_minutes.unwrap_or(5);
+    if minutes > 10_080 {
+        return Err(ApiError::unprocessable(
+            "invalid_query",
+            "`max_age_minutes` must be at most 10080 (one week)",
+        ));
+    }
+    Ok(Json(state.signals.cleanup(minutes)))
+}
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create))
+        .routes(routes!(list))
+        .routes(routes!(pending))
+        .routes(routes!(get_one))
+        .routes(routes!(confirm))
+        .routes(routes!(reject))
+        .routes(routes!(cleanup))
+}

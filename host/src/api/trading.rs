@@ -1,0 +1,290 @@
+//! Bot actions that place or cancel orders: `POST /api/trade`, `POST /api/close`,
+//! `POST /api/closeall`, `POST /api/reset-daily` (all need a license), and the mapping of
+//! execution errors onto the API's error body.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::AppState;
+use super::error::{ApiError, ErrorBody};
+use super::extract::ApiQuery;
+use crate::dashboard::AgentName;
+use crate::execution::plan::fresh_id;
+use crate::execution::{
+    CloseAllReport, CloseRow, Direction, EntryPlan, ExecutionError, TradeSource, TradeView,
+    run_bounded,
+};
+use crate::signals::scoring::{MIN_CONFIDENCE, MIN_EV, ev_passes};
+
+impl From<ExecutionError> for ApiError {
+    fn from(err: ExecutionError) -> Self {
+        let detail = err.to_string();
+        match err {
+            ExecutionError::NoExchange(_) => {
+                ApiError::service_unavailable("exchange_unavailable", detail)
+            }
+            ExecutionError::Invalid(_) => ApiError::unprocessable("invalid_field", detail),
+            ExecutionError::DailyLimit(_) => ApiError::conflict("daily_limit_reached", detail),
+            ExecutionError::TradeExists(_) => ApiError::conflict("trade_exists", detail),
+            ExecutionError::NoPosition(_) => ApiError::not_found("no_position", detail),
+            ExecutionError::UnknownSymbol { .. } => {
+                ApiError::unprocessable("unknown_symbol", detail)
+            }
+            ExecutionError::Refused(_) => ApiError::unprocessable("order_refused", detail),
+            ExecutionError::Exchange(_) => {
+                ApiError::new(StatusCode::BAD_GATEWAY, "exchange_error", detail)
+            }
+            ExecutionError::OutcomeUnknown { .. } => {
+                ApiError::new(StatusCode::BAD_GATEWAY, "order_outcome_unknown", detail)
+            }
+            ExecutionError::Timeout => {
+                ApiError::new(StatusCode::GATEWAY_TIMEOUT, "execution_timeout", detail)
+            }
+            ExecutionError::Store(_) => ApiError::internal(detail),
+        }
+    }
+}
+
+/// Query of `POST /api/trade`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TradeQuery {
+    /// Exchange symbol, e.g. BTCUSDT.
+    #[param(pattern = "^[A-Z0-9]{2,20}$")]
+    pub symbol: String,
+    /// buy opens a bracketed position; sell closes the open one (spot has no shorting).
+    pub direction: Direction,
+    /// Strategy name.
+    #[param(pattern = "^[a-z][a-z0-9_]{0,63}$")]
+    pub bot: String,
+    /// Stop-loss distance, percent of the entry.
+    #[param(exclusive_minimum = 0, maximum = 99)]
+    pub sl: f64,
+    /// Take-profit distance, percent of the entry.
+    #[param(exclusive_minimum = 0, maximum = 1000)]
+    pub tp: f64,
+    /// Expected value; must be > 25 (else 422).
+    pub ev: f64,
+    /// Confidence; must be >= 8 (else 422).
+    pub confidence: i64,
+    /// Agent card that reflects the action (legacy default ops).
+    pub agent: Option<AgentName>,
+}
+
+/// The answer of `POST /api/trade`: the opened trade (buy) or the closed position (sell).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TradeAnswer {
+    pub ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trade: Option<TradeView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed: Option<CloseRow>,
+}
+
+fn invalid(field: &str, reason: String) -> ApiError {
+    ApiError::unprocessable("invalid_query", format!("`{field}` {reason}"))
+}
+
+fn valid_symbol(symbol: &str) -> bool {
+    (2..=20).contains(&symbol.len())
+        && symbol.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+}
+
+fn percent(field: &str, value: f64, max: f64) -> Result<Decimal, ApiError> {
+    if !(value > 0.0 && value <= max) {
+        return Err(invalid(field, format!("must be > 0 and <= {max} percent, got {value}")));
+    }
+    Decimal::from_f64_retain(value)
+        .map(|d| d.round_dp(6))
+        .ok_or_else(|| invalid(field, format!("{value} is out of range")))
+}
+
+/// Executes a trade now: buy places the bracket order (MARKET entry, then the OCO), sell closes
+/// the open position. The ev and confidence gates apply to the values given.
+#[utoipa::path(post, path = "/api/trade", tag = "bot actions", params(TradeQuery),
+    responses(
+        (status = 200, description = "Placed (buy) or closed (sell)", body = TradeAnswer),
+        (status = 404, description = "sell without an open position", body = ErrorBody),
+        (status = 409, description = "a trade for the symbol is open, or the daily trade / \
+            consecutive-loss limit is reached", body = ErrorBody),
+        (status = 422, description = "a parameter is missing or invalid, ev <= 25, \
+            confidence < 8, unknown symbol, or the order cannot satisfy the filters", body = ErrorBody),
+        (status = 502, description = "the exchange refused, or the outcome is unknown and is \
+            being settled by lookup", body = ErrorBody),
+        (status = 503, description = "no license, or no exchange client", body = ErrorBody),
+        (status = 504, description = "the execution ran longer than 300 s (it goes on)", body = ErrorBody),
+    ))]
+async fn trade(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<TradeQuery>,
+) -> Result<Json<TradeAnswer>, ApiError> {
+    if !valid_symbol(&q.symbol) {
+        return Err(invalid("symbol", "must be 2-20 characters of A-Z and 0-9".into()));
+    }
+    let bot_ok = q.bot.starts_with(|c: char| c.is_ascii_lowercase())
+        && q.bot.len() <= 64
+        && q.bot.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !bot_ok {
+        return Err(invalid("bot", "must match [a-z][a-z0-9_]{0,63}".into()));
+    }
+    let sl = percent("sl", q.sl, 99.0)?;
+    let tp = percent("tp", q.tp, 1000.0)?;
+    if !ev_passes(q.ev) {
+        return Err(ApiError::unprocessable(
+            "ev_gate",
+            format!("`ev` {} must be > {MIN_EV}", q.ev),
+        ));
+    }
+    if q.confidence < i64::from(MIN_CONFIDENCE) {
+        return Err(ApiError::unprocessable(
+            "confidence_gate",
+            format!("`confidence` {} must be >= {MIN_CONFIDENCE}", q.confidence),
+        ));
+    }
+    let agent = q.agent.unwrap_or(AgentName::Ops).as_str();
+    let execution = state.execution.clone();
+    let symbol = q.symbol.clone();
+    let job = async move {
+        match q.direction {
+            Direction::Buy => {
+                let plan = EntryPlan::new(
+                    &q.symbol,
+                    &q.bot,
+                    sl,
+                    tp,
+                    TradeSource::Trade,
+                    &fresh_id(execution.now_ms()),
+                    format!("POST /api/trade {} {}", q.symbol, q.bot),
+                );
+                let trade = execution.open_trade(&plan).await?;
+                Ok(TradeAnswer { ok: true, trade: Some(trade.view()), closed: None })
+            }
+            Direction::Sell => {
+                let closed = execution.close(&q.symbol, "POST /api/trade sell").await?;
+                Ok(TradeAnswer { ok: true, trade: None, closed: Some(CloseRow::closed(&closed)) })
+            }
+        }
+    };
+    let result = run_bounded(job).await.map_err(ApiError::from);
+    let status = if result.is_ok() { "ok" } else { "error" };
+    state.dashboard.record(agent, &format!("trade {symbol}"), status);
+    result.map(Json)
+}
+
+/// Query of `POST /api/close`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CloseQuery {
+    /// Base asset (BTC) or exchange symbol (BTCUSDT) of the position.
+    #[param(pattern = "^[A-Z0-9]{2,20}$")]
+    pub symbol: String,
+    /// Agent card that reflects the action (legacy default ops).
+    pub agent: Option<AgentName>,
+}
+
+/// The answer of `POST /api/close`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CloseAnswer {
+    pub ok: bool,
+    #[serde(flatten)]
+    pub position: CloseRow,
+}
+
+/// Closes one position: cancels its OCO, waits until the coin is free, sells the free
+/// quantity at market (never -2010). A take-profit or stop that already filled closes the
+/// trade at that price instead.
+#[utoipa::path(post, path = "/api/close", tag = "bot actions", params(CloseQuery),
+    responses(
+        (status = 200, description = "Closed", body = CloseAnswer),
+        (status = 404, description = "No open position for the symbol", body = ErrorBody),
+        (status = 422, description = "Invalid symbol or agent, or nothing to sell", body = ErrorBody),
+        (status = 502, description = "The exchange refused (the position is protected again)", body = ErrorBody),
+        (status = 503, description = "No license, or no exchange client", body = ErrorBody),
+        (status = 504, description = "Ran longer than 300 s", body = ErrorBody),
+    ))]
+async fn close(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<CloseQuery>,
+) -> Result<Json<CloseAnswer>, ApiError> {
+    if !valid_symbol(&q.symbol) {
+        return Err(invalid("symbol", "must be 2-20 characters of A-Z and 0-9".into()));
+    }
+    let symbol = state.execution.position_symbol(&q.symbol)?;
+    let agent = q.agent.unwrap_or(AgentName::Ops).as_str();
+    let execution = state.execution.clone();
+    let target = symbol.clone();
+    let result =
+        run_bounded(async move { execution.close(&target, "POST /api/close").await }).await;
+    state.dashboard.record(
+        agent,
+        &format!("close {symbol}"),
+        if result.is_ok() { "ok" } else { "error" },
+    );
+    let closed = result?;
+    Ok(Json(CloseAnswer { ok: true, position: CloseRow::closed(&closed) }))
+}
+
+/// Query of `POST /api/closeall`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AgentQuery {
+    /// Agent card that reflects the action (legacy default ops).
+    pub agent: Option<AgentName>,
+}
+
+/// Closes every open position the same way as close; failures are reported per position.
+#[utoipa::path(post, path = "/api/closeall", tag = "bot actions", params(AgentQuery),
+    responses(
+        (status = 200, description = "One row per position", body = CloseAllReport),
+        (status = 422, description = "Invalid agent", body = ErrorBody),
+        (status = 503, description = "No license, or no exchange client", body = ErrorBody),
+        (status = 504, description = "Ran longer than 300 s", body = ErrorBody),
+    ))]
+async fn close_all(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<AgentQuery>,
+) -> Result<Json<CloseAllReport>, ApiError> {
+    let agent = q.agent.unwrap_or(AgentName::Ops).as_str();
+    let execution = state.execution.clone();
+    let report =
+        run_bounded(async move { execution.close_all("POST /api/closeall").await }).await?;
+    state.dashboard.record(agent, &format!("closeall: {} positions", report.count), &report.status);
+    Ok(Json(report))
+}
+
+/// The answer of reset-daily.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResetAnswer {
+    pub ok: bool,
+    pub trades_today_before: i64,
+    pub trades_today_after: i64,
+}
+
+/// Zeroes today's trade counter (the consecutive-loss counter is kept).
+#[utoipa::path(post, path = "/api/reset-daily", tag = "bot actions",
+    responses(
+        (status = 200, description = "Counter reset", body = ResetAnswer),
+        (status = 503, description = "No license", body = ErrorBody),
+    ))]
+async fn reset_daily(State(state): State<AppState>) -> Result<Json<ResetAnswer>, ApiError> {
+    let (before, after) = state.execution.reset_daily()?;
+    state.dashboard.record(
+        "bot-ops",
+        &format!("reset-daily: trades_today {before} -> {after}"),
+        "ok",
+    );
+    Ok(Json(ResetAnswer { ok: true, trades_today_before: before, trades_today_after: after }))
+}
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(trade))
+        .routes(routes!(close))
+        .routes(routes!(close_all))
+        .routes(routes!(reset_daily))
+}

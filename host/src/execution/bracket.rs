@@ -1,0 +1,272 @@
+//! The bracket order on an exchange without native brackets: a MARKET BUY, and only once its
+//! fill is confirmed one OCO list — a LIMIT_MAKER take-profit and a STOP_LOSS_LIMIT stop —
+//! for the quantity actually received. Transient OCO failures are retried (the journal makes
+//! a retry safe); if the OCO still cannot be placed, the trade is stored as unprotected and
+//! the boss is alerted.
+
+use rust_decimal::Decimal;
+
+use super::book::{open_trade_in, put_trade_in};
+use super::journal::OrderKind;
+use super::plan::EntryPlan;
+use super::sizing::{bracket_prices, size_entry};
+use super::trade::{Direction, ProtectionState, Trade};
+use super::{Execution, ExecutionError};
+use crate::exchange::{NewOco, NewOrder, Order, OrderList, OrderType, Price, Qty, Side};
+use crate::messenger::templates;
+
+/// The quantity a BUY really delivered: executed minus the fee paid in the coin, rounded down
+/// to the step (an OCO for more than is held would be refused).
+fn received_qty(order: &Order, base_asset: &str, rules: &crate::exchange::SymbolRules) -> Decimal {
+    rules.floor_qty(order.executed_qty.0 - order.base_commission(base_asset)).0
+}
+
+impl Execution {
+    /// Opens a long position for `plan`: sizes it, buys at market, waits for the fill, records
+    /// the trade, then protects it with the OCO. The trade is returned whether or not the
+    /// OCO could be placed (see its `protection`).
+    pub async fn open_trade(&self, plan: &EntryPlan) -> Result<Trade, ExecutionError> {
+        let orders = self.orders()?.clone();
+        let _symbol = self.lock_symbol(&plan.symbol).await;
+        if self.inner.book.open_trade(&plan.symbol)?.is_some() {
+            return Err(ExecutionError::TradeExists(plan.symbol.clone()));
+        }
+        if let Some(reason) = self.entry_block(&plan.bot)? {
+            return Err(ExecutionError::DailyLimit(reason));
+        }
+        let rules = self.symbol_rules(&plan.symbol).await?;
+        let price = orders.exchange.price(&plan.symbol).await?.0;
+        let balance = orders
+            .exchange
+            .balances()
+            .await?
+            .into_iter()
+            .find(|b| b.asset == rules.quote_asset)
+            .map_or(Decimal::ZERO, |b| b.free);
+        let cap = Decimal::from_f64_retain(self.inner.config.risk.max_trading_usdt)
+            .unwrap_or(Decimal::ZERO)
+            .round_dp(8);
+        let sizing = size_entry(balance, cap, self.size_pct(&plan.bot), price, &rules)
+            .map_err(ExecutionError::Refused)?;
+        // Refuse before buying when no valid bracket exists at today's price.
+        bracket_prices(price, plan.sl_pct, plan.tp_pct, &rules).map_err(ExecutionError::Refused)?;
+
+        let order =
+            NewOrder::market(&plan.symbol, Side::Buy, Qty(sizing.qty), &plan.entry_client_order_id);
+        let today = self.today();
+        let now = self.now_iso();
+        let exchange_name = self.exchange_name();
+        let placed = orders
+            .place(&order, OrderKind::Entry, &plan.cause, Some(plan), |w, filled| {
+                match trade_from_fill(plan, filled, &rules, exchange_name, &today.iso(), &now) {
+                    Some(trade) => open_trade_in(w, &trade, today),
+                    None => Ok(()),
+                }
+            })
+            .await
+            .map_err(|e| {
+                let err = ExecutionError::from_send(e, &plan.entry_client_order_id);
+                if let ExecutionError::OutcomeUnknown { .. } = &err {
+                    self.notify(
+                        templates::entry_unknown_alert(&templates::EntryUnknownAlert {
+                            symbol: plan.symbol.clone(),
+                            client_order_id: plan.entry_client_order_id.clone(),
+                            detail: err.to_string(),
+                        }),
+                        "entry outcome unknown",
+                    );
+                }
+                err
+            })?;
+        let trade = match self.inner.book.open_trade(&plan.symbol)? {
+            Some(trade)
+                if trade.entry_client_order_id.as_deref() == Some(&order.client_order_id) =>
+            {
+                trade
+            }
+            _ => {
+                // Not final at the answer (or found by lookup): wait, then record it.
+                let filled = orders
+                    .await_final(placed, self.inner.timing.fill_timeout)
+                    .await
+                    .map_err(|e| ExecutionError::from_send(e, &plan.entry_client_order_id))?;
+                let trade =
+                    trade_from_fill(plan, &filled, &rules, exchange_name, &today.iso(), &now)
+                        .ok_or_else(|| {
+                            ExecutionError::Refused(format!(
+                                "the entry {} did not fill ({:?})",
+                                filled.client_order_id, filled.status
+                            ))
+                        })?;
+                self.inner.book.store().write(|w| open_trade_in(w, &trade, today))?;
+                trade
+            }
+        };
+        self.log(
+            "bot-ops",
+            &format!("entry filled: {} {} @ {}", trade.symbol, trade.size, trade.entry_px),
+            "ok",
+        );
+        let trade = self.protect(trade).await;
+        self.notify(templates::trade_opened(&opened_message(&trade)), "trade result");
+        Ok(trade)
+    }
+
+    /// Places the OCO of `trade` (client id `trade.oco_client_order_id`), retrying transient
+    /// failures. Returns the trade as stored afterwards: protected, or unprotected with the
+    /// boss alerted.
+    pub(crate) async fn protect(&self, mut trade: Trade) -> Trade {
+        let Ok(orders) = self.orders() else {
+            return trade;
+        };
+        let Some(list_id) = trade.oco_client_order_id.clone() else {
+            return self.mark_unprotected(trade, "the trade has no OCO client order id".into());
+        };
+        let oco = NewOco {
+            symbol: trade.symbol.clone(),
+            side: Side::Sell,
+            qty: Qty(trade.size),
+            take_profit: Price(trade.tp_px),
+            stop_price: Price(trade.sl_px),
+            stop_limit_price: Price(trade.sl_limit_px),
+            take_profit_client_order_id: Some(format!("{list_id}T")).filter(|id| id.len() <= 36),
+            stop_client_order_id: Some(format!("{list_id}S")).filter(|id| id.len() <= 36),
+            list_client_order_id: list_id,
+        };
+        let cause = format!("protect {} ({})", trade.symbol, trade.size);
+        let mut delay = self.inner.timing.retry_delay;
+        let mut last_error = String::new();
+        for attempt in 1..=self.inner.timing.oco_attempts.max(1) {
+            let placed = trade.clone();
+            let result = orders
+                .place_oco(&oco, &cause, |w, list| put_trade_in(w, &protected(&placed, list)))
+                .await;
+            match result {
+                Ok(list) => {
+                    trade = protected(&trade, &list);
+                    self.log(
+                        "bot-ops",
+                        &format!(
+                            "OCO placed: {} tp {} sl {}",
+                            trade.symbol, trade.tp_px, trade.sl_px
+                        ),
+                        "ok",
+                    );
+                    return trade;
+                }
+                Err(err) if err.is_transient() && attempt < self.inner.timing.oco_attempts => {
+                    tracing::warn!(symbol = %trade.symbol, attempt, %err, "OCO not placed yet; retrying");
+                    last_error = err.to_string();
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                }
+                Err(err) => {
+                    last_error = err.to_string();
+                    break;
+                }
+            }
+        }
+        self.mark_unprotected(trade, last_error)
+    }
+
+    /// Stores the trade as unprotected, alerts the boss and the dashboard.
+    pub(crate) fn mark_unprotected(&self, mut trade: Trade, reason: String) -> Trade {
+        tracing::error!(symbol = %trade.symbol, %reason, "position is UNPROTECTED: no OCO on the exchange");
+        trade.protection = ProtectionState::Unprotected { reason: reason.clone() };
+        if let Err(err) = self.inner.book.put_trade(&trade) {
+            tracing::error!(%err, "cannot store the unprotected state");
+        }
+        self.log("bot-ops", &format!("UNPROTECTED {}: {reason}", trade.symbol), "error");
+        self.notify(
+            templates::unprotected_alert(&templates::UnprotectedAlert {
+                symbol: trade.symbol.clone(),
+                size: trade.size.normalize().to_string(),
+                entry_px: trade.entry_px.normalize().to_string(),
+                reason,
+                exchange: trade.exchange.clone(),
+            }),
+            "unprotected alert",
+        );
+        trade
+    }
+}
+
+/// The trade a filled entry opened, or `None` when nothing was received (yet).
+pub(crate) fn trade_from_fill(
+    plan: &EntryPlan,
+    order: &Order,
+    rules: &crate::exchange::SymbolRules,
+    exchange: &str,
+    date: &str,
+    now: &str,
+) -> Option<Trade> {
+    if order.status.is_open() {
+        return None;
+    }
+    let size = received_qty(order, &rules.base_asset, rules);
+    let entry_px = order.avg_price()?.0;
+    if size <= Decimal::ZERO {
+        return None;
+    }
+    let prices = bracket_prices(entry_px, plan.sl_pct, plan.tp_pct, rules);
+    // The entry filled: a trade exists whatever happens next. If the bracket cannot be built
+    // at the fill price, the trade is recorded without prices and `protect` reports it.
+    let (tp_px, sl_px, sl_limit_px) = prices
+        .map(|p| (p.tp_px, p.sl_px, p.sl_limit_px))
+        .unwrap_or((Decimal::ZERO, Decimal::ZERO, Decimal::ZERO));
+    Some(Trade {
+        symbol: plan.symbol.clone(),
+        direction: Direction::Buy,
+        bot: plan.bot.clone(),
+        exchange: exchange.to_string(),
+        size,
+        entry_px,
+        entry_quote: order.cumulative_quote_qty,
+        sl_px,
+        tp_px,
+        sl_limit_px,
+        sl_pct: plan.sl_pct,
+        tp_pct: plan.tp_pct,
+        sl_oid: None,
+        tp_oid: None,
+        oco_list_id: None,
+        entry_order_id: Some(order.order_id),
+        entry_client_order_id: Some(order.client_order_id.clone()),
+        oco_client_order_id: Some(plan.oco_client_order_id.clone()),
+        protection: ProtectionState::Pending,
+        source: plan.source,
+        date: date.to_string(),
+        opened_at: now.to_string(),
+    })
+}
+
+fn opened_message(trade: &Trade) -> templates::TradeOpened {
+    let text = |d: Decimal| d.normalize().to_string();
+    templates::TradeOpened {
+        symbol: trade.symbol.clone(),
+        direction: trade.direction.as_str().into(),
+        bot: trade.bot.clone(),
+        size: text(trade.size),
+        entry_px: text(trade.entry_px),
+        sl_px: text(trade.sl_px),
+        tp_px: text(trade.tp_px),
+        entry_order_id: trade.entry_order_id.unwrap_or_default(),
+        oco_list_id: trade.oco_list_id,
+        sl_oid: trade.sl_oid,
+        tp_oid: trade.tp_oid,
+        exchange: trade.exchange.clone(),
+    }
+}
+
+/// `trade` with the legs of its placed OCO list.
+pub(crate) fn protected(trade: &Trade, list: &OrderList) -> Trade {
+    let leg =
+        |wanted: OrderType| list.orders.iter().find(|o| o.order_type == wanted).map(|o| o.order_id);
+    Trade {
+        oco_list_id: Some(list.order_list_id),
+        tp_oid: leg(OrderType::LimitMaker),
+        sl_oid: leg(OrderType::StopLossLimit).or_else(|| leg(OrderType::StopLoss)),
+        protection: ProtectionState::Protected,
+        ..trade.clone()
+    }
+}

@@ -1,0 +1,311 @@
+//! Closing a position on spot: cancel the OCO first (it locks the coin), wait until the coin is
+//! free, then sell the free quantity at market — so a close never meets -2010. If the OCO had
+//! already finished on the exchange, the trade is closed at the filled leg's price instead.
+//! If the sell fails after the OCO was cancelled, the position is protected again.
+
+use std::time::Duration;
+
+use rust_decimal::Decimal;
+use rust_decimal::prelude::ToPrimitive;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::book::close_trade_in;
+use super::journal::OrderKind;
+use super::plan::{client_id, fresh_id};
+use super::trade::{CloseReason, ClosedTrade, ProtectionState, Trade, cost_of};
+use super::{Execution, ExecutionError};
+use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, OrderType, Qty, Side};
+use crate::messenger::templates;
+
+/// One position in a close or closeall answer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CloseRow {
+    pub symbol: String,
+    /// `closed` or `error`.
+    pub status: String,
+    /// Coin quantity sold (closed) or held (error).
+    pub size: f64,
+    /// Net pnl in the quote asset (closed only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pnl: Option<f64>,
+    /// Average exit price (closed only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_px: Option<f64>,
+    /// Why the position is still open (error only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The answer of closeall.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CloseAllReport {
+    /// `ok` when every position closed (or there was none), `error` when at least one failed.
+    pub status: String,
+    /// Positions attempted.
+    pub count: usize,
+    pub closed: Vec<CloseRow>,
+}
+
+fn f(d: Decimal) -> f64 {
+    d.to_f64().unwrap_or(0.0)
+}
+
+impl CloseRow {
+    pub fn closed(c: &ClosedTrade) -> Self {
+        Self {
+            symbol: c.trade.symbol.clone(),
+            status: "closed".into(),
+            size: f(c.qty_sold),
+            pnl: Some(f(c.pnl)),
+            exit_px: Some(f(c.exit_px)),
+            error: None,
+        }
+    }
+
+    fn error(trade: &Trade, err: &ExecutionError) -> Self {
+        Self {
+            symbol: trade.symbol.clone(),
+            status: "error".into(),
+            size: f(trade.size),
+            pnl: None,
+            exit_px: None,
+            error: Some(err.to_string()),
+        }
+    }
+
+    fn message_row(&self) -> templates::CloseRow {
+        templates::CloseRow {
+            symbol: self.symbol.clone(),
+            status: self.status.clone(),
+            size: self.size.to_string(),
+            pnl: self.pnl.map(|p| format!("{p:.2}")),
+            error: self.error.clone(),
+        }
+    }
+}
+
+/// A closed trade from the order that sold it.
+pub(crate) fn closed_by(
+    trade: &Trade,
+    exit: &Order,
+    quote_asset: &str,
+    reason: CloseReason,
+    now: &str,
+) -> Option<ClosedTrade> {
+    let qty = exit.executed_qty.0;
+    let exit_px = exit.avg_price()?.0;
+    let fee: Decimal =
+        exit.fills.iter().filter(|f| f.commission_asset == quote_asset).map(|f| f.commission).sum();
+    let exit_quote = exit.cumulative_quote_qty - fee;
+    Some(ClosedTrade {
+        trade: trade.clone(),
+        exit_px,
+        exit_quote,
+        qty_sold: qty,
+        pnl: (exit_quote - cost_of(trade, qty)).round_dp(8),
+        reason,
+        closed_at: now.to_string(),
+    })
+}
+
+impl Execution {
+    /// Closes the open trade of `symbol` and reports it to the boss.
+    pub async fn close(&self, symbol: &str, cause: &str) -> Result<ClosedTrade, ExecutionError> {
+        let result = self.close_quietly(symbol, cause).await;
+        let row = match &result {
+            Ok(closed) => CloseRow::closed(closed),
+            Err(ExecutionError::NoPosition(_)) => return result,
+            Err(err) => match self.inner.book.open_trade(symbol)? {
+                Some(trade) => CloseRow::error(&trade, err),
+                None => return result,
+            },
+        };
+        self.report_closes(std::slice::from_ref(&row));
+        result
+    }
+
+    /// Closes every open trade, one after the other; failures are reported per position.
+    pub async fn close_all(&self, cause: &str) -> Result<CloseAllReport, ExecutionError> {
+        let trades = self.inner.book.open_trades()?;
+        let mut rows = Vec::with_capacity(trades.len());
+        for trade in &trades {
+            rows.push(match self.close_quietly(&trade.symbol, cause).await {
+                Ok(closed) => CloseRow::closed(&closed),
+                Err(err) => CloseRow::error(trade, &err),
+            });
+        }
+        if !rows.is_empty() {
+            self.report_closes(&rows);
+        }
+        let failed = rows.iter().any(|r| r.status == "error");
+        Ok(CloseAllReport {
+            status: if failed { "error" } else { "ok" }.into(),
+            count: rows.len(),
+            closed: rows,
+        })
+    }
+
+    fn report_closes(&self, rows: &[CloseRow]) {
+        for row in rows {
+            let status = if row.status == "closed" { "ok" } else { "error" };
+            let detail = row.error.as_deref().unwrap_or_default();
+            self.log("bot-ops", &format!("close {}: {} {detail}", row.symbol, row.status), status);
+        }
+        let report =
+            templates::CloseReport { rows: rows.iter().map(CloseRow::message_row).collect() };
+        self.notify(templates::close_result(&report), "close result");
+    }
+
+    async fn close_quietly(
+        &self,
+        symbol: &str,
+        cause: &str,
+    ) -> Result<ClosedTrade, ExecutionError> {
+        let orders = self.orders()?.clone();
+        let _symbol = self.lock_symbol(symbol).await;
+        let trade = self
+            .inner
+            .book
+            .open_trade(symbol)?
+            .ok_or_else(|| ExecutionError::NoPosition(symbol.to_string()))?;
+        let rules = self.symbol_rules(symbol).await?;
+        if let Some(list_id) = trade.oco_list_id {
+            match orders.exchange.cancel_order_list(symbol, &OrderRef::Id(list_id)).await {
+                Ok(_) => {}
+                Err(ExchangeError::UnknownOrder { .. }) => {
+                    // Not cancellable: it finished on the exchange. Did a leg fill?
+                    if let Some(closed) = self.settle_finished_list(&trade).await? {
+                        return Ok(closed);
+                    }
+                }
+                Err(err) => return Err(err.into()),
+            }
+        }
+        let free = self.wait_until_free(&rules.base_asset, trade.size).await?;
+        let qty = rules.floor_qty(free.min(trade.size)).0;
+        if qty <= Decimal::ZERO {
+            let err = ExecutionError::Refused(format!(
+                "nothing to sell: {} free {} after cancelling the OCO",
+                free.normalize(),
+                rules.base_asset
+            ));
+            self.mark_unprotected(trade, err.to_string());
+            return Err(err);
+        }
+        let exit_id = client_id("SX", &fresh_id(self.inner.clock.now_ms()), symbol);
+        let order = NewOrder::market(symbol, Side::Sell, Qty(qty), &exit_id);
+        let (today, now, quote) = (self.today(), self.now_iso(), rules.quote_asset.clone());
+        let result = orders
+            .place(&order, OrderKind::Exit, cause, None, |w, sold| {
+                match closed_by(&trade, sold, &quote, CloseReason::Market, &now) {
+                    Some(closed) if !sold.status.is_open() => close_trade_in(w, &closed, today),
+                    _ => Ok(()),
+                }
+            })
+            .await;
+        match result {
+            Ok(sold) => {
+                let sold = orders
+                    .await_final(sold, self.inner.timing.fill_timeout)
+                    .await
+                    .map_err(|e| ExecutionError::from_send(e, &exit_id))?;
+                let closed = closed_by(&trade, &sold, &quote, CloseReason::Market, &now)
+                    .ok_or_else(|| {
+                        ExecutionError::Refused(format!("the exit {exit_id} did not fill"))
+                    })?;
+                if self.inner.book.open_trade(symbol)?.is_some() {
+                    self.inner.book.store().write(|w| close_trade_in(w, &closed, today))?;
+                }
+                Ok(closed)
+            }
+            Err(err) if err.is_unknown_outcome() => {
+                // Maybe sold: reconciliation settles the exit by lookup; never re-protect a
+                // position that may be gone.
+                Err(ExecutionError::from_send(err, &exit_id))
+            }
+            Err(err) => {
+                let err = ExecutionError::from_send(err, &exit_id);
+                self.reprotect(trade).await;
+                Err(err)
+            }
+        }
+    }
+
+    /// After a failed close the OCO is gone: place a new one at the same levels.
+    async fn reprotect(&self, mut trade: Trade) {
+        if trade.oco_list_id.is_none() && trade.protection != ProtectionState::Protected {
+            return;
+        }
+        trade.oco_client_order_id =
+            Some(client_id("RP", &fresh_id(self.inner.clock.now_ms()), &trade.symbol));
+        trade.oco_list_id = None;
+        trade.protection = ProtectionState::Pending;
+        if self.inner.book.put_trade(&trade).is_ok() {
+            self.protect(trade).await;
+        }
+    }
+
+    /// Waits until the coin locked by a cancelled OCO is free; returns the free quantity.
+    async fn wait_until_free(
+        &self,
+        asset: &str,
+        wanted: Decimal,
+    ) -> Result<Decimal, ExecutionError> {
+        let exchange = &self.orders()?.exchange;
+        let deadline = tokio::time::Instant::now() + self.inner.timing.free_timeout;
+        loop {
+            let balance = exchange.balances().await?.into_iter().find(|b| b.asset == asset);
+            let (free, locked) =
+                balance.map_or((Decimal::ZERO, Decimal::ZERO), |b| (b.free, b.locked));
+            if free >= wanted || locked.is_zero() || tokio::time::Instant::now() >= deadline {
+                return Ok(free);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// For a trade whose OCO list is finished on the exchange: records the close at the filled
+    /// leg's price. `None` when the list is still working, or no leg filled (the list was
+    /// cancelled outside the service; the trade is then marked unprotected).
+    pub(crate) async fn settle_finished_list(
+        &self,
+        trade: &Trade,
+    ) -> Result<Option<ClosedTrade>, ExecutionError> {
+        let orders = self.orders()?;
+        let Some(list_id) = trade.oco_list_id else {
+            return Ok(None);
+        };
+        let list = orders
+            .list_with_legs(&OrderRef::Id(list_id))
+            .await
+            .map_err(|e| ExecutionError::from_send(e, &list_id.to_string()))?;
+        if list.executing {
+            return Ok(None);
+        }
+        let Some(leg) = list.orders.iter().find(|o| !o.executed_qty.0.is_zero()) else {
+            self.mark_unprotected(
+                trade.clone(),
+                "the OCO was cancelled on the exchange without a fill".into(),
+            );
+            return Ok(None);
+        };
+        let leg = orders
+            .order_with_fills(&trade.symbol, &OrderRef::Id(leg.order_id))
+            .await
+            .map_err(|e| ExecutionError::from_send(e, &list_id.to_string()))?;
+        let reason = if leg.order_type == OrderType::LimitMaker {
+            CloseReason::TakeProfit
+        } else {
+            CloseReason::StopLoss
+        };
+        let rules = self.symbol_rules(&trade.symbol).await?;
+        let now = self.now_iso();
+        let Some(closed) = closed_by(trade, &leg, &rules.quote_asset, reason, &now) else {
+            return Ok(None);
+        };
+        let today = self.today();
+        self.inner.book.store().write(|w| close_trade_in(w, &closed, today))?;
+        Ok(Some(closed))
+    }
+}

@@ -1,0 +1,213 @@
+//! The order journal: every order the service sends is written here before it is sent and
+//! updated with each outcome (table `order_journal`, plus `journal_index` from client order id
+//! to its newest entry).
+//!
+//! The journal is what makes a re-send safe. An order whose outcome is unknown (timeout, 5xx,
+//! dropped connection, a crash between sending and recording) stays *unsettled*; while it is,
+//! [`Journal::begin`] refuses a second send with the same client order id, so the only way
+//! forward is a lookup by that id at the exchange ([`super::orders`]). That closes the
+//! double-send window the exchange client alone leaves open when the exchange answers
+//! "unknown" twice.
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::EntryPlan;
+use crate::store::{Store, StoreError, Writer, tables};
+
+/// What an order is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderKind {
+    /// The MARKET BUY that opens a trade.
+    Entry,
+    /// The take-profit/stop-loss OCO list of a trade.
+    Oco,
+    /// The MARKET SELL that closes a trade.
+    Exit,
+}
+
+/// The outcome of one send.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum Outcome {
+    /// Written, about to be sent (a crash here leaves it unsettled).
+    Sending,
+    /// The exchange has it: order id (or order-list id for an OCO) and its status then.
+    Placed { id: i64, status: String },
+    /// A definite refusal (by the exchange or by the filters); nothing exists.
+    Rejected { error: String },
+    /// The exchange may or may not have it; settled by a lookup by client order id.
+    Unknown { detail: String },
+    /// A lookup after an unknown outcome found nothing: it was never placed.
+    Absent,
+}
+
+impl Outcome {
+    /// Sending and Unknown are unsettled: nothing may be sent with that id until a lookup.
+    pub fn is_settled(&self) -> bool {
+        !matches!(self, Self::Sending | Self::Unknown { .. })
+    }
+}
+
+/// One journal entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    pub client_order_id: String,
+    pub kind: OrderKind,
+    pub symbol: String,
+    /// What caused the order, in words ("signal 1kq2x BTCUSDT confirmed", "close ETHUSDT").
+    pub cause: String,
+    /// The order as sent (side, type, quantity, prices).
+    pub request: serde_json::Value,
+    /// For entries: what to build the trade from if the process dies after the fill.
+    pub plan: Option<EntryPlan>,
+    pub outcome: Outcome,
+    /// ISO 8601.
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// Where the newest entry of a client order id is, and whether it is settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct IndexRow {
+    seq: u64,
+    settled: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error(
+        "order {client_order_id} from an earlier attempt has an unknown outcome; it must be \
+         looked up before anything is sent again"
+    )]
+    Unsettled { client_order_id: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The order journal's face. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    store: Store,
+}
+
+impl Journal {
+    pub fn new(store: Store) -> Self {
+        Self { store }
+    }
+
+    /// Writes `entry` (outcome `Sending`) before it is sent. Refused while an earlier entry
+    /// with the same client order id is unsettled.
+    pub fn begin(&self, entry: &JournalEntry) -> Result<u64, JournalError> {
+        let id = entry.client_order_id.as_str();
+        let mut unsettled = false;
+        let seq = self.store.write(|w| {
+            if let Some(row) = w.get::<IndexRow>(tables::JOURNAL_INDEX, id)?
+                && !row.settled
+            {
+                unsettled = true;
+                return Ok(0);
+            }
+            let seq = w.append(tables::ORDER_JOURNAL, entry)?;
+            w.put(tables::JOURNAL_INDEX, id, &IndexRow { seq, settled: false })?;
+            Ok(seq)
+        })?;
+        if unsettled {
+            return Err(JournalError::Unsettled { client_order_id: id.to_string() });
+        }
+        Ok(seq)
+    }
+
+    /// Records the outcome of entry `seq`; `also` writes in the same transaction (e.g. the trade
+    /// the fill opened), so a crash can never keep one without the other.
+    pub fn settle(
+        &self,
+        seq: u64,
+        outcome: Outcome,
+        now: &str,
+        also: impl FnOnce(&Writer) -> Result<(), StoreError>,
+    ) -> Result<JournalEntry, StoreError> {
+        self.store.write(|w| {
+            let mut entry: JournalEntry = w
+                .get_seq(tables::ORDER_JOURNAL, seq)?
+                .ok_or_else(|| StoreError::Database(format!("journal entry {seq} is missing")))?;
+            entry.outcome = outcome;
+            entry.updated_at = now.to_string();
+            w.replace(tables::ORDER_JOURNAL, seq, &entry)?;
+            let row = IndexRow { seq, settled: entry.outcome.is_settled() };
+            w.put(tables::JOURNAL_INDEX, &entry.client_order_id, &row)?;
+            also(w)?;
+            Ok(entry)
+        })
+    }
+
+    /// The newest entry with this client order id.
+    pub fn latest(&self, client_order_id: &str) -> Result<Option<(u64, JournalEntry)>, StoreError> {
+        self.store.read(|r| {
+            let Some(row) = r.get::<IndexRow>(tables::JOURNAL_INDEX, client_order_id)? else {
+                return Ok(None);
+            };
+            Ok(r.get_seq(tables::ORDER_JOURNAL, row.seq)?.map(|e| (row.seq, e)))
+        })
+    }
+
+    /// Every unsettled entry, oldest first (reconciliation settles them).
+    pub fn unsettled(&self) -> Result<Vec<(u64, JournalEntry)>, StoreError> {
+        self.store.read(|r| {
+            let rows: Vec<(String, IndexRow)> = r.all(tables::JOURNAL_INDEX)?;
+            let mut out = Vec::new();
+            for (_, row) in rows.into_iter().filter(|(_, row)| !row.settled) {
+                if let Some(entry) = r.get_seq(tables::ORDER_JOURNAL, row.seq)? {
+                    out.push((row.seq, entry));
+                }
+            }
+            out.sort_by_key(|(seq, _)| *seq);
+            Ok(out)
+        })
+    }
+
+    /// The newest `limit` entries, newest first.
+    pub fn newest(&self, limit: usize) -> Result<Vec<(u64, JournalEntry)>, StoreError> {
+        self.store.read(|r| r.newest(tables::ORDER_JOURNAL, 0, limit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str) -> JournalEntry {
+        JournalEntry {
+            client_order_id: id.into(),
+            kind: OrderKind::Entry,
+            symbol: "BTCUSDT".into(),
+            cause: "test".into(),
+            request: serde_json::json!({}),
+            plan: None,
+            outcome: Outcome::Sending,
+            created_at: "t".into(),
+            updated_at: "t".into(),
+        }
+    }
+
+    #[test]
+    fn a_second_send_is_refused_while_the_first_is_unsettled() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::new(Store::open(dir.path()).unwrap());
+        let seq = journal.begin(&entry("SE_1_BTCUSDT")).unwrap();
+        assert!(matches!(
+            journal.begin(&entry("SE_1_BTCUSDT")),
+            Err(JournalError::Unsettled { .. })
+        ));
+        journal
+            .settle(seq, Outcome::Unknown { detail: "timeout".into() }, "t", |_| Ok(()))
+            .unwrap();
+        assert!(journal.begin(&entry("SE_1_BTCUSDT")).is_err(), "unknown is still unsettled");
+        assert_eq!(journal.unsettled().unwrap().len(), 1);
+        journal.settle(seq, Outcome::Absent, "t", |_| Ok(())).unwrap();
+        assert!(journal.unsettled().unwrap().is_empty());
+        let again = journal.begin(&entry("SE_1_BTCUSDT")).unwrap();
+        assert!(again > seq, "a settled absent order may be sent again");
+        assert_eq!(journal.latest("SE_1_BTCUSDT").unwrap().unwrap().0, again);
+    }
+}

@@ -1,0 +1,354 @@
+//! Execution: sizing, the bracket order (MARKET entry, then one OCO after the confirmed fill),
+//! closing, the order journal and reconciliation with the exchange.
+//!
+//! Owns: every order the service sends (only through [`orders::Orders`], which journals it),
+//! the open trades, the closed-trade history and the daily counters. Must never: send an
+//! order without a client order id derived from its cause, re-send while an earlier attempt is
+//! unsettled, leave a filled entry unprotected without alerting the boss, or sell while an OCO
+//! still locks the coin. It talks to the exchange only through the `Exchange` trait.
+//!
+//! - [`bracket`]: entry + OCO (and re-protection).
+//! - [`close`]: close and closeall (cancel the OCO, wait for the coin, sell what is free).
+//! - [`reconcile`]: settles differences between the store, the journal and the exchange.
+//! - [`journal`], [`orders`]: write-before-send and lookup-before-resend.
+//! - [`book`]: open trades, history and daily counters in the store.
+//! - [`restore`]: an operator puts a trade record into the book.
+//! - [`sizing`], [`plan`], [`trade`]: the pure parts.
+
+pub mod book;
+mod bracket;
+mod close;
+pub mod journal;
+pub mod orders;
+pub mod plan;
+mod reconcile;
+mod restore;
+pub mod sizing;
+pub mod trade;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono_tz::Tz;
+use rust_decimal::Decimal;
+
+pub use book::{Book, Counters, Day};
+pub use close::{CloseAllReport, CloseRow};
+pub use orders::SendError;
+pub use plan::EntryPlan;
+pub use reconcile::ReconcileReport;
+pub use restore::RestoreInput;
+pub use trade::{ClosedTrade, Direction, Trade, TradeSource, TradeView};
+
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::dashboard::Dashboard;
+use crate::exchange::{Exchange, ExchangeError, SymbolRules};
+use crate::messenger::{Messenger, Outgoing};
+use crate::store::{Store, StoreError};
+use journal::Journal;
+use orders::Orders;
+
+/// Timing of the execution steps; the defaults suit a real exchange, tests shorten them.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    /// How long to wait for a MARKET order to become final.
+    pub fill_timeout: Duration,
+    /// Attempts to place an OCO before the trade is declared unprotected.
+    pub oco_attempts: u32,
+    /// Pause before the second OCO attempt (doubles each time).
+    pub retry_delay: Duration,
+    /// How long a close waits for the cancelled OCO to free the coin.
+    pub free_timeout: Duration,
+    /// Pause between two lookups of an order with an unknown outcome.
+    pub lookup_delay: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Self {
+            fill_timeout: Duration::from_secs(10),
+            oco_attempts: 4,
+            retry_delay: Duration::from_millis(500),
+            free_timeout: Duration::from_secs(10),
+            lookup_delay: Duration::from_millis(300),
+        }
+    }
+}
+
+/// Why an execution did not happen (or did not finish).
+#[derive(Debug, thiserror::Error)]
+pub enum ExecutionError {
+    #[error("no exchange client for the active exchange {0}; trading is unavailable")]
+    NoExchange(&'static str),
+    /// A request field is invalid; the text names it.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    DailyLimit(String),
+    #[error("a trade for {0} is already open")]
+    TradeExists(String),
+    #[error("no open position for {0}")]
+    NoPosition(String),
+    #[error("{symbol} is not listed on the exchange")]
+    UnknownSymbol { symbol: String },
+    #[error("order refused: {0}")]
+    Refused(String),
+    #[error("exchange error: {0}")]
+    Exchange(ExchangeError),
+    #[error(
+        "the outcome of order {client_order_id} is unknown; it is settled by a lookup by client \
+         order id before anything is sent again (the boss was alerted): {detail}"
+    )]
+    OutcomeUnknown { client_order_id: String, detail: String },
+    #[error(
+        "the execution ran longer than 300 s; it goes on and its result is reported to the boss"
+    )]
+    Timeout,
+    #[error("store error: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// Longest an API call waits for an execution (spec: 504 after 300 s).
+pub const EXECUTION_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Runs an execution in its own task and waits up to [`EXECUTION_TIMEOUT`]: past that the
+/// caller gets `Timeout` while the execution finishes — an entry is never abandoned between
+/// its fill and its OCO because a caller gave up.
+pub async fn run_bounded<T: Send + 'static>(
+    job: impl std::future::Future<Output = Result<T, ExecutionError>> + Send + 'static,
+) -> Result<T, ExecutionError> {
+    match tokio::time::timeout(EXECUTION_TIMEOUT, tokio::spawn(job)).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(join)) => Err(ExecutionError::Refused(format!("the execution stopped: {join}"))),
+        Err(_) => Err(ExecutionError::Timeout),
+    }
+}
+
+impl ExecutionError {
+    fn from_send(err: SendError, client_order_id: &str) -> Self {
+        match err {
+            e if e.is_unknown_outcome() => Self::OutcomeUnknown {
+                client_order_id: client_order_id.to_string(),
+                detail: e.to_string(),
+            },
+            SendError::Exchange(ExchangeError::Refused { reason }) => Self::Refused(reason),
+            SendError::Exchange(e) => Self::Exchange(e),
+            SendError::Store(e) => Self::Store(e),
+            SendError::Unsettled(e) => Self::OutcomeUnknown {
+                client_order_id: client_order_id.to_string(),
+                detail: e.to_string(),
+            },
+        }
+    }
+}
+
+impl From<ExchangeError> for ExecutionError {
+    fn from(err: ExchangeError) -> Self {
+        match err {
+            ExchangeError::InvalidSymbol { .. } => Self::Refused(err.to_string()),
+            ExchangeError::Refused { reason } => Self::Refused(reason),
+            other => Self::Exchange(other),
+        }
+    }
+}
+
+struct Inner {
+    orders: Option<Orders>,
+    exchange_name: &'static str,
+    book: Book,
+    messenger: Messenger,
+    dashboard: Arc<Dashboard>,
+    config: Arc<Config>,
+    clock: SharedClock,
+    tz: Tz,
+    timing: Timing,
+    /// One lock per symbol: entries, closes and reconciliation of a symbol never overlap.
+    symbol_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// One reconciliation at a time.
+    reconciling: tokio::sync::Mutex<()>,
+}
+
+/// The execution area's public face. Cheap to clone.
+#[derive(Clone)]
+pub struct Execution {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Execution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Execution").field("exchange", &self.inner.exchange_name).finish()
+    }
+}
+
+/// What execution needs from the rest of the host.
+pub struct Parts {
+    pub exchange: Option<Arc<dyn Exchange>>,
+    pub store: Store,
+    pub messenger: Messenger,
+    pub dashboard: Arc<Dashboard>,
+    pub config: Arc<Config>,
+    pub clock: SharedClock,
+    pub timing: Timing,
+}
+
+impl Execution {
+    pub fn new(parts: Parts) -> Self {
+        let Parts { exchange, store, messenger, dashboard, config, clock, timing } = parts;
+        let tz = config.market.timezone.parse().unwrap_or(Tz::UTC);
+        let exchange_name = match &exchange {
+            Some(e) => e.name(),
+            None => config.exchange.active.as_str(),
+        };
+        let orders = exchange.map(|exchange| {
+            Orders::new(exchange, Journal::new(store.clone()), clock.clone(), timing.lookup_delay)
+        });
+        Self {
+            inner: Arc::new(Inner {
+                orders,
+                exchange_name,
+                book: Book::new(store),
+                messenger,
+                dashboard,
+                config,
+                clock,
+                tz,
+                timing,
+                symbol_locks: Mutex::new(HashMap::new()),
+                reconciling: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+
+    /// The exchange's name (`exchange_a`), as trades record it.
+    pub fn exchange_name(&self) -> &'static str {
+        self.inner.exchange_name
+    }
+
+    pub fn book(&self) -> &Book {
+        &self.inner.book
+    }
+
+    /// The order journal (read-only use: reports and tests).
+    pub fn journal(&self) -> Journal {
+        Journal::new(self.inner.book.store().clone())
+    }
+
+    fn orders(&self) -> Result<&Orders, ExecutionError> {
+        self.inner.orders.as_ref().ok_or(ExecutionError::NoExchange(self.inner.exchange_name))
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.inner.clock.now_ms()
+    }
+
+    /// The symbol of an open position given as a symbol (BTCUSDT) or a base asset (BTC).
+    pub fn position_symbol(&self, given: &str) -> Result<String, ExecutionError> {
+        let with_quote = format!("{given}{}", self.inner.config.market.quote_asset);
+        for candidate in [given, with_quote.as_str()] {
+            if self.inner.book.open_trade(candidate)?.is_some() {
+                return Ok(candidate.to_string());
+            }
+        }
+        Err(ExecutionError::NoPosition(given.to_string()))
+    }
+
+    /// Today in the configured time zone.
+    pub fn today(&self) -> Day {
+        Day::of(self.inner.clock.now(), self.inner.tz)
+    }
+
+    pub fn counters(&self) -> Result<Counters, StoreError> {
+        self.inner.book.counters(self.today())
+    }
+
+    /// The symbol's rules; `UnknownSymbol` when the exchange does not list it.
+    pub async fn symbol_rules(&self, symbol: &str) -> Result<SymbolRules, ExecutionError> {
+        match self.orders()?.exchange.symbol_rules(symbol).await {
+            Ok(rules) => Ok(rules),
+            Err(ExchangeError::InvalidSymbol { .. }) => {
+                Err(ExecutionError::UnknownSymbol { symbol: symbol.to_string() })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Why no new entry may be placed now, if the daily trade limit or the consecutive-loss
+    /// limit is reached (reason `daily_limit_reached`).
+    pub fn entry_block(&self, bot: &str) -> Result<Option<String>, StoreError> {
+        let counters = self.counters()?;
+        let max_trades = self.strategy_number(bot, "max_trades_per_day").unwrap_or_else(|| {
+            Decimal::from(self.inner.config.strategy.mr_combined.max_trades_per_day)
+        });
+        if Decimal::from(counters.trades_today) >= max_trades {
+            return Ok(Some(format!(
+                "daily_limit_reached: {} trades today, max_trades_per_day is {max_trades}",
+                counters.trades_today
+            )));
+        }
+        let max_losses = self.inner.config.risk.max_consecutive_losses;
+        if max_losses > 0 && counters.consecutive_losses >= i64::from(max_losses) {
+            return Ok(Some(format!(
+                "daily_limit_reached: {} consecutive losses today, risk.max_consecutive_losses \
+                 is {max_losses}",
+                counters.consecutive_losses
+            )));
+        }
+        Ok(None)
+    }
+
+    /// Zeroes trades_today; returns (before, after).
+    pub fn reset_daily(&self) -> Result<(i64, i64), StoreError> {
+        let before = self.inner.book.reset_trades_today(self.today())?;
+        Ok((before, 0))
+    }
+
+    /// A number from the strategy's config section (`size_pct`, `max_trades_per_day`).
+    fn strategy_number(&self, bot: &str, key: &str) -> Option<Decimal> {
+        let section = self.inner.config.strategy.section_json(bot)?;
+        let value = section.get(key)?.as_f64()?;
+        Decimal::from_f64_retain(value).map(|d| d.round_dp(8))
+    }
+
+    /// Percent of the capital base per trade for `bot` (its section's `size_pct`, else MR
+    /// Combined's).
+    fn size_pct(&self, bot: &str) -> Decimal {
+        self.strategy_number(bot, "size_pct").unwrap_or_else(|| {
+            Decimal::from_f64_retain(self.inner.config.strategy.mr_combined.size_pct)
+                .unwrap_or(Decimal::ONE)
+        })
+    }
+
+    async fn lock_symbol(&self, symbol: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut locks = self.inner.symbol_locks.lock().unwrap_or_else(|p| p.into_inner());
+            locks.entry(symbol.to_string()).or_default().clone()
+        };
+        lock.lock_owned().await
+    }
+
+    fn now_iso(&self) -> String {
+        self.inner.clock.now().to_rfc3339()
+    }
+
+    /// Sends a message to the boss without waiting: a messenger failure never blocks or
+    /// undoes a trade; it is written to the activity log instead.
+    fn notify(&self, message: Outgoing, what: &'static str) {
+        let messenger = self.inner.messenger.clone();
+        if !messenger.is_configured() {
+            return;
+        }
+        let dashboard = self.inner.dashboard.clone();
+        tokio::spawn(async move {
+            if let Err(err) = messenger.send(&message).await {
+                tracing::warn!(%err, what, "messenger send failed");
+                dashboard.record("bot-ops", &format!("messenger failed ({what}): {err}"), "error");
+            }
+        });
+    }
+
+    fn log(&self, agent: &str, action: &str, status: &str) {
+        self.inner.dashboard.record(agent, action, status);
+    }
+}

@@ -1,0 +1,284 @@
+//! Reconciliation: compares the store's open trades, the order journal and the exchange (open
+//! order lists, orders by client order id, balances) and settles every difference. It runs at
+//! every start and on `GET /api/trades/recover`:
+//!
+//! 1. a journal entry with an unknown outcome is looked up by its client order id: a found
+//!    entry becomes its trade (and is protected), a found OCO is attached to its trade, a found
+//!    exit closes its trade; an absent one is recorded as never placed;
+//! 2. an open trade without an OCO (the process died between the fill and the OCO, or the OCO
+//!    failed) gets its OCO;
+//! 3. an open trade whose OCO finished while the service was down is closed with its pnl;
+//! 4. an open OCO list on the exchange for a symbol the store does not track is adopted as a
+//!    trade with source `recovered`.
+//!
+//! What was settled goes to the log, the activity log and the boss.
+
+use rust_decimal::Decimal;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::book::{close_trade_in, open_trade_in};
+use super::bracket::{protected, trade_from_fill};
+use super::close::{CloseRow, closed_by};
+use super::journal::{JournalEntry, OrderKind};
+use super::orders::Settled;
+use super::trade::{CloseReason, Direction, ProtectionState, Trade, TradeSource, TradeView};
+use super::{Execution, ExecutionError};
+use crate::exchange::{OrderList, OrderType, Side};
+use crate::messenger::templates;
+
+/// What one reconciliation did.
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+pub struct ReconcileReport {
+    /// Open OCO lists adopted as trades (source `recovered`).
+    pub recovered: Vec<TradeView>,
+    /// Trades closed because their OCO finished while the service was away.
+    pub closed: Vec<CloseRow>,
+    /// One sentence per settled difference, in order.
+    pub actions: Vec<String>,
+}
+
+impl Execution {
+    /// Runs one reconciliation (one at a time) and reports what it settled.
+    pub async fn reconcile(&self) -> Result<ReconcileReport, ExecutionError> {
+        let _one = self.inner.reconciling.lock().await;
+        let mut report = ReconcileReport::default();
+        self.settle_journal(&mut report).await?;
+        self.check_open_trades(&mut report).await?;
+        self.adopt_unknown_lists(&mut report).await?;
+        if !report.actions.is_empty() {
+            for action in &report.actions {
+                tracing::warn!(%action, "reconciliation");
+                self.log("bot-ops", &format!("reconciliation: {action}"), "ok");
+            }
+            self.notify(
+                templates::reconciliation_report(&templates::ReconciliationReport {
+                    actions: report.actions.clone(),
+                }),
+                "reconciliation report",
+            );
+        }
+        Ok(report)
+    }
+
+    async fn settle_journal(&self, report: &mut ReconcileReport) -> Result<(), ExecutionError> {
+        let orders = self.orders()?.clone();
+        for (seq, entry) in orders.journal.unsettled()? {
+            let _symbol = self.lock_symbol(&entry.symbol).await;
+            let Some(settled) = orders.settle_by_lookup(seq, &entry).await? else {
+                report.actions.push(format!(
+                    "{} order {} still has an unknown outcome; the exchange did not answer",
+                    entry.symbol, entry.client_order_id
+                ));
+                continue;
+            };
+            match settled {
+                Settled::Absent => report.actions.push(format!(
+                    "{} order {} was never placed (not on the exchange)",
+                    entry.symbol, entry.client_order_id
+                )),
+                Settled::Order(order) => self.settle_order(&entry, &order, report).await?,
+                Settled::List(list) => self.attach_list(&entry, &list, report)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// An entry or exit found by lookup after an unknown outcome.
+    async fn settle_order(
+        &self,
+        entry: &JournalEntry,
+        order: &crate::exchange::Order,
+        report: &mut ReconcileReport,
+    ) -> Result<(), ExecutionError> {
+        let tracked = self.inner.book.open_trade(&entry.symbol)?;
+        match entry.kind {
+            OrderKind::Entry => {
+                let (Some(plan), None) = (&entry.plan, &tracked) else {
+                    return Ok(());
+                };
+                let rules = self.symbol_rules(&entry.symbol).await?;
+                let today = self.today();
+                let Some(trade) = trade_from_fill(
+                    plan,
+                    order,
+                    &rules,
+                    self.exchange_name(),
+                    &today.iso(),
+                    &self.now_iso(),
+                ) else {
+                    return Ok(());
+                };
+                self.inner.book.store().write(|w| open_trade_in(w, &trade, today))?;
+                report.actions.push(format!(
+                    "{}: entry {} had filled ({} @ {}); trade recorded",
+                    trade.symbol, entry.client_order_id, trade.size, trade.entry_px
+                ));
+            }
+            OrderKind::Exit => {
+                let Some(trade) = tracked else {
+                    return Ok(());
+                };
+                let rules = self.symbol_rules(&entry.symbol).await?;
+                let Some(closed) = closed_by(
+                    &trade,
+                    order,
+                    &rules.quote_asset,
+                    CloseReason::Market,
+                    &self.now_iso(),
+                ) else {
+                    return Ok(());
+                };
+                let today = self.today();
+                self.inner.book.store().write(|w| close_trade_in(w, &closed, today))?;
+                report.actions.push(format!(
+                    "{}: exit {} had filled; trade closed with pnl {}",
+                    closed.trade.symbol, entry.client_order_id, closed.pnl
+                ));
+                report.closed.push(CloseRow::closed(&closed));
+            }
+            OrderKind::Oco => {}
+        }
+        Ok(())
+    }
+
+    /// An OCO list found by lookup after an unknown outcome: the trade is protected.
+    fn attach_list(
+        &self,
+        entry: &JournalEntry,
+        list: &OrderList,
+        report: &mut ReconcileReport,
+    ) -> Result<(), ExecutionError> {
+        if let Some(trade) = self.inner.book.open_trade(&entry.symbol)?
+            && trade.oco_client_order_id.as_deref() == Some(&entry.client_order_id)
+        {
+            self.inner.book.put_trade(&protected(&trade, list))?;
+            report.actions.push(format!(
+                "{}: OCO {} had been placed; trade marked protected",
+                trade.symbol, entry.client_order_id
+            ));
+        }
+        Ok(())
+    }
+
+    async fn check_open_trades(&self, report: &mut ReconcileReport) -> Result<(), ExecutionError> {
+        for trade in self.inner.book.open_trades()? {
+            let _symbol = self.lock_symbol(&trade.symbol).await;
+            // Re-read under the lock: a close may have finished meanwhile.
+            let Some(trade) = self.inner.book.open_trade(&trade.symbol)? else {
+                continue;
+            };
+            match &trade.protection {
+                ProtectionState::Protected => {
+                    if let Some(closed) = self.settle_finished_list(&trade).await? {
+                        report.actions.push(format!(
+                            "{}: {:?} filled at {} while the service was away; pnl {}",
+                            trade.symbol, closed.reason, closed.exit_px, closed.pnl
+                        ));
+                        report.closed.push(CloseRow::closed(&closed));
+                    }
+                }
+                ProtectionState::Pending | ProtectionState::Unprotected { .. } => {
+                    let after = self.protect(trade.clone()).await;
+                    let outcome = match &after.protection {
+                        ProtectionState::Protected => "OCO placed".to_string(),
+                        ProtectionState::Unprotected { reason } => {
+                            format!("still UNPROTECTED: {reason}")
+                        }
+                        ProtectionState::Pending => "OCO pending".to_string(),
+                    };
+                    report
+                        .actions
+                        .push(format!("{}: filled entry without an OCO; {outcome}", trade.symbol));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn adopt_unknown_lists(
+        &self,
+        report: &mut ReconcileReport,
+    ) -> Result<(), ExecutionError> {
+        let orders = self.orders()?.clone();
+        for list in orders.exchange.open_order_lists().await? {
+            let _symbol = self.lock_symbol(&list.symbol).await;
+            if self.inner.book.open_trade(&list.symbol)?.is_some() {
+                continue;
+            }
+            let list = orders
+                .list_with_legs(&crate::exchange::OrderRef::Id(list.order_list_id))
+                .await
+                .map_err(|e| ExecutionError::from_send(e, &list.list_client_order_id))?;
+            let Some(trade) = self.adopted(&list).await? else {
+                continue;
+            };
+            self.inner.book.put_trade(&trade)?;
+            report.actions.push(format!(
+                "{}: open OCO {} adopted as a recovered trade ({} @ {})",
+                trade.symbol, list.list_client_order_id, trade.size, trade.entry_px
+            ));
+            report.recovered.push(trade.view());
+        }
+        Ok(())
+    }
+
+    /// A trade from an open SELL OCO list: size, take-profit and stop from the legs, entry
+    /// price from the newest buy of the symbol (else the middle of the bracket).
+    async fn adopted(&self, list: &OrderList) -> Result<Option<Trade>, ExecutionError> {
+        let tp = list.orders.iter().find(|o| o.order_type == OrderType::LimitMaker);
+        let sl = list
+            .orders
+            .iter()
+            .find(|o| matches!(o.order_type, OrderType::StopLossLimit | OrderType::StopLoss));
+        let (Some(tp), Some(sl)) = (tp, sl) else {
+            return Ok(None);
+        };
+        if tp.side != Side::Sell {
+            return Ok(None);
+        }
+        let exchange = &self.orders()?.exchange;
+        let last_buy = exchange
+            .my_trades(&list.symbol, None)
+            .await?
+            .into_iter()
+            .rev()
+            .find(|t| t.is_buyer)
+            .map(|t| t.price.0);
+        let sl_px = sl.stop_price.map_or(sl.price.0, |p| p.0);
+        let entry_px =
+            last_buy.unwrap_or_else(|| ((tp.price.0 + sl_px) / Decimal::TWO).round_dp(8));
+        let pct = |a: Decimal, b: Decimal| {
+            if entry_px.is_zero() {
+                Decimal::ZERO
+            } else {
+                ((a - b) / entry_px * Decimal::ONE_HUNDRED).round_dp(4)
+            }
+        };
+        let size = tp.orig_qty.0;
+        Ok(Some(Trade {
+            symbol: list.symbol.clone(),
+            direction: Direction::Buy,
+            bot: "recovered".into(),
+            exchange: self.exchange_name().into(),
+            size,
+            entry_px,
+            entry_quote: entry_px * size,
+            sl_px,
+            tp_px: tp.price.0,
+            sl_limit_px: sl.price.0,
+            sl_pct: pct(entry_px, sl_px),
+            tp_pct: pct(tp.price.0, entry_px),
+            sl_oid: Some(sl.order_id),
+            tp_oid: Some(tp.order_id),
+            oco_list_id: Some(list.order_list_id),
+            entry_order_id: None,
+            entry_client_order_id: None,
+            oco_client_order_id: Some(list.list_client_order_id.clone()),
+            protection: ProtectionState::Protected,
+            source: TradeSource::Recovered,
+            date: self.today().iso(),
+            opened_at: self.now_iso(),
+        }))
+    }
+}

@@ -1,0 +1,146 @@
+//! `POST /api/trades/restore`: an operator puts one trade record into the book (for instance a
+//! position opened by hand on the exchange). With `sl_oid` the record is tied to that stop's
+//! OCO list on the exchange; without it the trade is unprotected and the next reconciliation
+//! places its OCO.
+
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::sizing::stop_limit_factor;
+use super::trade::{Direction, ProtectionState, Trade, TradeSource};
+use super::{Execution, ExecutionError};
+use crate::exchange::OrderRef;
+
+/// Body of `POST /api/trades/restore`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestoreInput {
+    #[schema(pattern = "^[A-Z0-9]{2,20}$")]
+    pub symbol: String,
+    pub direction: Direction,
+    /// Coin quantity held.
+    #[schema(exclusive_minimum = 0)]
+    pub size: f64,
+    #[schema(exclusive_minimum = 0)]
+    pub entry_px: f64,
+    #[schema(exclusive_minimum = 0)]
+    pub sl_px: f64,
+    #[schema(exclusive_minimum = 0)]
+    pub tp_px: f64,
+    /// Exchange order id of the stop-loss leg (needed for trailing and for closing).
+    pub sl_oid: Option<i64>,
+    pub tp_oid: Option<i64>,
+    /// Strategy name; default `ta_trend` as in the earlier route set.
+    #[schema(pattern = "^[a-z][a-z0-9_]{0,63}$")]
+    pub bot: Option<String>,
+    /// YYYY-MM-DD; default today.
+    #[schema(pattern = r"^\d{4}-\d{2}-\d{2}$")]
+    pub date: Option<String>,
+}
+
+fn invalid(field: &str, reason: impl std::fmt::Display) -> ExecutionError {
+    ExecutionError::Invalid(format!("`{field}` {reason}"))
+}
+
+fn decimal(field: &str, value: f64) -> Result<Decimal, ExecutionError> {
+    if !(value.is_finite() && value > 0.0) {
+        return Err(invalid(field, format!("must be a positive number, got {value}")));
+    }
+    Decimal::from_f64_retain(value)
+        .map(|d| d.round_dp(8))
+        .filter(|d| *d > Decimal::ZERO)
+        .ok_or_else(|| invalid(field, format!("{value} is out of range")))
+}
+
+impl Execution {
+    /// Validates and stores the trade; 409 when the symbol already has one.
+    pub async fn restore(&self, input: RestoreInput) -> Result<Trade, ExecutionError> {
+        if input.direction != Direction::Buy {
+            return Err(invalid(
+                "direction",
+                "must be buy: spot positions are long (a sell exits a position)",
+            ));
+        }
+        let bot = input.bot.clone().unwrap_or_else(|| "ta_trend".into());
+        let bot_ok = bot.starts_with(|c: char| c.is_ascii_lowercase())
+            && bot.len() <= 64
+            && bot.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !bot_ok {
+            return Err(invalid("bot", "must match [a-z][a-z0-9_]{0,63}"));
+        }
+        let date = match &input.date {
+            Some(d) => chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
+                .map_err(|_| invalid("date", format!("{d:?} is not a date YYYY-MM-DD")))?
+                .format("%Y-%m-%d")
+                .to_string(),
+            None => self.today().iso(),
+        };
+        let size = decimal("size", input.size)?;
+        let entry_px = decimal("entry_px", input.entry_px)?;
+        let sl_px = decimal("sl_px", input.sl_px)?;
+        let tp_px = decimal("tp_px", input.tp_px)?;
+        if !(sl_px < entry_px && entry_px < tp_px) {
+            return Err(invalid("sl_px", "and tp_px must satisfy sl_px < entry_px < tp_px"));
+        }
+        let rules = self.symbol_rules(&input.symbol).await.map_err(|e| match e {
+            ExecutionError::UnknownSymbol { symbol } => {
+                invalid("symbol", format!("{symbol} is not listed on the exchange"))
+            }
+            other => other,
+        })?;
+        let _symbol = self.lock_symbol(&input.symbol).await;
+        if self.inner.book.open_trade(&input.symbol)?.is_some() {
+            return Err(ExecutionError::TradeExists(input.symbol));
+        }
+        let oco_list_id = match input.sl_oid {
+            Some(id) => {
+                let exchange = &self.orders()?.exchange;
+                let order =
+                    exchange.order(&input.symbol, &OrderRef::Id(id)).await.map_err(|e| {
+                        invalid("sl_oid", format!("{id} is not an order of {}: {e}", input.symbol))
+                    })?;
+                order.order_list_id
+            }
+            None => None,
+        };
+        let hundred = Decimal::ONE_HUNDRED;
+        let trade = Trade {
+            symbol: input.symbol.clone(),
+            direction: Direction::Buy,
+            bot,
+            exchange: self.exchange_name().into(),
+            size,
+            entry_px,
+            entry_quote: entry_px * size,
+            sl_px,
+            tp_px,
+            sl_limit_px: rules.floor_price(sl_px * stop_limit_factor()).0,
+            sl_pct: ((entry_px - sl_px) / entry_px * hundred).round_dp(4),
+            tp_pct: ((tp_px - entry_px) / entry_px * hundred).round_dp(4),
+            sl_oid: input.sl_oid,
+            tp_oid: input.tp_oid,
+            oco_list_id,
+            entry_order_id: None,
+            entry_client_order_id: None,
+            oco_client_order_id: Some(super::plan::client_id(
+                "RS",
+                &super::plan::fresh_id(self.inner.clock.now_ms()),
+                &input.symbol,
+            )),
+            protection: match oco_list_id {
+                Some(_) => ProtectionState::Protected,
+                None => ProtectionState::Unprotected {
+                    reason: "restored without an OCO on the exchange; reconciliation places one"
+                        .into(),
+                },
+            },
+            source: TradeSource::Restored,
+            date,
+            opened_at: self.now_iso(),
+        };
+        self.inner.book.put_trade(&trade)?;
+        self.log("bot-ops", &format!("trade restored: {}", trade.symbol), "ok");
+        Ok(trade)
+    }
+}

@@ -1,0 +1,161 @@
+//! Position sizing and bracket prices, pure functions of balances, config and the symbol's
+//! filters. Everything here is a decimal rounded to the filters; nothing here talks to the
+//! exchange.
+
+use rust_decimal::Decimal;
+
+use crate::exchange::SymbolRules;
+
+/// The stop-loss leg's limit sits 0.2 % beyond its trigger (spec: "Stop-loss limit buffer"),
+/// so a fast market still fills it.
+pub fn stop_limit_factor() -> Decimal {
+    Decimal::new(998, 3)
+}
+
+/// How much to buy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sizing {
+    /// min(balance, cap) when the cap is positive, else the balance.
+    pub capital_base: Decimal,
+    /// size_pct of the capital base, in the quote asset.
+    pub quote_amount: Decimal,
+    /// `quote_amount / price`, rounded down to the step.
+    pub qty: Decimal,
+}
+
+/// Sizes an entry: `size_pct` percent of the capital base at `price`. `Err` says why no valid
+/// order exists (zero balance, below the minimum quantity or notional).
+pub fn size_entry(
+    quote_balance: Decimal,
+    cap: Decimal,
+    size_pct: Decimal,
+    price: Decimal,
+    rules: &SymbolRules,
+) -> Result<Sizing, String> {
+    let capital_base = if cap > Decimal::ZERO { quote_balance.min(cap) } else { quote_balance };
+    if capital_base <= Decimal::ZERO {
+        return Err(format!(
+            "no {} to trade with (free balance {quote_balance})",
+            rules.quote_asset
+        ));
+    }
+    if price <= Decimal::ZERO {
+        return Err(format!("{} has no usable price ({price})", rules.symbol));
+    }
+    let quote_amount = (capital_base * size_pct / Decimal::ONE_HUNDRED).round_dp(8);
+    let qty = rules.floor_qty(quote_amount / price).0;
+    if qty <= Decimal::ZERO || (rules.min_qty > Decimal::ZERO && qty < rules.min_qty) {
+        return Err(format!(
+            "{size_pct}% of the capital base {} {} buys {qty} {}, below the minimum quantity {}",
+            capital_base.normalize(),
+            rules.quote_asset,
+            rules.base_asset,
+            rules.min_qty.normalize()
+        ));
+    }
+    let notional = qty * price;
+    if rules.min_notional > Decimal::ZERO && notional < rules.min_notional {
+        return Err(format!(
+            "the order value {} {} ({size_pct}% of the capital base {}) is below the minimum \
+             notional {}",
+            notional.round_dp(8).normalize(),
+            rules.quote_asset,
+            capital_base.normalize(),
+            rules.min_notional.normalize()
+        ));
+    }
+    Ok(Sizing { capital_base, quote_amount, qty })
+}
+
+/// The take-profit and stop-loss prices of a long position entered at `entry`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BracketPrices {
+    pub tp_px: Decimal,
+    pub sl_px: Decimal,
+    /// sl_px × 0.998, rounded down to the tick.
+    pub sl_limit_px: Decimal,
+}
+
+/// tp = entry × (1 + tp_pct/100), sl = entry × (1 − sl_pct/100), both to the nearest tick;
+/// the stop's limit 0.2 % below the stop, rounded down. `Err` when rounding collapses the
+/// bracket (tp must be above entry, sl below, limit below sl, all positive).
+pub fn bracket_prices(
+    entry: Decimal,
+    sl_pct: Decimal,
+    tp_pct: Decimal,
+    rules: &SymbolRules,
+) -> Result<BracketPrices, String> {
+    let tp_px = rules.round_price(entry * (Decimal::ONE + tp_pct / Decimal::ONE_HUNDRED)).0;
+    let sl_px = rules.round_price(entry * (Decimal::ONE - sl_pct / Decimal::ONE_HUNDRED)).0;
+    let sl_limit_px = rules.floor_price(sl_px * stop_limit_factor()).0;
+    if !(tp_px > entry && entry > sl_px && sl_px > sl_limit_px && sl_limit_px > Decimal::ZERO) {
+        return Err(format!(
+            "no valid bracket around {entry} with sl_pct {sl_pct} and tp_pct {tp_pct} at tick \
+             {}: tp {tp_px}, sl {sl_px}, stop limit {sl_limit_px}",
+            rules.tick_size.normalize()
+        ));
+    }
+    Ok(BracketPrices { tp_px, sl_px, sl_limit_px })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rust_decimal_macros::dec;
+
+    fn rules() -> SymbolRules {
+        SymbolRules {
+            symbol: "ETHUSDT".into(),
+            base_asset: "ETH".into(),
+            quote_asset: "USDT".into(),
+            trading: true,
+            tick_size: dec!(0.01),
+            min_price: dec!(0.01),
+            max_price: Decimal::ZERO,
+            step_size: dec!(0.0001),
+            min_qty: dec!(0.0001),
+            max_qty: Decimal::ZERO,
+            market_step_size: Decimal::ZERO,
+            market_min_qty: Decimal::ZERO,
+            market_max_qty: Decimal::ZERO,
+            min_notional: dec!(5),
+            max_notional: Decimal::ZERO,
+            apply_min_to_market: true,
+            apply_max_to_market: false,
+            order_types: vec![],
+            oco_allowed: true,
+        }
+    }
+
+    #[test]
+    fn the_cap_limits_the_capital_base_as_the_spec_example_says() {
+        // balance 10000, cap 2000, size_pct 5 -> 5 % of 2000 = 100 USDT.
+        let s = size_entry(dec!(10000), dec!(2000), dec!(5), dec!(3000), &rules()).unwrap();
+        assert_eq!(s.capital_base, dec!(2000));
+        assert_eq!(s.quote_amount, dec!(100));
+        assert_eq!(s.qty, dec!(0.0333), "100 / 3000 rounded down to the step");
+        let uncapped =
+            size_entry(dec!(10000), Decimal::ZERO, dec!(5), dec!(3000), &rules()).unwrap();
+        assert_eq!(uncapped.capital_base, dec!(10000));
+        assert_eq!(uncapped.quote_amount, dec!(500));
+    }
+
+    #[test]
+    fn an_order_below_min_notional_is_refused_with_a_reason() {
+        let err = size_entry(dec!(400), Decimal::ZERO, dec!(1), dec!(3000), &rules()).unwrap_err();
+        assert!(err.contains("minimum notional 5"), "{err}");
+        let err =
+            size_entry(Decimal::ZERO, Decimal::ZERO, dec!(1), dec!(3000), &rules()).unwrap_err();
+        assert!(err.contains("no USDT"), "{err}");
+    }
+
+    #[test]
+    fn bracket_prices_follow_the_spec_and_the_tick() {
+        let b = bracket_prices(dec!(3000), dec!(2), dec!(5), &rules()).unwrap();
+        assert_eq!(b.tp_px, dec!(3150));
+        assert_eq!(b.sl_px, dec!(2940));
+        assert_eq!(b.sl_limit_px, dec!(2934.12), "2940 x 0.998 = 2934.12");
+        let coarse = SymbolRules { tick_size: dec!(10), ..rules() };
+        assert!(bracket_prices(dec!(30), dec!(1), dec!(1), &coarse).is_err());
+    }
+}

@@ -1,0 +1,223 @@
+//! The open trade and the closed-trade row: what is stored (decimals, exactly as sent to and
+//! received from the exchange) and what the API shows (the spec's float fields).
+
+use rust_decimal::Decimal;
+use rust_decimal::prelude::ToPrimitive;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Direction of a signal or trade. Spot has no shorting: a `sell` exits a held position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Buy,
+    Sell,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Buy => "buy",
+            Self::Sell => "sell",
+        }
+    }
+}
+
+/// Where a trade record came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TradeSource {
+    /// A confirmed pending signal.
+    Signal,
+    /// `POST /api/trade`.
+    Trade,
+    /// Adopted from an open OCO list the store did not know (reconciliation).
+    Recovered,
+    /// `POST /api/trades/restore`.
+    Restored,
+}
+
+/// Whether the exchange holds the take-profit/stop-loss pair of a trade.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum ProtectionState {
+    /// The entry filled; the OCO is being placed (a restart in this state makes
+    /// reconciliation place it).
+    Pending,
+    /// The OCO list is on the exchange.
+    Protected,
+    /// The OCO could not be placed: the position has no stop. The boss was alerted.
+    Unprotected { reason: String },
+}
+
+/// An open trade as stored (table `open_trades`, keyed by symbol).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trade {
+    pub symbol: String,
+    pub direction: Direction,
+    pub bot: String,
+    pub exchange: String,
+    /// Coin quantity held and protected (net of fees paid in the coin, rounded to the step).
+    pub size: Decimal,
+    /// Average fill price of the entry.
+    pub entry_px: Decimal,
+    /// Quote spent on the entry, for the pnl (includes the fee, since the fee reduced `size`).
+    pub entry_quote: Decimal,
+    pub sl_px: Decimal,
+    pub tp_px: Decimal,
+    /// Limit price of the stop-loss leg (sl_px × 0.998, rounded down to the tick).
+    pub sl_limit_px: Decimal,
+    pub sl_pct: Decimal,
+    pub tp_pct: Decimal,
+    pub sl_oid: Option<i64>,
+    pub tp_oid: Option<i64>,
+    pub oco_list_id: Option<i64>,
+    pub entry_order_id: Option<i64>,
+    pub entry_client_order_id: Option<String>,
+    /// Client order id of the OCO list (derived from the entry's cause).
+    pub oco_client_order_id: Option<String>,
+    pub protection: ProtectionState,
+    pub source: TradeSource,
+    /// Day of the entry, YYYY-MM-DD in the configured time zone.
+    pub date: String,
+    /// ISO 8601 time of the entry.
+    pub opened_at: String,
+}
+
+fn f(d: Decimal) -> f64 {
+    d.to_f64().unwrap_or(0.0)
+}
+
+/// An open trade as the API shows it (the spec's Trade resource plus protection facts).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TradeView {
+    pub symbol: String,
+    pub direction: Direction,
+    pub bot: String,
+    pub exchange: String,
+    /// Coin quantity.
+    pub size: f64,
+    pub entry_px: f64,
+    pub sl_px: f64,
+    pub tp_px: f64,
+    pub sl_pct: f64,
+    pub tp_pct: f64,
+    pub sl_oid: Option<i64>,
+    pub tp_oid: Option<i64>,
+    pub oco_list_id: Option<i64>,
+    /// `ok` when the leg is on the exchange, `pending` while it is being placed, `failed`
+    /// when the position is unprotected.
+    pub sl_placed: String,
+    pub tp_placed: String,
+    /// `protected`, `pending` or `unprotected`.
+    pub protection: String,
+    /// Why the trade is unprotected, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protection_error: Option<String>,
+    pub source: TradeSource,
+    /// YYYY-MM-DD.
+    pub date: String,
+    pub opened_at: String,
+}
+
+impl Trade {
+    pub fn view(&self) -> TradeView {
+        let (placed, protection, error) = match &self.protection {
+            ProtectionState::Protected => ("ok", "protected", None),
+            ProtectionState::Pending => ("pending", "pending", None),
+            ProtectionState::Unprotected { reason } => {
+                ("failed", "unprotected", Some(reason.clone()))
+            }
+        };
+        TradeView {
+            symbol: self.symbol.clone(),
+            direction: self.direction,
+            bot: self.bot.clone(),
+            exchange: self.exchange.clone(),
+            size: f(self.size),
+            entry_px: f(self.entry_px),
+            sl_px: f(self.sl_px),
+            tp_px: f(self.tp_px),
+            sl_pct: f(self.sl_pct),
+            tp_pct: f(self.tp_pct),
+            sl_oid: self.sl_oid,
+            tp_oid: self.tp_oid,
+            oco_list_id: self.oco_list_id,
+            sl_placed: placed.into(),
+            tp_placed: placed.into(),
+            protection: protection.into(),
+            protection_error: error,
+            source: self.source,
+            date: self.date.clone(),
+            opened_at: self.opened_at.clone(),
+        }
+    }
+}
+
+/// How a trade ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CloseReason {
+    /// The take-profit leg filled on the exchange.
+    TakeProfit,
+    /// The stop-loss leg filled on the exchange.
+    StopLoss,
+    /// Closed at market by `POST /api/close`, `closeall` or a sell signal.
+    Market,
+}
+
+/// A closed trade (table `closed_trades`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClosedTrade {
+    pub trade: Trade,
+    pub exit_px: Decimal,
+    /// Quote received, net of the exit fee.
+    pub exit_quote: Decimal,
+    pub qty_sold: Decimal,
+    /// exit_quote − the entry cost of the sold quantity (fees of both sides included).
+    pub pnl: Decimal,
+    pub reason: CloseReason,
+    /// ISO 8601.
+    pub closed_at: String,
+}
+
+/// A closed-trade row as the API shows it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ClosedTradeView {
+    pub symbol: String,
+    pub direction: Direction,
+    pub bot: String,
+    pub size: f64,
+    pub entry_px: f64,
+    pub exit_px: f64,
+    /// Net of fees, in the quote asset.
+    pub pnl: f64,
+    pub reason: CloseReason,
+    pub opened_at: String,
+    pub closed_at: String,
+}
+
+impl ClosedTrade {
+    pub fn view(&self) -> ClosedTradeView {
+        ClosedTradeView {
+            symbol: self.trade.symbol.clone(),
+            direction: self.trade.direction,
+            bot: self.trade.bot.clone(),
+            size: f(self.qty_sold),
+            entry_px: f(self.trade.entry_px),
+            exit_px: f(self.exit_px),
+            pnl: f(self.pnl),
+            reason: self.reason,
+            opened_at: self.trade.opened_at.clone(),
+            closed_at: self.closed_at.clone(),
+        }
+    }
+}
+
+/// The entry cost of `qty` coins of `trade` (its share of what the entry spent).
+pub fn cost_of(trade: &Trade, qty: Decimal) -> Decimal {
+    if trade.size.is_zero() {
+        return trade.entry_px * qty;
+    }
+    trade.entry_quote * qty / trade.size
+}

@@ -1,0 +1,276 @@
+//! The Bot API client: `sendMessage` with splitting, bounded retries and the plain-text
+//! fallback. It decides on the answer's `ok` field, not on the HTTP status alone.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Button, MessengerError, Outgoing, Sent, html};
+use crate::config::{MessengerConfig, Secrets};
+
+/// Chunk size: under the Bot API's 4096 characters, with room for characters some clients
+/// count twice (UTF-16) — the limit applies to the text after markup is removed, so counting
+/// the markup too only adds margin.
+const CHUNK_CHARS: usize = 4000;
+/// Attempts per message, shared by flood control (429), server errors and transport errors.
+const MAX_ATTEMPTS: u32 = 3;
+/// A flood-control wait longer than this is reported instead of holding the caller (an API
+/// request, a scheduled job) for minutes.
+const MAX_RETRY_AFTER_S: u64 = 60;
+/// Pause before retrying a server or transport error, times the attempt number.
+const BACKOFF: Duration = Duration::from_millis(250);
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Sends to the boss's chat. Cheap to clone; not configured without a token and a chat id.
+#[derive(Clone)]
+pub struct Messenger {
+    inner: Option<Arc<Inner>>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    /// `{api_base}/bot{token}/sendMessage`: holds the token, so never logged or shown.
+    send_url: String,
+    token: String,
+    chat_id: Value,
+}
+
+/// Shows whether it is configured, never the token.
+impl std::fmt::Debug for Messenger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Messenger").field("configured", &self.is_configured()).finish()
+    }
+}
+
+/// The Bot API's answer envelope (`ok`, `result` or `error_code` + `description`).
+#[derive(Deserialize)]
+struct Answer {
+    ok: bool,
+    #[serde(default)]
+    result: Value,
+    error_code: Option<i64>,
+    description: Option<String>,
+    parameters: Option<ResponseParameters>,
+}
+
+#[derive(Deserialize)]
+struct ResponseParameters {
+    retry_after: Option<u64>,
+}
+
+/// What one request came to.
+enum Outcome {
+    Sent(i64),
+    /// Worth repeating: after `after`, or after the backoff when `None`.
+    Retry {
+        after: Option<Duration>,
+        error: MessengerError,
+    },
+    /// The HTML was refused ("can't parse entities").
+    BadMarkup(MessengerError),
+    Failed(MessengerError),
+}
+
+impl Messenger {
+    /// Configured only when both MESSENGER_BOT_TOKEN and MESSENGER_CHAT_ID are set.
+    pub fn new(config: &MessengerConfig, secrets: &Secrets) -> Messenger {
+        let (Some(token), Some(chat_id)) =
+            (&secrets.messenger_bot_token, &secrets.messenger_chat_id)
+        else {
+            return Messenger { inner: None };
+        };
+        // reqwest is built without a default TLS provider; install ring once per process.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder().timeout(REQUEST_TIMEOUT).build().unwrap_or_default();
+        let token = token.expose().to_string();
+        let send_url = format!("{}/bot{token}/sendMessage", config.api_base.trim_end_matches('/'));
+        // A numeric id goes as a number; `@channel` names stay strings.
+        let chat_id = chat_id.parse::<i64>().map_or_else(|_| json!(chat_id), |id| json!(id));
+        Messenger { inner: Some(Arc::new(Inner { http, send_url, token, chat_id })) }
+    }
+
+    pub fn is_configured(&self) -> bool {
+        self.inner.is_some()
+    }
+
+    /// Sends `message`, split into several messages when it is long (the buttons go under the
+    /// last one). Stops at the first chunk that fails; earlier chunks stay delivered.
+    pub async fn send(&self, message: &Outgoing) -> Result<Sent, MessengerError> {
+        let inner = self.inner.as_ref().ok_or(MessengerError::NotConfigured)?;
+        let keyboard = keyboard(&message.buttons);
+        let chunks = html::split(&message.html, CHUNK_CHARS);
+        let last = chunks.len() - 1;
+        let mut message_ids = Vec::with_capacity(chunks.len());
+        for (i, chunk) in chunks.iter().enumerate() {
+            let markup = if i == last { keyboard.as_ref() } else { None };
+            message_ids.push(inner.send_chunk(chunk, markup).await?);
+        }
+        Ok(Sent { message_ids })
+    }
+}
+
+/// One `inline_keyboard` row, or none. A button whose data the Bot API would refuse drops the
+/// whole keyboard rather than the message: the text carries the typed reply forms too.
+fn keyboard(buttons: &[Button]) -> Option<Value> {
+    if buttons.is_empty() {
+        return None;
+    }
+    if let Some(bad) = buttons.iter().find(|b| !(1..=64).contains(&b.callback_data.len())) {
+        tracing::warn!(
+            callback_data = %bad.callback_data,
+            "callback_data must be 1-64 bytes; sending the message without buttons"
+        );
+        return None;
+    }
+    let row: Vec<Value> = buttons
+        .iter()
+        .map(|b| json!({ "text": b.text, "callback_data": b.callback_data }))
+        .collect();
+    Some(json!({ "inline_keyboard": [row] }))
+}
+
+impl Inner {
+    async fn send_chunk(&self, chunk: &str, markup: Option<&Value>) -> Result<i64, MessengerError> {
+        let mut text = chunk.to_string();
+        let mut parse_mode = Some("HTML");
+        let mut attempt = 1;
+        loop {
+            let mut body = json!({
+                "chat_id": self.chat_id,
+                "text": text,
+                "link_preview_options": { "is_disabled": true },
+            });
+            if let Some(mode) = parse_mode {
+                body["parse_mode"] = json!(mode);
+            }
+            if let Some(markup) = markup {
+                body["reply_markup"] = markup.clone();
+            }
+            match self.post(&body).await {
+                Outcome::Sent(id) => return Ok(id),
+                Outcome::Retry { after, error } if attempt < MAX_ATTEMPTS => {
+                    let wait = after.unwrap_or(BACKOFF * attempt);
+                    tracing::warn!(attempt, wait_ms = wait.as_millis() as u64, %error, "messenger send retried");
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
+                }
+                Outcome::BadMarkup(error) if parse_mode.is_some() => {
+                    tracing::warn!(%error, "messenger refused the HTML; resending as plain text");
+                    text = html::to_plain(chunk);
+                    parse_mode = None;
+                }
+                Outcome::Retry { error, .. }
+                | Outcome::BadMarkup(error)
+                | Outcome::Failed(error) => return Err(error),
+            }
+        }
+    }
+
+    async fn post(&self, body: &Value) -> Outcome {
+        let response = match self.http.post(&self.send_url).json(body).send().await {
+            Ok(response) => response,
+            Err(e) => return Outcome::Retry { after: None, error: self.transport(e) },
+        };
+        let status = response.status();
+        let bytes = match response.bytes().await {
+            Ok(bytes) => bytes,
+            Err(e) => return Outcome::Retry { after: None, error: self.transport(e) },
+        };
+        let Ok(answer) = serde_json::from_slice::<Answer>(&bytes) else {
+            let error = MessengerError::Transport(format!(
+                "HTTP {status} without a Bot API answer (check [messenger] api_base)"
+            ));
+            return if status.is_server_error() {
+                Outcome::Retry { after: None, error }
+            } else {
+                Outcome::Failed(error)
+            };
+        };
+        if answer.ok {
+            return match answer.result.get("message_id").and_then(Value::as_i64) {
+                Some(id) => Outcome::Sent(id),
+                None => Outcome::Failed(MessengerError::Transport(
+                    "the messenger accepted the message but sent no message_id".into(),
+                )),
+            };
+        }
+        let code = answer.error_code.unwrap_or(i64::from(status.as_u16()));
+        let description = self.redact(answer.description.unwrap_or_default());
+        let bad_markup = code == 400 && description.contains("can't parse entities");
+        let retry_after = answer.parameters.and_then(|p| p.retry_after).unwrap_or(1);
+        let error = MessengerError::Api { code, description };
+        match code {
+            429 if retry_after > MAX_RETRY_AFTER_S => Outcome::Failed(error),
+            429 => Outcome::Retry { after: Some(Duration::from_secs(retry_after)), error },
+            500.. => Outcome::Retry { after: None, error },
+            _ if bad_markup => Outcome::BadMarkup(error),
+            _ => Outcome::Failed(error),
+        }
+    }
+
+    /// A transport error without the URL (it holds the token), with its causes.
+    fn transport(&self, e: reqwest::Error) -> MessengerError {
+        let timed_out = e.is_timeout();
+        let e = e.without_url();
+        let mut text = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(cause) = source {
+            text = format!("{text}: {cause}");
+            source = cause.source();
+        }
+        if timed_out {
+            text = format!("no answer within {} s ({text})", REQUEST_TIMEOUT.as_secs());
+        }
+        MessengerError::Transport(self.redact(text))
+    }
+
+    /// Belt and braces: no text leaves this module with the token in it.
+    fn redact(&self, text: String) -> String {
+        if text.contains(&self.token) { text.replace(&self.token, "***") } else { text }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn button(data: &str) -> Button {
+        Button { text: "YES".into(), callback_data: data.into() }
+    }
+
+    #[test]
+    fn buttons_become_one_inline_keyboard_row() {
+        let markup = keyboard(&[button("1-YES BTCUSDT"), button("0-NO BTCUSDT")]).unwrap();
+        assert_eq!(
+            markup,
+            json!({ "inline_keyboard": [[
+                { "text": "YES", "callback_data": "1-YES BTCUSDT" },
+                { "text": "YES", "callback_data": "0-NO BTCUSDT" },
+            ]] })
+        );
+        assert_eq!(keyboard(&[]), None);
+    }
+
+    #[test]
+    fn callback_data_outside_1_to_64_bytes_drops_the_keyboard() {
+        assert!(keyboard(&[button(&"é".repeat(32))]).is_some(), "64 bytes is fine");
+        assert_eq!(keyboard(&[button("ok"), button(&"é".repeat(33))]), None);
+        assert_eq!(keyboard(&[button("")]), None);
+    }
+
+    #[test]
+    fn unconfigured_without_token_or_chat_id() {
+        let config = MessengerConfig::default();
+        let only_token =
+            Secrets::from_lookup(|k| (k == "MESSENGER_BOT_TOKEN").then(|| "1:x".into()));
+        assert!(!Messenger::new(&config, &only_token).is_configured());
+        let both = Secrets::from_lookup(|_| Some("123".into()));
+        assert!(Messenger::new(&config, &both).is_configured());
+        assert_eq!(
+            format!("{:?}", Messenger::new(&config, &both)),
+            "Messenger { configured: true }"
+        );
+    }
+}

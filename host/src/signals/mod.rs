@@ -1,0 +1,567 @@
+//! Signals: the PendingSignal state machine (pending → confirmed | skipped | expired), the
+//! skip rules at creation, the ev/confidence gates at confirm, and cleanup.
+//!
+//! Owns: the in-memory signals (the spec keeps them in memory: a restart forgets them, and a
+//! forgotten signal can no longer be confirmed — see docs/signals.md). Must never: place an
+//! order itself (execution does), let a caller supply or bypass ev/confidence, or let one
+//! signal start two executions (a confirm claims the signal under the lock first).
+
+pub mod model;
+pub mod scoring;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use rust_decimal::Decimal;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::clock::SharedClock;
+use crate::dashboard::Dashboard;
+use crate::execution::plan::fresh_id;
+use crate::execution::{
+    CloseRow, Direction, EntryPlan, Execution, ExecutionError, TradeSource, TradeView, run_bounded,
+};
+use crate::messenger::{Messenger, templates};
+pub use model::{CheckItem, PendingSignal, SignalInput, SignalStatus, SignalView};
+
+/// A signal may be confirmed for this long after creation.
+pub const EXPIRY_MS: i64 = 5 * 60 * 1000;
+/// Skipped and expired signals are deleted by cleanup once older than this.
+pub const DELETE_AFTER_MS: i64 = 30 * 60 * 1000;
+
+/// Outcome of `POST /api/signal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CreateStatus {
+    /// Created and the approval request was sent.
+    Pending,
+    /// Created, but the approval request could not be sent.
+    MessengerFailed,
+    /// A signal for the symbol is already pending.
+    DuplicateSkipped,
+    /// A trade for the symbol is open.
+    TradeExistsSkipped,
+    /// A sell signal without an open position.
+    NoPositionSellSkipped,
+}
+
+/// The answer of `POST /api/signal`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CreateAnswer {
+    /// True when a signal was created (pending or messenger_failed).
+    pub ok: bool,
+    pub symbol: String,
+    pub status: CreateStatus,
+    pub ev: Option<f64>,
+    pub confidence: Option<u32>,
+}
+
+/// What the execution of a confirmed signal produced.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TradeResult {
+    pub ok: bool,
+    /// The opened trade (buy signals).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opened: Option<TradeView>,
+    /// The closed position (sell signals exit the position).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed: Option<CloseRow>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The answer of a confirm that was not refused with an error status.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ConfirmAnswer {
+    /// True when the trade was placed (or had been, for a repeated confirm).
+    pub ok: bool,
+    pub symbol: String,
+    /// `confirmed`, or `pending` when nothing was placed (gates, limits, refusal).
+    pub status: SignalStatus,
+    pub ev: f64,
+    pub confidence: u32,
+    /// Why nothing was placed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trade: Option<TradeResult>,
+    /// This confirm placed nothing because an earlier one already executed (or is executing)
+    /// the signal.
+    pub already_confirmed: bool,
+}
+
+/// The answer of cleanup.
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+pub struct CleanupAnswer {
+    pub ok: bool,
+    pub expired: Vec<String>,
+    pub deleted: Vec<String>,
+    pub count_expired: usize,
+    pub count_deleted: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SignalError {
+    #[error("`{field}` {reason}")]
+    Invalid { field: &'static str, reason: String },
+    #[error("no signal for {0}")]
+    NotFound(String),
+    #[error("the signal for {symbol} is {status}, not pending")]
+    NotPending { symbol: String, status: &'static str },
+    #[error("the signal for {symbol} is {age_s} s old; signals expire after 5 minutes")]
+    Expired { symbol: String, age_s: i64 },
+    #[error("the signal for {0} is being executed right now")]
+    Executing(String),
+    #[error(transparent)]
+    Execution(#[from] ExecutionError),
+}
+
+struct Slot {
+    signal: PendingSignal,
+    /// A confirm has claimed it and is executing.
+    executing: bool,
+}
+
+/// A signal that was executed and left memory; repeated confirms answer from here.
+struct Consumed {
+    answer: ConfirmAnswer,
+    at_ms: i64,
+}
+
+#[derive(Default)]
+struct State {
+    slots: BTreeMap<String, Slot>,
+    consumed: BTreeMap<String, Consumed>,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    execution: Execution,
+    messenger: Messenger,
+    dashboard: Arc<Dashboard>,
+    clock: SharedClock,
+}
+
+/// The signals area's public face. Cheap to clone.
+#[derive(Clone)]
+pub struct Signals {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Signals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Signals")
+    }
+}
+
+impl Signals {
+    pub fn new(
+        execution: Execution,
+        messenger: Messenger,
+        dashboard: Arc<Dashboard>,
+        clock: SharedClock,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State::default()),
+                execution,
+                messenger,
+                dashboard,
+                clock,
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // Every update under this lock is a single insert or field change.
+        self.inner.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn now_ms(&self) -> i64 {
+        self.inner.clock.now_ms()
+    }
+
+    /// Creates (or replaces a finished) signal and sends the approval request. `scores` are
+    /// the strategy's own ev and confidence when it gave them; otherwise the formula of
+    /// [`scoring`] computes them.
+    pub async fn create(
+        &self,
+        input: SignalInput,
+        scores: Option<(f64, u32)>,
+    ) -> Result<CreateAnswer, SignalError> {
+        model::validate(&input)
+            .map_err(|(field, reason)| SignalError::Invalid { field, reason })?;
+        let symbol = input.symbol.clone();
+        let skipped = |status| CreateAnswer {
+            ok: false,
+            symbol: symbol.clone(),
+            status,
+            ev: None,
+            confidence: None,
+        };
+        if self.pending_for(&symbol) {
+            return Ok(skipped(CreateStatus::DuplicateSkipped));
+        }
+        self.inner.execution.symbol_rules(&symbol).await.map_err(|err| match err {
+            ExecutionError::UnknownSymbol { .. } => SignalError::Invalid {
+                field: "symbol",
+                reason: format!("{symbol} is not listed on the exchange"),
+            },
+            other => SignalError::Execution(other),
+        })?;
+        let position =
+            self.inner.execution.book().open_trade(&symbol).map_err(ExecutionError::from)?;
+        match (input.direction, position.is_some()) {
+            (Direction::Buy, true) => return Ok(skipped(CreateStatus::TradeExistsSkipped)),
+            (Direction::Sell, false) => return Ok(skipped(CreateStatus::NoPositionSellSkipped)),
+            _ => {}
+        }
+        let (ev, confidence) = scores.unwrap_or_else(|| scoring::score(&input));
+        let now = self.now_ms();
+        let signal = PendingSignal {
+            id: fresh_id(now),
+            input,
+            status: SignalStatus::Pending,
+            tg_sent: false,
+            ev,
+            confidence,
+            created_ms: now,
+        };
+        {
+            let mut state = self.state();
+            if state.slots.get(&symbol).is_some_and(|s| is_live_pending(&s.signal, now)) {
+                return Ok(skipped(CreateStatus::DuplicateSkipped));
+            }
+            state.consumed.remove(&symbol);
+            state.slots.insert(symbol.clone(), Slot { signal: signal.clone(), executing: false });
+        }
+        let status = match self.send_approval(&signal).await {
+            Ok(()) => {
+                if let Some(slot) = self.state().slots.get_mut(&symbol)
+                    && slot.signal.id == signal.id
+                {
+                    slot.signal.tg_sent = true;
+                }
+                CreateStatus::Pending
+            }
+            Err(err) => {
+                tracing::warn!(%symbol, %err, "approval request not sent");
+                self.inner.dashboard.record(
+                    "coo",
+                    &format!("approval request for {symbol} not sent: {err}"),
+                    "error",
+                );
+                CreateStatus::MessengerFailed
+            }
+        };
+        self.inner.dashboard.record(
+            "scout",
+            &format!(
+                "signal {symbol} {} ({}) ev {ev} confidence {confidence}",
+                signal.input.direction.as_str(),
+                signal.input.bot
+            ),
+            "ok",
+        );
+        Ok(CreateAnswer { ok: true, symbol, status, ev: Some(ev), confidence: Some(confidence) })
+    }
+
+    fn pending_for(&self, symbol: &str) -> bool {
+        let now = self.now_ms();
+        self.state().slots.get(symbol).is_some_and(|s| is_live_pending(&s.signal, now))
+    }
+
+    async fn send_approval(
+        &self,
+        signal: &PendingSignal,
+    ) -> Result<(), crate::messenger::MessengerError> {
+        let i = &signal.input;
+        let level = |pct: Option<f64>, sign: f64| Some(i.price? * (1.0 + sign * pct? / 100.0));
+        let request = templates::ApprovalRequest {
+            symbol: i.symbol.clone(),
+            direction: i.direction.as_str().into(),
+            bot: i.bot.clone(),
+            price: i.price,
+            sl_pct: i.sl_pct,
+            tp_pct: i.tp_pct,
+            sl_px: level(i.sl_pct, -1.0),
+            tp_px: level(i.tp_pct, 1.0),
+            checklist: i
+                .checklist
+                .iter()
+                .flatten()
+                .map(|c| (c.name.clone(), c.pass, c.detail.clone()))
+                .collect(),
+            passed: i.passed.or_else(|| {
+                i.checklist.as_ref().map(|l| l.iter().filter(|c| c.pass).count() as u32)
+            }),
+            total: i.total.or_else(|| i.checklist.as_ref().map(|l| l.len() as u32)),
+            ev: signal.ev,
+            confidence: signal.confidence,
+            expires_in_minutes: (EXPIRY_MS / 60_000) as u32,
+        };
+        self.inner.messenger.send(&templates::approval_request(&request)).await.map(|_| ())
+    }
+
+    /// Every signal in memory, any status.
+    pub fn list(&self) -> Vec<SignalView> {
+        let now = self.now_ms();
+        self.state().slots.values().map(|s| s.signal.view(now)).collect()
+    }
+
+    /// Pending signals as text for forwarding to the boss.
+    pub fn pending_text(&self) -> String {
+        let now = self.now_ms();
+        let state = self.state();
+        let lines: Vec<String> = state
+            .slots
+            .values()
+            .filter(|s| s.signal.status == SignalStatus::Pending)
+            .map(|s| {
+                let sig = &s.signal;
+                let i = &sig.input;
+                let price = i.price.map(|p| format!(" at {p}")).unwrap_or_default();
+                format!(
+                    "{} {} ({}){price}, ev {}, confidence {}/10, {} min old: reply 1-YES {} or 0-NO {}",
+                    i.symbol,
+                    i.direction.as_str().to_uppercase(),
+                    i.bot,
+                    sig.ev,
+                    sig.confidence,
+                    sig.age_seconds(now) / 60,
+                    i.symbol,
+                    i.symbol
+                )
+            })
+            .collect();
+        if lines.is_empty() { "No pending signals.\n".to_string() } else { lines.join("\n") + "\n" }
+    }
+
+    /// One pending, unexpired signal.
+    pub fn get(&self, symbol: &str) -> Result<SignalView, SignalError> {
+        let now = self.now_ms();
+        let state = self.state();
+        let slot = state.slots.get(symbol).ok_or_else(|| SignalError::NotFound(symbol.into()))?;
+        check_confirmable(&slot.signal, now)?;
+        Ok(slot.signal.view(now))
+    }
+
+    /// The boss said NO.
+    pub fn reject(&self, symbol: &str) -> Result<SignalStatus, SignalError> {
+        let mut state = self.state();
+        let slot =
+            state.slots.get_mut(symbol).ok_or_else(|| SignalError::NotFound(symbol.into()))?;
+        if slot.executing {
+            return Err(SignalError::Executing(symbol.into()));
+        }
+        if slot.signal.status != SignalStatus::Pending {
+            return Err(SignalError::NotPending {
+                symbol: symbol.into(),
+                status: slot.signal.status.as_str(),
+            });
+        }
+        slot.signal.status = SignalStatus::Skipped;
+        drop(state);
+        self.inner.dashboard.record("coo", &format!("signal {symbol} rejected"), "ok");
+        Ok(SignalStatus::Skipped)
+    }
+
+    /// Expires pending signals older than `max_age_minutes`, deletes skipped and expired ones
+    /// older than 30 minutes.
+    pub fn cleanup(&self, max_age_minutes: u32) -> CleanupAnswer {
+        let now = self.now_ms();
+        let max_age = i64::from(max_age_minutes) * 60_000;
+        let mut answer = CleanupAnswer { ok: true, ..CleanupAnswer::default() };
+        let mut state = self.state();
+        for (symbol, slot) in state.slots.iter_mut() {
+            let age = now - slot.signal.created_ms;
+            if slot.signal.status == SignalStatus::Pending && !slot.executing && age > max_age {
+                slot.signal.status = SignalStatus::Expired;
+                answer.expired.push(symbol.clone());
+            }
+        }
+        state.slots.retain(|symbol, slot| {
+            let finished =
+                matches!(slot.signal.status, SignalStatus::Skipped | SignalStatus::Expired);
+            let delete = finished && now - slot.signal.created_ms > DELETE_AFTER_MS;
+            if delete {
+                answer.deleted.push(symbol.clone());
+            }
+            !delete
+        });
+        state.consumed.retain(|_, c| now - c.at_ms <= DELETE_AFTER_MS);
+        answer.count_expired = answer.expired.len();
+        answer.count_deleted = answer.deleted.len();
+        answer
+    }
+
+    /// Confirms the signal of `symbol`: checks its status, age and gates, claims it, and
+    /// executes it (a buy opens a bracketed trade, a sell closes the position). Waits up to
+    /// 300 s for the execution; past that the answer is a timeout while it goes on.
+    pub async fn confirm(&self, symbol: &str) -> Result<ConfirmAnswer, SignalError> {
+        let signal = match self.claim(symbol)? {
+            Claim::Execute(signal) => signal,
+            Claim::Answer(answer) => return Ok(answer),
+        };
+        let this = self.clone();
+        Ok(run_bounded(async move { Ok(this.execute(signal).await) }).await?)
+    }
+
+    fn claim(&self, symbol: &str) -> Result<Claim, SignalError> {
+        let now = self.now_ms();
+        let mut state = self.state();
+        let Some(slot) = state.slots.get_mut(symbol) else {
+            return match state.consumed.get(symbol) {
+                Some(done) => Ok(Claim::Answer(ConfirmAnswer {
+                    already_confirmed: true,
+                    ..done.answer.clone()
+                })),
+                None => Err(SignalError::NotFound(symbol.into())),
+            };
+        };
+        let signal = &slot.signal;
+        if slot.executing {
+            return Ok(Claim::Answer(ConfirmAnswer {
+                ok: true,
+                symbol: symbol.into(),
+                status: SignalStatus::Confirmed,
+                ev: signal.ev,
+                confidence: signal.confidence,
+                reason: Some("an earlier confirm is executing this signal".into()),
+                trade: None,
+                already_confirmed: true,
+            }));
+        }
+        check_confirmable(signal, now)?;
+        let refused = |reason: String| {
+            Ok(Claim::Answer(ConfirmAnswer {
+                ok: false,
+                symbol: symbol.into(),
+                status: SignalStatus::Pending,
+                ev: signal.ev,
+                confidence: signal.confidence,
+                reason: Some(reason),
+                trade: None,
+                already_confirmed: false,
+            }))
+        };
+        if let Some(reason) = scoring::gate_failure(signal.ev, signal.confidence) {
+            return refused(reason);
+        }
+        if signal.input.direction == Direction::Buy
+            && let Some(reason) =
+                self.inner.execution.entry_block(&signal.input.bot).map_err(ExecutionError::from)?
+        {
+            return refused(reason);
+        }
+        slot.executing = true;
+        Ok(Claim::Execute(slot.signal.clone()))
+    }
+
+    async fn execute(&self, signal: PendingSignal) -> ConfirmAnswer {
+        let i = &signal.input;
+        let symbol = i.symbol.clone();
+        let execution = &self.inner.execution;
+        let result = match i.direction {
+            Direction::Buy => {
+                let pct = |v: Option<f64>| {
+                    v.and_then(Decimal::from_f64_retain).map(|d| d.round_dp(6)).unwrap_or_default()
+                };
+                let plan = EntryPlan::new(
+                    &symbol,
+                    &i.bot,
+                    pct(i.sl_pct),
+                    pct(i.tp_pct),
+                    TradeSource::Signal,
+                    &signal.id,
+                    format!("signal {} {symbol} confirmed", signal.id),
+                );
+                execution.open_trade(&plan).await.map(|t| TradeResult {
+                    ok: true,
+                    opened: Some(t.view()),
+                    closed: None,
+                    error: None,
+                })
+            }
+            Direction::Sell => execution
+                .close(&symbol, &format!("sell signal {} {symbol} confirmed", signal.id))
+                .await
+                .map(|c| TradeResult {
+                    ok: true,
+                    opened: None,
+                    closed: Some(CloseRow::closed(&c)),
+                    error: None,
+                }),
+        };
+        let placed_or_maybe = match &result {
+            Ok(_) => true,
+            Err(ExecutionError::OutcomeUnknown { .. }) => true,
+            Err(_) => false,
+        };
+        let answer = ConfirmAnswer {
+            ok: result.is_ok(),
+            symbol: symbol.clone(),
+            status: if placed_or_maybe { SignalStatus::Confirmed } else { SignalStatus::Pending },
+            ev: signal.ev,
+            confidence: signal.confidence,
+            reason: result.as_ref().err().map(ToString::to_string),
+            trade: Some(result.unwrap_or_else(|err| TradeResult {
+                ok: false,
+                opened: None,
+                closed: None,
+                error: Some(err.to_string()),
+            })),
+            already_confirmed: false,
+        };
+        let mut state = self.state();
+        if placed_or_maybe {
+            // The signal is consumed: it leaves memory, and a repeated confirm answers from
+            // the record without placing anything.
+            state.slots.remove(&symbol);
+            state
+                .consumed
+                .insert(symbol.clone(), Consumed { answer: answer.clone(), at_ms: self.now_ms() });
+        } else if let Some(slot) = state.slots.get_mut(&symbol) {
+            slot.executing = false;
+        }
+        drop(state);
+        let status = if answer.ok { "ok" } else { "error" };
+        self.inner.dashboard.record(
+            "coo",
+            &format!(
+                "signal {symbol} confirmed: {}",
+                answer.reason.as_deref().unwrap_or("executed")
+            ),
+            status,
+        );
+        answer
+    }
+}
+
+enum Claim {
+    Execute(PendingSignal),
+    Answer(ConfirmAnswer),
+}
+
+fn is_live_pending(signal: &PendingSignal, now_ms: i64) -> bool {
+    signal.status == SignalStatus::Pending && now_ms - signal.created_ms <= EXPIRY_MS
+}
+
+/// 409 when not pending, 410 when older than five minutes.
+fn check_confirmable(signal: &PendingSignal, now_ms: i64) -> Result<(), SignalError> {
+    if signal.status != SignalStatus::Pending {
+        return Err(SignalError::NotPending {
+            symbol: signal.input.symbol.clone(),
+            status: signal.status.as_str(),
+        });
+    }
+    let age = now_ms - signal.created_ms;
+    if age > EXPIRY_MS {
+        return Err(SignalError::Expired {
+            symbol: signal.input.symbol.clone(),
+            age_s: age / 1000,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,268 @@
+//! The pending signal: the body that creates it, its status, and what the API shows.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::execution::Direction;
+
+/// One checklist item of a strategy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckItem {
+    #[schema(min_length = 1, max_length = 64)]
+    pub name: String,
+    pub pass: bool,
+    #[serde(default)]
+    #[schema(max_length = 500)]
+    pub detail: String,
+}
+
+/// Body of `POST /api/signal`. ev and confidence are not accepted: the service computes them
+/// (see docs/signals.md), so a caller cannot talk its way past the gates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignalInput {
+    /// Exchange symbol such as BTCUSDT; must be listed on the active exchange.
+    #[schema(pattern = "^[A-Z0-9]{2,20}$")]
+    pub symbol: String,
+    pub direction: Direction,
+    /// Strategy name.
+    #[schema(pattern = "^[a-z][a-z0-9_]{0,63}$")]
+    pub bot: String,
+    /// Price when the signal was made.
+    #[schema(exclusive_minimum = 0)]
+    pub price: Option<f64>,
+    /// Stop-loss distance in percent of the entry.
+    #[schema(exclusive_minimum = 0, maximum = 99)]
+    pub sl_pct: Option<f64>,
+    /// Take-profit distance in percent of the entry.
+    #[schema(exclusive_minimum = 0, maximum = 1000)]
+    pub tp_pct: Option<f64>,
+    #[schema(max_items = 50)]
+    pub checklist: Option<Vec<CheckItem>>,
+    /// Items passed; must match the checklist when both are given.
+    #[schema(minimum = 0, maximum = 50)]
+    pub passed: Option<u32>,
+    /// Items in the checklist; must match it when both are given.
+    #[schema(minimum = 0, maximum = 50)]
+    pub total: Option<u32>,
+    pub rsi: Option<f64>,
+    pub macd_hist: Option<f64>,
+    pub bb_lower: Option<f64>,
+    pub bb_upper: Option<f64>,
+    pub bb_mid: Option<f64>,
+    pub vol_ratio: Option<f64>,
+    #[schema(minimum = 0)]
+    pub buy_signals: Option<u32>,
+    #[schema(minimum = 0)]
+    pub sell_signals: Option<u32>,
+    pub adx: Option<f64>,
+    pub stoch_k: Option<f64>,
+    #[schema(minimum = 0)]
+    pub tp1_pct: Option<f64>,
+    #[schema(minimum = 0)]
+    pub tp2_pct: Option<f64>,
+    #[schema(minimum = 0)]
+    pub range_support: Option<f64>,
+    #[schema(minimum = 0)]
+    pub range_resistance: Option<f64>,
+    #[schema(minimum = 0)]
+    pub range_midline: Option<f64>,
+}
+
+/// The spec's PendingSignal.status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SignalStatus {
+    Pending,
+    Confirmed,
+    Skipped,
+    Expired,
+}
+
+impl SignalStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Confirmed => "confirmed",
+            Self::Skipped => "skipped",
+            Self::Expired => "expired",
+        }
+    }
+}
+
+/// A pending signal as kept in memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingSignal {
+    /// Short id (base 36 of the creation time in ms); order client ids derive from it.
+    pub id: String,
+    pub input: SignalInput,
+    pub status: SignalStatus,
+    pub tg_sent: bool,
+    pub ev: f64,
+    pub confidence: u32,
+    pub created_ms: i64,
+}
+
+/// A signal as the API shows it: every field of the spec's PendingSignal.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SignalView {
+    pub id: String,
+    pub symbol: String,
+    pub direction: Direction,
+    pub bot: String,
+    pub price: Option<f64>,
+    pub sl_pct: Option<f64>,
+    pub tp_pct: Option<f64>,
+    pub checklist: Option<Vec<CheckItem>>,
+    pub passed: Option<u32>,
+    pub total: Option<u32>,
+    pub rsi: Option<f64>,
+    pub macd_hist: Option<f64>,
+    pub bb_lower: Option<f64>,
+    pub bb_upper: Option<f64>,
+    pub bb_mid: Option<f64>,
+    pub vol_ratio: Option<f64>,
+    pub adx: Option<f64>,
+    pub stoch_k: Option<f64>,
+    pub buy_signals: Option<u32>,
+    pub sell_signals: Option<u32>,
+    pub tp1_pct: Option<f64>,
+    pub tp2_pct: Option<f64>,
+    pub range_support: Option<f64>,
+    pub range_resistance: Option<f64>,
+    pub range_midline: Option<f64>,
+    pub status: SignalStatus,
+    /// The approval request reached the messenger.
+    pub tg_sent: bool,
+    pub age_seconds: i64,
+    /// Expected value computed when the signal was stored (gate: > 25).
+    pub ev: f64,
+    /// Confidence 0..=10 computed when the signal was stored (gate: >= 8).
+    pub confidence: u32,
+    /// ISO 8601 creation time.
+    pub created_at: String,
+}
+
+impl PendingSignal {
+    pub fn age_seconds(&self, now_ms: i64) -> i64 {
+        (now_ms - self.created_ms).max(0) / 1000
+    }
+
+    pub fn view(&self, now_ms: i64) -> SignalView {
+        let i = self.input.clone();
+        SignalView {
+            id: self.id.clone(),
+            symbol: i.symbol,
+            direction: i.direction,
+            bot: i.bot,
+            price: i.price,
+            sl_pct: i.sl_pct,
+            tp_pct: i.tp_pct,
+            checklist: i.checklist,
+            passed: i.passed,
+            total: i.total,
+            rsi: i.rsi,
+            macd_hist: i.macd_hist,
+            bb_lower: i.bb_lower,
+            bb_upper: i.bb_upper,
+            bb_mid: i.bb_mid,
+            vol_ratio: i.vol_ratio,
+            adx: i.adx,
+            stoch_k: i.stoch_k,
+            buy_signals: i.buy_signals,
+            sell_signals: i.sell_signals,
+            tp1_pct: i.tp1_pct,
+            tp2_pct: i.tp2_pct,
+            range_support: i.range_support,
+            range_resistance: i.range_resistance,
+            range_midline: i.range_midline,
+            status: self.status,
+            tg_sent: self.tg_sent,
+            age_seconds: self.age_seconds(now_ms),
+            ev: self.ev,
+            confidence: self.confidence,
+            created_at: chrono::DateTime::from_timestamp_millis(self.created_ms)
+                .map(|t| t.to_rfc3339())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// Checks a body beyond its types; `Err((field, reason))` names the bad field.
+pub fn validate(input: &SignalInput) -> Result<(), (&'static str, String)> {
+    let symbol_ok = (2..=20).contains(&input.symbol.len())
+        && input.symbol.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+    if !symbol_ok {
+        return Err(("symbol", "must be 2-20 characters of A-Z and 0-9, e.g. BTCUSDT".into()));
+    }
+    let bot_ok = (1..=64).contains(&input.bot.len())
+        && input.bot.starts_with(|c: char| c.is_ascii_lowercase())
+        && input.bot.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !bot_ok {
+        return Err(("bot", "must match [a-z][a-z0-9_]{0,63}, e.g. mr_combined".into()));
+    }
+    let positive = [("price", input.price)];
+    for (field, value) in positive {
+        if let Some(v) = value
+            && !(v.is_finite() && v > 0.0)
+        {
+            return Err((field, format!("must be a positive number, got {v}")));
+        }
+    }
+    if let Some(v) = input.sl_pct
+        && !(v > 0.0 && v <= 99.0)
+    {
+        return Err(("sl_pct", format!("must be > 0 and <= 99 percent, got {v}")));
+    }
+    if let Some(v) = input.tp_pct
+        && !(v > 0.0 && v <= 1000.0)
+    {
+        return Err(("tp_pct", format!("must be > 0 and <= 1000 percent, got {v}")));
+    }
+    let non_negative = [
+        ("tp1_pct", input.tp1_pct),
+        ("tp2_pct", input.tp2_pct),
+        ("range_support", input.range_support),
+        ("range_resistance", input.range_resistance),
+        ("range_midline", input.range_midline),
+    ];
+    for (field, value) in non_negative {
+        if let Some(v) = value
+            && !(v.is_finite() && v >= 0.0)
+        {
+            return Err((field, format!("must be a number >= 0, got {v}")));
+        }
+    }
+    for (field, value) in [("passed", input.passed), ("total", input.total)] {
+        if value.is_some_and(|v| v > 50) {
+            return Err((field, "must be at most 50".into()));
+        }
+    }
+    if let Some(list) = &input.checklist {
+        if list.len() > 50 {
+            return Err(("checklist", "has more than 50 items".into()));
+        }
+        if let Some(item) = list.iter().find(|c| c.name.is_empty() || c.name.chars().count() > 64) {
+            return Err((
+                "checklist",
+                format!("item name {:?} must be 1-64 characters", item.name),
+            ));
+        }
+        if list.iter().any(|c| c.detail.chars().count() > 500) {
+            return Err(("checklist", "an item detail is longer than 500 characters".into()));
+        }
+        let passed = list.iter().filter(|c| c.pass).count() as u32;
+        if input.passed.is_some_and(|p| p != passed) {
+            return Err(("passed", format!("must match the checklist ({passed} passed)")));
+        }
+        if input.total.is_some_and(|t| t as usize != list.len()) {
+            return Err(("total", format!("must match the checklist ({} items)", list.len())));
+        }
+    } else if let (Some(p), Some(t)) = (input.passed, input.total)
+        && p > t
+    {
+        return Err(("passed", format!("{p} is more than total {t}")));
+    }
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! The whole trading set-up on loopback: the exchange simulator, a fake messenger, the license
+//! server and a licensed host pointed at both, on the license rig's test clock. Tests drive
+//! the host over HTTP and assert what the simulator received.
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+use spotbot::config::Secret;
+use spotbot_sim::{Fault, FaultKind, RunningSim, SimConfig};
+use spotbot_tests::fake_messenger::FakeMessenger;
+
+use super::license_support::{Host, Rig};
+
+pub const KEY: &str = "trading-key";
+pub const SECRET: &str = "trading-secret";
+pub const BOT_TOKEN: &str = "4242:fake-token";
+pub const CHAT_ID: i64 = 4242;
+
+pub fn d(s: &str) -> Decimal {
+    s.parse().expect("decimal")
+}
+
+pub struct Trading {
+    pub rig: Rig,
+    pub sim: RunningSim,
+    pub messenger: FakeMessenger,
+    pub host: Host,
+    toml: String,
+    registrations: u32,
+}
+
+impl Trading {
+    /// 10 000 USDT on the exchange, ETHUSDT at 3000, size_pct 10 (1000 USDT per trade).
+    pub async fn start() -> Self {
+        Self::start_with("").await
+    }
+
+    /// As [`Trading::start`] with `extra` appended to the host's config.
+    pub async fn start_with(extra: &str) -> Self {
+        let rig = Rig::new().await;
+        let mut sim_config = SimConfig::new(11, KEY, SECRET);
+        sim_config.initial_funds = vec![("USDT".into(), Decimal::from(10_000))];
+        let sim = spotbot_sim::serve(sim_config, "127.0.0.1:0").await.expect("simulator binds");
+        sim.sim.set_price("ETHUSDT", d("3000")).expect("price");
+        sim.sim.set_price("SOLUSDT", d("150")).expect("price");
+        let messenger = FakeMessenger::start(BOT_TOKEN, CHAT_ID).await;
+        let toml = format!(
+            "[exchange]\nmode = \"testnet\"\nbase_url = \"{}\"\nrequest_timeout_ms = 1500\n\
+             [messenger]\napi_base = \"{}\"\n\
+             [strategy.mr_combined]\nsize_pct = 10.0\nmax_trades_per_day = 5\n{extra}\n",
+            sim.base_url(),
+            messenger.base_url()
+        );
+        let host = start_host(&rig, &toml, tempfile::tempdir().unwrap()).await;
+        let mut trading = Trading { rig, sim, messenger, host, toml, registrations: 0 };
+        trading.register().await;
+        trading
+    }
+
+    async fn register(&mut self) {
+        self.registrations += 1;
+        let email = format!("trader{}-{}@example.com", self.registrations, std::process::id());
+        self.host.register(&email).await;
+    }
+
+    /// Stops the host and starts it again on the same data folder (the license is cached).
+    pub async fn restart(mut self) -> Self {
+        let dir = self.host.stop().await;
+        self.host = start_host(&self.rig, &self.toml, dir).await;
+        self
+    }
+
+    pub fn set_price(&self, symbol: &str, price: &str) {
+        self.sim.sim.set_price(symbol, d(price)).expect("set price");
+    }
+
+    /// Every order the simulator's engine holds, in the query shape.
+    pub fn orders(&self) -> Vec<Value> {
+        self.sim.sim.orders()
+    }
+
+    /// Orders whose client order id starts with `prefix`.
+    pub fn orders_with_prefix(&self, prefix: &str) -> Vec<Value> {
+        self.orders()
+            .into_iter()
+            .filter(|o| o["clientOrderId"].as_str().is_some_and(|c| c.starts_with(prefix)))
+            .collect()
+    }
+
+    /// Orders of one type (MARKET, LIMIT_MAKER, STOP_LOSS_LIMIT) and side.
+    pub fn orders_of(&self, order_type: &str, side: &str) -> Vec<Value> {
+        self.orders().into_iter().filter(|o| o["type"] == order_type && o["side"] == side).collect()
+    }
+
+    /// Requests the simulator answered on `method path`.
+    pub fn seen(&self, method: &str, path: &str) -> Vec<spotbot_sim::RequestRecord> {
+        self.sim
+            .sim
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == method && r.path == path)
+            .collect()
+    }
+
+    /// Arms a fault on the next `count` requests to `path` (default: order placement).
+    pub fn fault(&self, kind: FaultKind, count: u32, path: Option<&str>) {
+        let mut fault = Fault::new(kind);
+        fault.count = count;
+        fault.path = path.map(String::from);
+        fault.method = path.map(|_| "POST".to_string());
+        self.sim.sim.inject(fault);
+    }
+
+    /// Free and locked balance of an asset at the simulator.
+    pub fn balance(&self, asset: &str) -> (Decimal, Decimal) {
+        let engine = self.sim.sim.engine();
+        engine
+            .accounts
+            .iter()
+            .find(|a| a.api_key == KEY)
+            .and_then(|a| a.balances.get(asset))
+            .map_or((Decimal::ZERO, Decimal::ZERO), |b| (b.free, b.locked))
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        self.host.post(path, body).await
+    }
+
+    pub async fn post_empty(&self, path: &str) -> (u16, Value) {
+        let response = self.host.http.post(self.host.url(path)).send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        self.host.get(path).await
+    }
+
+    /// Creates a signal and asserts it is pending.
+    pub async fn create_signal(&self, body: Value) -> Value {
+        let (status, answer) = self.post("/api/signal", body).await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["status"], "pending", "{answer}");
+        answer
+    }
+
+    pub async fn confirm(&self, symbol: &str) -> (u16, Value) {
+        self.post_empty(&format!("/api/signal/{symbol}/confirm")).await
+    }
+
+    pub async fn open_trades(&self) -> Vec<Value> {
+        let (status, body) = self.get("/api/trades").await;
+        assert_eq!(status, 200, "{body}");
+        body["trades"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Waits until `n` messages reached the fake messenger.
+    pub async fn messages(&self, n: usize) -> Vec<spotbot_tests::fake_messenger::SentRecord> {
+        self.messenger.wait_for_messages(n, Duration::from_secs(10)).await
+    }
+}
+
+/// A signal whose checklist passes 9 of 10 with reward/risk 2.5 (passes both gates).
+pub fn good_signal(symbol: &str) -> Value {
+    signal_with(symbol, "buy", 9, 10)
+}
+
+pub fn signal_with(symbol: &str, direction: &str, passed: usize, total: usize) -> Value {
+    let checklist: Vec<Value> = (0..total)
+        .map(|i| json!({"name": format!("check {i}"), "pass": i < passed, "detail": "x"}))
+        .collect();
+    json!({
+        "symbol": symbol, "direction": direction, "bot": "mr_combined", "price": 3000.0,
+        "sl_pct": 2.0, "tp_pct": 5.0, "checklist": checklist, "rsi": 28.5, "adx": 18.0,
+    })
+}
+
+async fn start_host(rig: &Rig, toml: &str, dir: tempfile::TempDir) -> Host {
+    let mut config = rig.config_with(toml, dir.path(), None);
+    config.plugins.dir = dir.path().join("plugins").display().to_string();
+    config.secrets.exchange_api_key = Some(Secret::new(KEY));
+    config.secrets.exchange_api_secret = Some(Secret::new(SECRET));
+    config.secrets.messenger_bot_token = Some(Secret::new(BOT_TOKEN));
+    config.secrets.messenger_chat_id = Some(CHAT_ID.to_string());
+    rig.start_config(config, dir).await
+}
