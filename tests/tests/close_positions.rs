@@ -1,0 +1,128 @@
+//! Closing with the OCO open: cancel the list, wait for the coin, sell the free quantity at
+//! market — never -2010. Also the sell signal (spot exit) and closeall, asserted at the
+//! exchange simulator.
+
+mod license_support;
+mod trading_support;
+
+use rust_decimal::Decimal;
+use serde_json::Value;
+use trading_support::{Trading, d, good_signal, signal_with};
+
+fn qty(v: &Value) -> Decimal {
+    d(v.as_str().unwrap()).normalize()
+}
+
+/// No order request was refused for insufficient balance.
+fn assert_no_2010(t: &Trading) {
+    let refused: Vec<_> =
+        t.seen("POST", "/api/v3/order").into_iter().filter(|r| r.status == 400).collect();
+    assert!(refused.is_empty(), "order requests refused: {refused:?}");
+}
+
+async fn buy(t: &Trading, symbol: &str) -> Value {
+    let (status, body) = t
+        .post_empty(&format!(
+            "/api/trade?symbol={symbol}&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9"
+        ))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["trade"]["protection"], "protected", "{body}");
+    body
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_cancels_the_oco_then_sells_the_free_quantity_at_market() {
+    let t = Trading::start().await;
+    buy(&t, "ETHUSDT").await;
+    let (_, locked) = t.balance("ETH");
+    assert!(locked > Decimal::ZERO, "the OCO locks the coin");
+    let oco_qty = qty(&t.orders_of("LIMIT_MAKER", "SELL")[0]["origQty"]);
+    t.set_price("ETHUSDT", "3030");
+
+    // `symbol` may be the base asset, as in the spec.
+    let (status, closed) = t.post_empty("/api/close?symbol=ETH").await;
+    assert_eq!(status, 200, "{closed}");
+    assert_eq!((closed["ok"].as_bool(), closed["status"].as_str()), (Some(true), Some("closed")));
+    assert_eq!(closed["symbol"], "ETHUSDT");
+    assert!(closed["pnl"].as_f64().unwrap() > 0.0, "sold 1 % higher: {closed}");
+
+    for leg in
+        t.orders_of("LIMIT_MAKER", "SELL").iter().chain(&t.orders_of("STOP_LOSS_LIMIT", "SELL"))
+    {
+        assert_eq!(leg["status"], "CANCELED", "the OCO was cancelled first: {leg}");
+    }
+    let sells = t.orders_of("MARKET", "SELL");
+    assert_eq!(sells.len(), 1);
+    assert_eq!(sells[0]["status"], "FILLED");
+    assert_eq!(qty(&sells[0]["origQty"]), oco_qty, "sold what the OCO protected");
+    assert!(sells[0]["clientOrderId"].as_str().unwrap().starts_with("SX_"));
+    assert_no_2010(&t);
+    assert!(t.open_trades().await.is_empty());
+    let (_, locked) = t.balance("ETH");
+    assert_eq!(locked, Decimal::ZERO);
+
+    let messages = t.messages(1).await;
+    assert!(
+        messages.iter().any(|m| m.text.contains("ETHUSDT") && m.text.contains("closed")),
+        "{messages:?}"
+    );
+    let (status, body) = t.post_empty("/api/close?symbol=ETHUSDT").await;
+    assert_eq!((status, body["error"].as_str()), (404, Some("no_position")), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closeall_closes_every_position_and_reports_each() {
+    let t = Trading::start().await;
+    buy(&t, "ETHUSDT").await;
+    buy(&t, "SOLUSDT").await;
+    let (status, report) = t.post_empty("/api/closeall?agent=finance").await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!((report["status"].as_str(), report["count"].as_u64()), (Some("ok"), Some(2)));
+    let rows = report["closed"].as_array().unwrap();
+    let mut symbols: Vec<&str> = rows.iter().map(|r| r["symbol"].as_str().unwrap()).collect();
+    symbols.sort();
+    assert_eq!(symbols, ["ETHUSDT", "SOLUSDT"]);
+    assert!(
+        rows.iter().all(|r| r["status"] == "closed" && r["size"].as_f64().unwrap() > 0.0),
+        "{report}"
+    );
+    assert_eq!(t.orders_of("MARKET", "SELL").len(), 2);
+    assert_no_2010(&t);
+    assert!(t.open_trades().await.is_empty());
+    let (_, empty) = t.post_empty("/api/closeall").await;
+    assert_eq!((empty["status"].as_str(), empty["count"].as_u64()), (Some("ok"), Some(0)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confirmed_sell_signal_exits_the_position_like_close() {
+    let t = Trading::start().await;
+    t.create_signal(good_signal("ETHUSDT")).await;
+    let (_, answer) = t.confirm("ETHUSDT").await;
+    assert_eq!(answer["ok"], true, "{answer}");
+    t.create_signal(signal_with("ETHUSDT", "sell", 9, 10)).await;
+    let (status, answer) = t.confirm("ETHUSDT").await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["ok"], true, "{answer}");
+    assert_eq!(answer["trade"]["closed"]["status"], "closed", "{answer}");
+    assert_eq!(t.orders_of("MARKET", "SELL").len(), 1);
+    assert_no_2010(&t);
+    assert!(t.open_trades().await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_take_profit_that_filled_closes_the_trade_at_its_price() {
+    let t = Trading::start().await;
+    buy(&t, "ETHUSDT").await;
+    let tp = t.orders_of("LIMIT_MAKER", "SELL")[0].clone();
+    t.set_price("ETHUSDT", "3200");
+    // The exchange filled the take-profit; closing now finds it and sells nothing.
+    let (status, closed) = t.post_empty("/api/close?symbol=ETHUSDT").await;
+    assert_eq!(status, 200, "{closed}");
+    assert_eq!(
+        closed["exit_px"].as_f64().unwrap(),
+        d(tp["price"].as_str().unwrap()).to_string().parse::<f64>().unwrap()
+    );
+    assert!(closed["pnl"].as_f64().unwrap() > 0.0);
+    assert!(t.orders_of("MARKET", "SELL").is_empty(), "nothing sold at market");
+}
