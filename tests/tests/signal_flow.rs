@@ -325,3 +325,47 @@ async fn the_capital_cap_sizes_the_position() {
     let entry = &t.orders_of("MARKET", "BUY")[0];
     assert_eq!(dec(&entry["origQty"]).normalize(), d("0.0666"), "200 / 3000 rounded down: {entry}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_messenger_failure_never_blocks_a_trade_and_is_logged() {
+    let t = Trading::start().await;
+    t.create_signal(good_signal("ETHUSDT")).await;
+    t.messenger.fail_next(
+        spotbot_tests::fake_messenger::Fault::Error { code: 403, description: "Forbidden: bot was blocked by the user".into() },
+        20,
+    );
+    let (status, answer) = t.confirm("ETHUSDT").await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["ok"], true, "{answer}");
+    assert_bracket_at_exchange(&t);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (_, state) = t.get("/api/state").await;
+        let logged = state["log"].as_array().unwrap().iter().any(|e| {
+            e["status"] == "error" && e["action"].as_str().unwrap().contains("messenger failed")
+        });
+        if logged {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no activity-log entry: {state}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_consecutive_loss_limit_stops_new_entries() {
+    let t = Trading::start_with("[risk]\nmax_consecutive_losses = 1\n").await;
+    let (status, body) = t
+        .post_empty("/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=8")
+        .await;
+    assert_eq!(status, 200, "{body}");
+    t.set_price("ETHUSDT", "2970");
+    let (_, closed) = t.post_empty("/api/close?symbol=ETHUSDT").await;
+    assert!(closed["pnl"].as_f64().unwrap() < 0.0, "a loss: {closed}");
+    t.create_signal(good_signal("SOLUSDT")).await;
+    let (_, answer) = t.confirm("SOLUSDT").await;
+    assert_eq!(answer["ok"], false, "{answer}");
+    let reason = answer["reason"].as_str().unwrap();
+    assert!(reason.starts_with("daily_limit_reached") && reason.contains("consecutive losses"), "{reason}");
+    assert_eq!(t.orders_of("MARKET", "BUY").len(), 1);
+}
