@@ -23,6 +23,32 @@ fn by_hand(t: &Trading) -> spotbot::exchange::exchange_a::ExchangeAClient {
     .unwrap()
 }
 
+/// Buys 2 SOL by hand and protects 1.99 with an OCO (tp 160, stop 140) whose list client id is
+/// `list_id`; returns the entry and the list.
+async fn position_by_hand(
+    t: &Trading,
+    list_id: &str,
+) -> (spotbot::exchange::Order, spotbot::exchange::OrderList) {
+    let client = by_hand(t);
+    let entry_id = format!("{list_id}-entry");
+    let bought = client
+        .place_order(&NewOrder::market("SOLUSDT", Side::Buy, Qty(d("2")), &entry_id))
+        .await
+        .unwrap();
+    let oco = NewOco {
+        symbol: "SOLUSDT".into(),
+        side: Side::Sell,
+        qty: Qty(d("1.99")),
+        take_profit: Price(d("160")),
+        stop_price: Price(d("140")),
+        stop_limit_price: Price(d("139.7")),
+        list_client_order_id: list_id.into(),
+        take_profit_client_order_id: None,
+        stop_client_order_id: None,
+    };
+    (bought, client.place_oco(&oco).await.unwrap())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_take_profit_filled_while_down_closes_the_trade_at_restart() {
     let t = Trading::start().await;
@@ -53,23 +79,7 @@ async fn a_take_profit_filled_while_down_closes_the_trade_at_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_open_oco_is_adopted_as_a_recovered_trade() {
     let t = Trading::start().await;
-    let client = by_hand(&t);
-    let bought = client
-        .place_order(&NewOrder::market("SOLUSDT", Side::Buy, Qty(d("2")), "hand1"))
-        .await
-        .unwrap();
-    let oco = NewOco {
-        symbol: "SOLUSDT".into(),
-        side: Side::Sell,
-        qty: Qty(d("1.99")),
-        take_profit: Price(d("160")),
-        stop_price: Price(d("140")),
-        stop_limit_price: Price(d("139.7")),
-        list_client_order_id: "hand-oco".into(),
-        take_profit_client_order_id: None,
-        stop_client_order_id: None,
-    };
-    let list = client.place_oco(&oco).await.unwrap();
+    let (bought, list) = position_by_hand(&t, "hand-oco").await;
 
     let (status, report) = t.get("/api/trades/recover").await;
     assert_eq!(status, 200, "{report}");
@@ -99,25 +109,7 @@ async fn an_unknown_open_oco_is_adopted_as_a_recovered_trade() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restore_ties_a_trade_to_its_oco_and_names_bad_fields() {
     let t = Trading::start().await;
-    let client = by_hand(&t);
-    client
-        .place_order(&NewOrder::market("SOLUSDT", Side::Buy, Qty(d("2")), "hand2"))
-        .await
-        .unwrap();
-    let list = client
-        .place_oco(&NewOco {
-            symbol: "SOLUSDT".into(),
-            side: Side::Sell,
-            qty: Qty(d("1.99")),
-            take_profit: Price(d("160")),
-            stop_price: Price(d("140")),
-            stop_limit_price: Price(d("139.7")),
-            list_client_order_id: "hand-oco2".into(),
-            take_profit_client_order_id: None,
-            stop_client_order_id: None,
-        })
-        .await
-        .unwrap();
+    let (_, list) = position_by_hand(&t, "hand-oco2").await;
     let stop = list
         .orders
         .iter()

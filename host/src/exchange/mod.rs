@@ -280,6 +280,19 @@ pub struct Trade {
     pub is_maker: bool,
 }
 
+impl From<Trade> for Fill {
+    /// A fill from the account's trade list (order queries carry no fills; the fee is here).
+    fn from(t: Trade) -> Self {
+        Fill {
+            price: t.price,
+            qty: t.qty,
+            commission: t.commission,
+            commission_asset: t.commission_asset,
+            trade_id: t.id,
+        }
+    }
+}
+
 pub use exchange_a::filters::SymbolRules;
 
 /// Why an exchange call did not give an answer. Definite rejections keep the exchange's

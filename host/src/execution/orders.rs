@@ -312,16 +312,7 @@ impl Orders {
             return order;
         }
         if let Ok(trades) = self.exchange.my_trades(&order.symbol, Some(order.order_id)).await {
-            order.fills = trades
-                .into_iter()
-                .map(|t| Fill {
-                    price: t.price,
-                    qty: t.qty,
-                    commission: t.commission,
-                    commission_asset: t.commission_asset,
-                    trade_id: t.id,
-                })
-                .collect();
+            order.fills = trades.into_iter().map(Fill::from).collect();
         }
         order
     }

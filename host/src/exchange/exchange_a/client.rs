@@ -539,16 +539,7 @@ impl ExchangeAClient {
             return o;
         }
         if let Ok(trades) = self.trades(&o.symbol, Some(o.order_id)).await {
-            o.fills = trades
-                .into_iter()
-                .map(|t| Fill {
-                    price: t.price,
-                    qty: t.qty,
-                    commission: t.commission,
-                    commission_asset: t.commission_asset,
-                    trade_id: t.id,
-                })
-                .collect();
+            o.fills = trades.into_iter().map(Fill::from).collect();
         }
         o
     }
