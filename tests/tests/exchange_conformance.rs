@@ -101,7 +101,7 @@ async fn bracket_round_trip(ex: &dyn Exchange, symbol: &str) {
     assert!(buy.avg_price().is_some_and(|p| p.0 > Decimal::ZERO));
     assert_eq!(buy.fills.iter().map(|f| f.qty.0).sum::<Decimal>(), qty);
 
-    let net = rules.floor_qty(buy.executed_qty.0 - buy.base_commission(&rules.base_asset));
+    let net = rules.floor_qty(buy.executed_qty.0 - buy.commission_in(&rules.base_asset));
     let stop = rules.floor_price(price * d("0.95"));
     let oco = NewOco {
         symbol: symbol.into(),

@@ -9,6 +9,7 @@ pub mod error;
 pub mod extract;
 mod health;
 pub mod license;
+mod pending_entries;
 mod signals;
 mod strategies;
 mod trades;
@@ -75,6 +76,7 @@ pub fn router(state: AppState) -> Router {
         .merge(signals::routes())
         .merge(trading::routes())
         .merge(trades::routes())
+        .merge(pending_entries::routes())
         .split_for_parts();
     error::document_common_errors(&mut document);
     let document = Arc::new(document);

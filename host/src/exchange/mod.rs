@@ -204,9 +204,9 @@ impl Order {
             .then(|| Price((self.cumulative_quote_qty / self.executed_qty.0).round_dp(8)))
     }
 
-    /// Base-asset commissions (they reduce what a BUY really received).
-    pub fn base_commission(&self, base_asset: &str) -> Decimal {
-        self.fills.iter().filter(|f| f.commission_asset == base_asset).map(|f| f.commission).sum()
+    /// Commissions paid in `asset` (base-asset ones reduce what a BUY really received).
+    pub fn commission_in(&self, asset: &str) -> Decimal {
+        self.fills.iter().filter(|f| f.commission_asset == asset).map(|f| f.commission).sum()
     }
 }
 

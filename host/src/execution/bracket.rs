@@ -15,10 +15,25 @@ use super::{Execution, ExecutionError};
 use crate::exchange::{NewOco, NewOrder, Order, OrderList, OrderType, Price, Qty, Side};
 use crate::messenger::templates;
 
-/// The quantity a BUY really delivered: executed minus the fee paid in the coin, rounded down
-/// to the step (an OCO for more than is held would be refused).
-fn received_qty(order: &Order, base_asset: &str, rules: &crate::exchange::SymbolRules) -> Decimal {
-    rules.floor_qty(order.executed_qty.0 - order.base_commission(base_asset)).0
+/// The position an entry opened: for a buy the coin really received (executed minus the fee
+/// paid in the coin, rounded down to the step: an OCO for more than is held would be
+/// refused) and the quote spent; for a sell the coin sold and the quote received net of the
+/// fee.
+fn position_of(
+    order: &Order,
+    direction: Direction,
+    rules: &crate::exchange::SymbolRules,
+) -> (Decimal, Decimal) {
+    match direction {
+        Direction::Buy => (
+            rules.floor_qty(order.executed_qty.0 - order.commission_in(&rules.base_asset)).0,
+            order.cumulative_quote_qty,
+        ),
+        Direction::Sell => (
+            order.executed_qty.0,
+            order.cumulative_quote_qty - order.commission_in(&rules.quote_asset),
+        ),
+    }
 }
 
 impl Execution {
@@ -28,7 +43,10 @@ impl Execution {
     pub async fn open_trade(&self, plan: &EntryPlan) -> Result<Trade, ExecutionError> {
         let orders = self.orders()?.clone();
         let _symbol = self.lock_symbol(&plan.symbol).await;
-        if self.inner.book.open_trade(&plan.symbol)?.is_some() {
+        // One position per symbol: an open trade or a manual entry waiting for its fill.
+        if self.inner.book.open_trade(&plan.symbol)?.is_some()
+            || self.pending_entry_for(&plan.symbol)?.is_some()
+        {
             return Err(ExecutionError::TradeExists(plan.symbol.clone()));
         }
         if let Some(reason) = self.entry_block(&plan.bot)? {
@@ -49,7 +67,8 @@ impl Execution {
         let sizing = size_entry(balance, cap, self.size_pct(&plan.bot), price, &rules)
             .map_err(ExecutionError::Refused)?;
         // Refuse before buying when no valid bracket exists at today's price.
-        bracket_prices(price, plan.sl_pct, plan.tp_pct, &rules).map_err(ExecutionError::Refused)?;
+        bracket_prices(price, plan.sl_pct, plan.tp_pct, plan.direction, &rules)
+            .map_err(ExecutionError::Refused)?;
 
         let order =
             NewOrder::market(&plan.symbol, Side::Buy, Qty(sizing.qty), &plan.entry_client_order_id);
@@ -124,7 +143,7 @@ impl Execution {
         };
         let oco = NewOco {
             symbol: trade.symbol.clone(),
-            side: Side::Sell,
+            side: trade.direction.exit_side(),
             qty: Qty(trade.size),
             take_profit: Price(trade.tp_px),
             stop_price: Price(trade.sl_px),
@@ -203,12 +222,12 @@ pub(crate) fn trade_from_fill(
     if order.status.is_open() {
         return None;
     }
-    let size = received_qty(order, &rules.base_asset, rules);
+    let (size, entry_quote) = position_of(order, plan.direction, rules);
     let entry_px = order.avg_price()?.0;
     if size <= Decimal::ZERO {
         return None;
     }
-    let prices = bracket_prices(entry_px, plan.sl_pct, plan.tp_pct, rules);
+    let prices = bracket_prices(entry_px, plan.sl_pct, plan.tp_pct, plan.direction, rules);
     // The entry filled: a trade exists whatever happens next. If the bracket cannot be built
     // at the fill price, the trade is recorded without prices and `protect` reports it.
     let (tp_px, sl_px, sl_limit_px) = prices
@@ -216,12 +235,12 @@ pub(crate) fn trade_from_fill(
         .unwrap_or((Decimal::ZERO, Decimal::ZERO, Decimal::ZERO));
     Some(Trade {
         symbol: plan.symbol.clone(),
-        direction: Direction::Buy,
+        direction: plan.direction,
         bot: plan.bot.clone(),
         exchange: exchange.to_string(),
         size,
         entry_px,
-        entry_quote: order.cumulative_quote_qty,
+        entry_quote,
         sl_px,
         tp_px,
         sl_limit_px,

@@ -13,9 +13,9 @@ use utoipa::ToSchema;
 use super::book::close_trade_in;
 use super::journal::OrderKind;
 use super::plan::{client_id, fresh_id};
-use super::trade::{CloseReason, ClosedTrade, ProtectionState, Trade, cost_of};
+use super::trade::{CloseReason, ClosedTrade, Direction, ProtectionState, Trade, pnl_of};
 use super::{Execution, ExecutionError};
-use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, OrderType, Qty, Side};
+use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, OrderType, Qty};
 use crate::messenger::templates;
 
 /// One position in a close or closeall answer.
@@ -85,25 +85,30 @@ impl CloseRow {
     }
 }
 
-/// A closed trade from the order that sold it.
+/// A closed trade from the order that exited it (a market exit or a filled OCO leg).
 pub(crate) fn closed_by(
     trade: &Trade,
     exit: &Order,
-    quote_asset: &str,
+    rules: &crate::exchange::SymbolRules,
     reason: CloseReason,
     now: &str,
 ) -> Option<ClosedTrade> {
     let qty = exit.executed_qty.0;
     let exit_px = exit.avg_price()?.0;
-    let fee: Decimal =
-        exit.fills.iter().filter(|f| f.commission_asset == quote_asset).map(|f| f.commission).sum();
-    let exit_quote = exit.cumulative_quote_qty - fee;
+    let exit_quote = match trade.direction {
+        // Sold: the fee was taken from the quote received.
+        Direction::Buy => exit.cumulative_quote_qty - exit.commission_in(&rules.quote_asset),
+        // Bought back: the fee was taken from the coin received; count it at the fill price.
+        Direction::Sell => {
+            exit.cumulative_quote_qty + exit.commission_in(&rules.base_asset) * exit_px
+        }
+    };
     Some(ClosedTrade {
         trade: trade.clone(),
         exit_px,
         exit_quote,
         qty_sold: qty,
-        pnl: (exit_quote - cost_of(trade, qty)).round_dp(8),
+        pnl: pnl_of(trade, qty, exit_quote),
         reason,
         closed_at: now.to_string(),
     })
@@ -182,23 +187,32 @@ impl Execution {
                 Err(err) => return Err(err.into()),
             }
         }
-        let free = self.wait_until_free(&rules.base_asset, trade.size).await?;
-        let qty = rules.floor_qty(free.min(trade.size)).0;
+        let qty = match trade.direction {
+            // A long position: sell what the cancelled OCO freed, at most the trade's size.
+            Direction::Buy => {
+                let free = self.wait_until_free(&rules.base_asset, trade.size).await?;
+                rules.floor_qty(free.min(trade.size)).0
+            }
+            // A sold position: buy the size back once the quote the OCO held is free.
+            Direction::Sell => {
+                self.wait_until_free(&rules.quote_asset, Decimal::MAX).await?;
+                trade.size
+            }
+        };
         if qty <= Decimal::ZERO {
             let err = ExecutionError::Refused(format!(
-                "nothing to sell: {} free {} after cancelling the OCO",
-                free.normalize(),
+                "nothing to sell: no free {} after cancelling the OCO",
                 rules.base_asset
             ));
             self.mark_unprotected(trade, err.to_string());
             return Err(err);
         }
         let exit_id = client_id("SX", &fresh_id(self.inner.clock.now_ms()), symbol);
-        let order = NewOrder::market(symbol, Side::Sell, Qty(qty), &exit_id);
-        let (today, now, quote) = (self.today(), self.now_iso(), rules.quote_asset.clone());
+        let order = NewOrder::market(symbol, trade.direction.exit_side(), Qty(qty), &exit_id);
+        let (today, now) = (self.today(), self.now_iso());
         let result = orders
             .place(&order, OrderKind::Exit, cause, None, |w, sold| {
-                match closed_by(&trade, sold, &quote, CloseReason::Market, &now) {
+                match closed_by(&trade, sold, &rules, CloseReason::Market, &now) {
                     Some(closed) if !sold.status.is_open() => close_trade_in(w, &closed, today),
                     _ => Ok(()),
                 }
@@ -210,7 +224,7 @@ impl Execution {
                     .await_final(sold, self.inner.timing.fill_timeout)
                     .await
                     .map_err(|e| ExecutionError::from_send(e, &exit_id))?;
-                let closed = closed_by(&trade, &sold, &quote, CloseReason::Market, &now)
+                let closed = closed_by(&trade, &sold, &rules, CloseReason::Market, &now)
                     .ok_or_else(|| {
                         ExecutionError::Refused(format!("the exit {exit_id} did not fill"))
                     })?;
@@ -246,7 +260,8 @@ impl Execution {
         }
     }
 
-    /// Waits until the coin locked by a cancelled OCO is free; returns the free quantity.
+    /// Waits until `asset` locked by a cancelled OCO is free (nothing locked, or `wanted` free,
+    /// or the timeout); returns the free quantity.
     async fn wait_until_free(
         &self,
         asset: &str,
@@ -301,7 +316,7 @@ impl Execution {
         };
         let rules = self.symbol_rules(&trade.symbol).await?;
         let now = self.now_iso();
-        let Some(closed) = closed_by(trade, &leg, &rules.quote_asset, reason, &now) else {
+        let Some(closed) = closed_by(trade, &leg, &rules, reason, &now) else {
             return Ok(None);
         };
         let today = self.today();

@@ -9,6 +9,7 @@
 //!
 //! - [`bracket`]: entry + OCO (and re-protection).
 //! - [`close`]: close and closeall (cancel the OCO, wait for the coin, sell what is free).
+//! - [`manual`]: manual LIMIT entries with a time to live (pending entries).
 //! - [`reconcile`]: settles differences between the store, the journal and the exchange.
 //! - [`journal`], [`orders`]: write-before-send and lookup-before-resend.
 //! - [`book`]: open trades, history and daily counters in the store.
@@ -19,6 +20,7 @@ pub mod book;
 mod bracket;
 mod close;
 pub mod journal;
+pub mod manual;
 pub mod orders;
 pub mod plan;
 mod reconcile;
@@ -87,7 +89,7 @@ pub enum ExecutionError {
     Invalid(String),
     #[error("{0}")]
     DailyLimit(String),
-    #[error("a trade for {0} is already open")]
+    #[error("a trade (or a manual entry waiting for its fill) for {0} is already open")]
     TradeExists(String),
     #[error("no open position for {0}")]
     NoPosition(String),

@@ -6,7 +6,7 @@
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::trade::TradeSource;
+use super::trade::{Direction, TradeSource};
 
 /// The longest client order id exchange A accepts.
 const MAX_CLIENT_ID: usize = 36;
@@ -14,6 +14,10 @@ const MAX_CLIENT_ID: usize = 36;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EntryPlan {
     pub symbol: String,
+    /// Buy opens a long position; sell (manual LIMIT entries only) sells held coin and is
+    /// protected by a mirrored OCO that buys it back.
+    #[serde(default = "buy")]
+    pub direction: Direction,
     /// Strategy name (`bot`).
     pub bot: String,
     pub sl_pct: Decimal,
@@ -23,6 +27,13 @@ pub struct EntryPlan {
     pub cause: String,
     pub entry_client_order_id: String,
     pub oco_client_order_id: String,
+    /// Manual LIMIT entries: when the entry is cancelled if it has not filled (epoch ms).
+    #[serde(default)]
+    pub expires_ms: Option<i64>,
+}
+
+fn buy() -> Direction {
+    Direction::Buy
 }
 
 impl EntryPlan {
@@ -37,19 +48,23 @@ impl EntryPlan {
         cause_id: &str,
         cause: String,
     ) -> Self {
-        let prefix = match source {
-            TradeSource::Signal => "S",
-            _ => "T",
+        // Manual LIMIT entries start with MT_ (spec: recovered from open orders by prefix).
+        let (entry_prefix, oco_prefix) = match source {
+            TradeSource::Signal => ("SE", "SO"),
+            TradeSource::Manual => ("MT", "MO"),
+            _ => ("TE", "TO"),
         };
         Self {
             symbol: symbol.to_string(),
+            direction: Direction::Buy,
             bot: bot.to_string(),
             sl_pct,
             tp_pct,
             source,
             cause,
-            entry_client_order_id: client_id(&format!("{prefix}E"), cause_id, symbol),
-            oco_client_order_id: client_id(&format!("{prefix}O"), cause_id, symbol),
+            entry_client_order_id: client_id(entry_prefix, cause_id, symbol),
+            oco_client_order_id: client_id(oco_prefix, cause_id, symbol),
+            expires_ms: None,
         }
     }
 }

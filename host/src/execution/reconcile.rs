@@ -97,6 +97,18 @@ impl Execution {
                 let (Some(plan), None) = (&entry.plan, &tracked) else {
                     return Ok(());
                 };
+                if order.status.is_open() {
+                    // A manual LIMIT entry still on the book: it waits as a pending entry.
+                    if self.pending_entry_for(&entry.symbol)?.is_none()
+                        && self.entry_from_open_order(plan.clone(), order).await?.is_some()
+                    {
+                        report.actions.push(format!(
+                            "{}: LIMIT entry {} is on the book; pending entry restored",
+                            entry.symbol, entry.client_order_id
+                        ));
+                    }
+                    return Ok(());
+                }
                 let rules = self.symbol_rules(&entry.symbol).await?;
                 let today = self.today();
                 let Some(trade) = trade_from_fill(
@@ -120,13 +132,9 @@ impl Execution {
                     return Ok(());
                 };
                 let rules = self.symbol_rules(&entry.symbol).await?;
-                let Some(closed) = closed_by(
-                    &trade,
-                    order,
-                    &rules.quote_asset,
-                    CloseReason::Market,
-                    &self.now_iso(),
-                ) else {
+                let Some(closed) =
+                    closed_by(&trade, order, &rules, CloseReason::Market, &self.now_iso())
+                else {
                     return Ok(());
                 };
                 let today = self.today();

@@ -7,7 +7,7 @@ use rust_decimal::Decimal;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::sizing::stop_limit_factor;
+use super::sizing::stop_limit_px;
 use super::trade::{Direction, ProtectionState, Trade, TradeSource};
 use super::{Execution, ExecutionError};
 use crate::exchange::OrderRef;
@@ -115,7 +115,7 @@ impl Execution {
             entry_quote: entry_px * size,
             sl_px,
             tp_px,
-            sl_limit_px: rules.floor_price(sl_px * stop_limit_factor()).0,
+            sl_limit_px: stop_limit_px(sl_px, Direction::Buy, &rules),
             sl_pct: ((entry_px - sl_px) / entry_px * hundred).round_dp(4),
             tp_pct: ((tp_px - entry_px) / entry_px * hundred).round_dp(4),
             sl_oid: input.sl_oid,

@@ -4,12 +4,17 @@
 
 use rust_decimal::Decimal;
 
+use super::trade::Direction;
 use crate::exchange::SymbolRules;
 
-/// The stop-loss leg's limit sits 0.2 % beyond its trigger (spec: "Stop-loss limit buffer"),
-/// so a fast market still fills it.
-pub fn stop_limit_factor() -> Decimal {
-    Decimal::new(998, 3)
+/// The stop-loss leg's limit price: 0.2 % beyond its trigger (spec: "Stop-loss limit buffer"),
+/// so a fast market still fills it — below the stop (× 0.998, rounded down) when the stop
+/// sells a long position, above it (× 1.002, rounded up) when it buys back a sold one.
+pub fn stop_limit_px(sl_px: Decimal, direction: Direction, rules: &SymbolRules) -> Decimal {
+    match direction {
+        Direction::Buy => rules.floor_price(sl_px * Decimal::new(998, 3)).0,
+        Direction::Sell => rules.ceil_price(sl_px * Decimal::new(1002, 3)).0,
+    }
 }
 
 /// How much to buy.
@@ -67,31 +72,45 @@ pub fn size_entry(
     Ok(Sizing { capital_base, quote_amount, qty })
 }
 
-/// The take-profit and stop-loss prices of a long position entered at `entry`.
+/// The take-profit and stop-loss prices of a position entered at `entry`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BracketPrices {
     pub tp_px: Decimal,
     pub sl_px: Decimal,
-    /// sl_px × 0.998, rounded down to the tick.
+    /// The stop leg's limit price (see [`stop_limit_px`]).
     pub sl_limit_px: Decimal,
 }
 
-/// tp = entry × (1 + tp_pct/100), sl = entry × (1 − sl_pct/100), both to the nearest tick;
-/// the stop's limit 0.2 % below the stop, rounded down. `Err` when rounding collapses the
-/// bracket (tp must be above entry, sl below, limit below sl, all positive).
+/// For a buy: tp = entry × (1 + tp_pct/100), sl = entry × (1 − sl_pct/100) (the spec's
+/// formulas). For a sell, mirrored: tp = entry × (1 − tp_pct/100) below, sl = entry ×
+/// (1 + sl_pct/100) above. Both to the nearest tick. `Err` when rounding collapses the bracket
+/// (the take-profit must be on the winning side of the entry, the stop on the losing side,
+/// the stop's limit beyond the stop, all positive).
 pub fn bracket_prices(
     entry: Decimal,
     sl_pct: Decimal,
     tp_pct: Decimal,
+    direction: Direction,
     rules: &SymbolRules,
 ) -> Result<BracketPrices, String> {
-    let tp_px = rules.round_price(entry * (Decimal::ONE + tp_pct / Decimal::ONE_HUNDRED)).0;
-    let sl_px = rules.round_price(entry * (Decimal::ONE - sl_pct / Decimal::ONE_HUNDRED)).0;
-    let sl_limit_px = rules.floor_price(sl_px * stop_limit_factor()).0;
-    if !(tp_px > entry && entry > sl_px && sl_px > sl_limit_px && sl_limit_px > Decimal::ZERO) {
+    let (tp_sign, sl_sign) = match direction {
+        Direction::Buy => (Decimal::ONE, -Decimal::ONE),
+        Direction::Sell => (-Decimal::ONE, Decimal::ONE),
+    };
+    let tp_px =
+        rules.round_price(entry * (Decimal::ONE + tp_sign * tp_pct / Decimal::ONE_HUNDRED)).0;
+    let sl_px =
+        rules.round_price(entry * (Decimal::ONE + sl_sign * sl_pct / Decimal::ONE_HUNDRED)).0;
+    let sl_limit_px = stop_limit_px(sl_px, direction, rules);
+    let ordered = match direction {
+        Direction::Buy => tp_px > entry && entry > sl_px && sl_px > sl_limit_px,
+        Direction::Sell => tp_px < entry && entry < sl_px && sl_px < sl_limit_px,
+    };
+    if !ordered || tp_px <= Decimal::ZERO || sl_limit_px <= Decimal::ZERO {
         return Err(format!(
-            "no valid bracket around {entry} with sl_pct {sl_pct} and tp_pct {tp_pct} at tick \
-             {}: tp {tp_px}, sl {sl_px}, stop limit {sl_limit_px}",
+            "no valid {} bracket around {entry} with sl_pct {sl_pct} and tp_pct {tp_pct} at \
+             tick {}: tp {tp_px}, sl {sl_px}, stop limit {sl_limit_px}",
+            direction.as_str(),
             rules.tick_size.normalize()
         ));
     }
@@ -151,11 +170,19 @@ mod tests {
 
     #[test]
     fn bracket_prices_follow_the_spec_and_the_tick() {
-        let b = bracket_prices(dec!(3000), dec!(2), dec!(5), &rules()).unwrap();
+        let b = bracket_prices(dec!(3000), dec!(2), dec!(5), Direction::Buy, &rules()).unwrap();
         assert_eq!(b.tp_px, dec!(3150));
         assert_eq!(b.sl_px, dec!(2940));
         assert_eq!(b.sl_limit_px, dec!(2934.12), "2940 x 0.998 = 2934.12");
         let coarse = SymbolRules { tick_size: dec!(10), ..rules() };
-        assert!(bracket_prices(dec!(30), dec!(1), dec!(1), &coarse).is_err());
+        assert!(bracket_prices(dec!(30), dec!(1), dec!(1), Direction::Buy, &coarse).is_err());
+    }
+
+    #[test]
+    fn a_sell_bracket_is_mirrored_with_the_stop_limit_above() {
+        let b = bracket_prices(dec!(3000), dec!(2), dec!(5), Direction::Sell, &rules()).unwrap();
+        assert_eq!(b.tp_px, dec!(2850), "take-profit below");
+        assert_eq!(b.sl_px, dec!(3060), "stop above");
+        assert_eq!(b.sl_limit_px, dec!(3066.12), "3060 x 1.002 = 3066.12, rounded up");
     }
 }

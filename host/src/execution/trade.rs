@@ -6,6 +6,8 @@ use rust_decimal::prelude::ToPrimitive;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::exchange::Side;
+
 /// Direction of a signal or trade. Spot has no shorting: a `sell` exits a held position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -21,6 +23,22 @@ impl Direction {
             Self::Sell => "sell",
         }
     }
+
+    /// The side of the order that opens a position in this direction.
+    pub fn entry_side(self) -> Side {
+        match self {
+            Self::Buy => Side::Buy,
+            Self::Sell => Side::Sell,
+        }
+    }
+
+    /// The side of the orders that close it (the OCO legs, a market exit).
+    pub fn exit_side(self) -> Side {
+        match self {
+            Self::Buy => Side::Sell,
+            Self::Sell => Side::Buy,
+        }
+    }
 }
 
 /// Where a trade record came from.
@@ -31,6 +49,8 @@ pub enum TradeSource {
     Signal,
     /// `POST /api/trade`.
     Trade,
+    /// A manual LIMIT entry (`POST /api/trade/manual`) that filled.
+    Manual,
     /// Adopted from an open OCO list the store did not know (reconciliation).
     Recovered,
     /// `POST /api/trades/restore`.
@@ -61,7 +81,8 @@ pub struct Trade {
     pub size: Decimal,
     /// Average fill price of the entry.
     pub entry_px: Decimal,
-    /// Quote spent on the entry, for the pnl (includes the fee, since the fee reduced `size`).
+    /// Quote spent on a buy entry (the fee is in it, since it reduced `size`), or received net
+    /// of the fee for a sell entry; the base of the pnl.
     pub entry_quote: Decimal,
     pub sl_px: Decimal,
     pub tp_px: Decimal,
@@ -171,10 +192,10 @@ pub enum CloseReason {
 pub struct ClosedTrade {
     pub trade: Trade,
     pub exit_px: Decimal,
-    /// Quote received, net of the exit fee.
+    /// Quote received net of the exit fee (long), or paid including it (sold position).
     pub exit_quote: Decimal,
     pub qty_sold: Decimal,
-    /// exit_quote − the entry cost of the sold quantity (fees of both sides included).
+    /// Net of the fees of both sides (see [`pnl_of`]).
     pub pnl: Decimal,
     pub reason: CloseReason,
     /// ISO 8601.
@@ -214,10 +235,18 @@ impl ClosedTrade {
     }
 }
 
-/// The entry cost of `qty` coins of `trade` (its share of what the entry spent).
-pub fn cost_of(trade: &Trade, qty: Decimal) -> Decimal {
-    if trade.size.is_zero() {
-        return trade.entry_px * qty;
-    }
-    trade.entry_quote * qty / trade.size
+/// The net pnl of closing `qty` of `trade` for `exit_quote` — the quote received for a long
+/// position, the quote paid (fee included) to buy back a sold one — against that quantity's
+/// share of what the entry spent or received.
+pub fn pnl_of(trade: &Trade, qty: Decimal, exit_quote: Decimal) -> Decimal {
+    let entry_share = if trade.size.is_zero() {
+        trade.entry_px * qty
+    } else {
+        trade.entry_quote * qty / trade.size
+    };
+    let pnl = match trade.direction {
+        Direction::Buy => exit_quote - entry_share,
+        Direction::Sell => entry_share - exit_quote,
+    };
+    pnl.round_dp(8)
 }

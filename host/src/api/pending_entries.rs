@@ -1,0 +1,213 @@
+//! Manual trades with a LIMIT entry and a time to live: `POST /api/trade/manual`, and the
+//! pending entries it creates (`GET /api/pending-entries`, `/check`, `/recover`). All need a
+//! license.
+
+use axum::Json;
+use axum::extract::State;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::AppState;
+use super::error::{ApiError, ErrorBody};
+use super::extract::ApiQuery;
+use crate::dashboard::AgentName;
+use crate::execution::manual::{
+    CheckReport, ManualRequest, PendingEntryView, RecoverEntriesReport,
+};
+use crate::execution::{Direction, run_bounded};
+
+/// Query of `POST /api/trade/manual`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ManualQuery {
+    /// Exchange symbol, e.g. ETHUSDT.
+    #[param(pattern = "^[A-Z0-9]{2,20}$")]
+    pub symbol: String,
+    /// buy: LIMIT buy, stop below, target above. sell: LIMIT sell of held coin, mirrored.
+    pub direction: Direction,
+    /// Limit price of the entry; must be a multiple of the symbol's tick size.
+    #[param(exclusive_minimum = 0)]
+    pub entry_px: f64,
+    /// Stop-loss distance from the entry, percent.
+    #[param(exclusive_minimum = 0, maximum = 99)]
+    pub sl_pct: f64,
+    /// Reward/risk as `1:N` (tp_pct = sl_pct × N, 0 < N <= 100); give it or tp_pct.
+    #[param(pattern = r"^1:[0-9]+(\.[0-9]+)?$")]
+    pub rr: Option<String>,
+    /// Take-profit distance from the entry, percent; required when rr is absent.
+    #[param(exclusive_minimum = 0, maximum = 1000)]
+    pub tp_pct: Option<f64>,
+    /// Hours until an unfilled entry is cancelled (default 24, at most 720).
+    #[param(exclusive_minimum = 0, maximum = 720)]
+    pub ttl_hours: Option<f64>,
+    /// Agent card that reflects the action (default coo).
+    pub agent: Option<AgentName>,
+}
+
+/// The answer of `POST /api/trade/manual`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ManualAnswer {
+    pub ok: bool,
+    /// The entry order's status at placement: NEW (waiting), or FILLED when the limit was
+    /// marketable (then the OCO is already placed and the trade open).
+    pub status: String,
+    #[serde(flatten)]
+    pub entry: PendingEntryView,
+}
+
+fn invalid(field: &str, reason: impl std::fmt::Display) -> ApiError {
+    ApiError::unprocessable("invalid_query", format!("`{field}` {reason}"))
+}
+
+fn decimal(field: &str, value: f64, max: f64) -> Result<Decimal, ApiError> {
+    if !(value.is_finite() && value > 0.0 && value <= max) {
+        return Err(invalid(field, format!("must be > 0 and <= {max}, got {value}")));
+    }
+    Decimal::from_f64_retain(value)
+        .map(|d| d.round_dp(8).normalize())
+        .ok_or_else(|| invalid(field, format!("{value} is out of range")))
+}
+
+/// tp_pct from `rr` (`1:N`) or `tp_pct`: exactly one of them.
+fn take_profit_pct(q: &ManualQuery, sl_pct: Decimal) -> Result<Decimal, ApiError> {
+    match (&q.rr, q.tp_pct) {
+        (Some(_), Some(_)) => Err(invalid("rr", "and `tp_pct` were both given; give one")),
+        (None, None) => Err(invalid("tp_pct", "is required when `rr` is absent")),
+        (None, Some(tp)) => decimal("tp_pct", tp, 1000.0),
+        (Some(rr), None) => {
+            let n = rr
+                .strip_prefix("1:")
+                .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit() || c == '.'))
+                .and_then(|n| n.parse::<f64>().ok())
+                .ok_or_else(|| invalid("rr", format!("{rr:?} must look like 1:N, e.g. 1:2.5")))?;
+            let n = decimal("rr", n, 100.0)?;
+            Ok(sl_pct * n)
+        }
+    }
+}
+
+/// Places a LIMIT GTC entry (client order id `MT_...`) at `entry_px`, sized like every trade,
+/// and stores it as a pending entry until a check finds it filled (the OCO is placed only
+/// then) or its TTL elapsed (it is cancelled).
+#[utoipa::path(post, path = "/api/trade/manual", tag = "bot actions", params(ManualQuery),
+    responses(
+        (status = 200, description = "The entry is on the book (or filled at once)", body = ManualAnswer),
+        (status = 409, description = "A trade or a pending entry for the symbol exists, or the \
+            daily trade / consecutive-loss limit is reached", body = ErrorBody),
+        (status = 422, description = "A parameter is missing or invalid (rr not 1:N, neither \
+            rr nor tp_pct, entry price off the tick, ...), the symbol is unknown, or the order \
+            cannot satisfy the filters (min notional, held coin for a sell)", body = ErrorBody),
+        (status = 502, description = "The exchange refused, or the outcome is unknown", body = ErrorBody),
+        (status = 503, description = "No license, or no exchange client", body = ErrorBody),
+        (status = 504, description = "Ran longer than 300 s (it goes on)", body = ErrorBody),
+    ))]
+async fn manual(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<ManualQuery>,
+) -> Result<Json<ManualAnswer>, ApiError> {
+    let symbol_ok = (2..=20).contains(&q.symbol.len())
+        && q.symbol.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+    if !symbol_ok {
+        return Err(invalid("symbol", "must be 2-20 characters of A-Z and 0-9"));
+    }
+    let entry_px = decimal("entry_px", q.entry_px, 1e12)?;
+    let sl_pct = decimal("sl_pct", q.sl_pct, 99.0)?;
+    let tp_pct = take_profit_pct(&q, sl_pct)?;
+    let ttl_hours = q.ttl_hours.unwrap_or(24.0);
+    if !(ttl_hours > 0.0 && ttl_hours <= 720.0) {
+        return Err(invalid("ttl_hours", format!("must be > 0 and <= 720, got {ttl_hours}")));
+    }
+    let agent = q.agent.unwrap_or(AgentName::Coo).as_str().to_string();
+    let request = ManualRequest {
+        symbol: q.symbol,
+        direction: q.direction,
+        entry_px,
+        sl_pct,
+        tp_pct,
+        ttl_hours,
+        agent,
+    };
+    let execution = state.execution.clone();
+    let (entry, status) = run_bounded(async move { execution.place_manual(request).await }).await?;
+    Ok(Json(ManualAnswer {
+        ok: true,
+        status: format!("{status:?}").to_uppercase(),
+        entry: entry.view(),
+    }))
+}
+
+/// The pending entries.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PendingList {
+    pub pending: Vec<PendingEntryView>,
+    pub count: usize,
+}
+
+/// Every manual LIMIT entry waiting for its fill.
+#[utoipa::path(get, path = "/api/pending-entries", tag = "bot actions",
+    responses(
+        (status = 200, description = "Pending entries", body = PendingList),
+        (status = 503, description = "No license", body = ErrorBody),
+    ))]
+async fn list(State(state): State<AppState>) -> Result<Json<PendingList>, ApiError> {
+    let pending: Vec<PendingEntryView> =
+        state.execution.pending_entries()?.iter().map(|e| e.view()).collect();
+    Ok(Json(PendingList { count: pending.len(), pending }))
+}
+
+/// Query of the check.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CheckQuery {
+    /// Agent card that reflects the action (default finance).
+    pub agent: Option<AgentName>,
+}
+
+/// Polls every pending entry: FILLED → the OCO is placed now and the trade recorded; TTL
+/// elapsed → the entry is cancelled (a part that filled is kept and protected) and the boss
+/// alerted; NEW or PARTIALLY_FILLED → left for the next poll.
+#[utoipa::path(get, path = "/api/pending-entries/check", tag = "bot actions", params(CheckQuery),
+    responses(
+        (status = 200, description = "What the check did", body = CheckReport),
+        (status = 422, description = "Invalid agent", body = ErrorBody),
+        (status = 503, description = "No license, or no exchange client", body = ErrorBody),
+        (status = 504, description = "Ran longer than 300 s (it goes on)", body = ErrorBody),
+    ))]
+async fn check(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<CheckQuery>,
+) -> Result<Json<CheckReport>, ApiError> {
+    let agent = q.agent.unwrap_or(AgentName::Finance).as_str();
+    let execution = state.execution.clone();
+    let report = run_bounded(async move { execution.check_pending().await }).await?;
+    let summary = format!(
+        "pending entries: {} checked, {} filled, {} expired",
+        report.checked,
+        report.filled.len(),
+        report.expired.len()
+    );
+    state.dashboard.record(agent, &summary, if report.errors.is_empty() { "ok" } else { "error" });
+    Ok(Json(report))
+}
+
+/// Restores pending entries from open LIMIT orders whose client order id starts with `MT_`
+/// (their stop and target come from this install's order journal; others are skipped).
+#[utoipa::path(get, path = "/api/pending-entries/recover", tag = "bot actions",
+    responses(
+        (status = 200, description = "What was restored", body = RecoverEntriesReport),
+        (status = 502, description = "The exchange did not answer", body = ErrorBody),
+        (status = 503, description = "No license, or no exchange client", body = ErrorBody),
+    ))]
+async fn recover(State(state): State<AppState>) -> Result<Json<RecoverEntriesReport>, ApiError> {
+    Ok(Json(state.execution.recover_pending().await?))
+}
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(manual))
+        .routes(routes!(list))
+        .routes(routes!(check))
+        .routes(routes!(recover))
+}
