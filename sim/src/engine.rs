@@ -554,6 +554,32 @@ impl Engine {
         }
     }
 
+    /// Test control: a counterparty takes `qty` of resting LIMIT order `order_id` at the
+    /// order's own price (maker); the order stays PARTIALLY_FILLED. The matching engine itself
+    /// fills resting orders completely, so this is the only way to a partial fill.
+    pub fn fill_partially(
+        &mut self,
+        order_id: i64,
+        qty: Decimal,
+        t: Millis,
+    ) -> Result<(), ApiError> {
+        let idx = self
+            .order_idx(order_id)
+            .ok_or_else(|| ApiError::new(400, -2013, "Order does not exist."))?;
+        let o = &self.orders[idx];
+        let resting = o.status.is_open() && o.order_type.has_limit_price() && o.is_working();
+        if !resting || qty <= Decimal::ZERO || qty >= o.remaining() {
+            return Err(ApiError::new(
+                400,
+                -1013,
+                "A partial fill needs a resting limit order and 0 < qty < its remaining quantity.",
+            ));
+        }
+        let price = o.price;
+        self.fill(idx, price, qty, true, t);
+        Ok(())
+    }
+
     /// Ends an order (CANCELED or EXPIRED) and releases what it still locks.
     fn finish(&mut self, idx: usize, status: Status, reason: Option<&'static str>, t: Millis) {
         let o = &mut self.orders[idx];

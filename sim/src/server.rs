@@ -346,6 +346,13 @@ impl Sim {
         e.catch_up(now);
         Ok(())
     }
+    /// Fills part of a resting limit order at its price (see `Engine::fill_partially`).
+    pub fn fill_partially(&self, order_id: i64, qty: Decimal) -> Result<(), ApiError> {
+        let now = self.now_ms();
+        let mut e = self.engine();
+        e.catch_up(now);
+        e.fill_partially(order_id, qty, now)
+    }
     pub fn set_path(&self, symbol: &str, points: Vec<(Millis, Decimal)>) -> Result<(), ApiError> {
         let now = self.now_ms();
         let mut e = self.engine();

@@ -203,3 +203,28 @@ async fn a_pending_entry_survives_a_restart_and_recover_restores_lost_ones() {
     assert_eq!((again["recovered"].as_u64(), again["skipped"].as_u64()), (Some(0), Some(1)));
     assert_ne!(placed["client_order_id"], sol["client_order_id"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partial_fill_at_ttl_cancels_the_rest_and_protects_what_filled() {
+    let t = Trading::start().await;
+    let (status, placed) = t.post_empty(&format!("{BUY_2950}&ttl_hours=2")).await;
+    assert_eq!(status, 200, "{placed}");
+    let order_id = placed["entry_order_id"].as_i64().unwrap();
+    t.sim.sim.fill_partially(order_id, d("0.2")).unwrap();
+    let report = check(&t).await;
+    assert_eq!(report["open"].as_array().unwrap().len(), 1, "PARTIALLY_FILLED waits: {report}");
+    assert!(t.orders_of("LIMIT_MAKER", "SELL").is_empty());
+
+    t.rig.advance_hours(2);
+    let report = check(&t).await;
+    assert_eq!(report["expired"].as_array().unwrap().len(), 1, "{report}");
+    let trade = &report["partially_filled"][0];
+    assert_eq!(trade["protection"], "protected", "{report}");
+    assert_eq!(trade["size"].as_f64(), Some(0.1998), "0.2 minus the 0.1 % fee");
+    assert_eq!(t.orders_of("LIMIT", "BUY")[0]["status"], "CANCELED", "the rest is cancelled");
+    let tp = &t.orders_of("LIMIT_MAKER", "SELL")[0];
+    assert_eq!(dec(&tp["origQty"]), d("0.1998"), "the OCO protects what filled");
+    assert_eq!(t.open_trades().await.len(), 1);
+    let messages = t.messages(3).await;
+    assert!(messages.iter().any(|m| m.text.contains("0.2 had filled")), "{messages:?}");
+}

@@ -126,9 +126,15 @@ impl Execution {
             &format!("entry filled: {} {} @ {}", trade.symbol, trade.size, trade.entry_px),
             "ok",
         );
+        Ok(self.protect_and_report(trade).await)
+    }
+
+    /// Protects a freshly opened trade and sends the boss the result (entry, size, stop,
+    /// target, order ids).
+    pub(crate) async fn protect_and_report(&self, trade: Trade) -> Trade {
         let trade = self.protect(trade).await;
         self.notify(templates::trade_opened(&opened_message(&trade)), "trade result");
-        Ok(trade)
+        trade
     }
 
     /// Places the OCO of `trade` (client id `trade.oco_client_order_id`), retrying transient

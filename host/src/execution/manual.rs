@@ -390,7 +390,7 @@ impl Execution {
             );
         }
         if let Some(trade) = trade {
-            let trade = self.protect(trade).await;
+            let trade = self.protect_and_report(trade).await;
             if expired {
                 report.partially_filled.push(trade.view());
             } else {
