@@ -228,3 +228,22 @@ async fn a_partial_fill_at_ttl_cancels_the_rest_and_protects_what_filled() {
     let messages = t.messages(3).await;
     assert!(messages.iter().any(|m| m.text.contains("0.2 had filled")), "{messages:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limited_messenger_delays_the_note_but_never_the_entry() {
+    let t = Trading::start().await;
+    t.messenger.fail_next(spotbot_tests::fake_messenger::Fault::RateLimit { retry_after_s: 1 }, 1);
+    let started = std::time::Instant::now();
+    let (status, placed) = t.post_empty(BUY_2950).await;
+    assert_eq!(status, 200, "{placed}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(900),
+        "the entry did not wait for the messenger"
+    );
+    assert_eq!(t.orders_of("LIMIT", "BUY").len(), 1);
+    let messages = t.messages(1).await;
+    assert!(
+        messages.iter().any(|m| m.text.contains("LIMIT entry placed")),
+        "sent after the wait: {messages:?}"
+    );
+}
