@@ -291,9 +291,16 @@ impl Execution {
     pub async fn check_pending(&self) -> Result<CheckReport, ExecutionError> {
         let orders = self.orders()?.clone();
         let mut report = CheckReport { ok: true, ..CheckReport::default() };
-        for entry in self.pending_entries()? {
+        for listed in self.pending_entries()? {
+            let _symbol = self.lock_symbol(&listed.plan.symbol).await;
+            // Re-read under the lock: a concurrent check may have settled it meanwhile.
+            let key = &listed.plan.entry_client_order_id;
+            let stored: Option<PendingEntry> =
+                self.inner.book.store().read(|r| r.get(tables::PENDING_ENTRIES, key))?;
+            let Some(entry) = stored else {
+                continue;
+            };
             report.checked += 1;
-            let _symbol = self.lock_symbol(&entry.plan.symbol).await;
             let id = OrderRef::Id(entry.entry_order_id);
             let order = match orders.order_with_fills(&entry.plan.symbol, &id).await {
                 Ok(order) => order,
