@@ -17,6 +17,7 @@ use crate::dashboard::Dashboard;
 use crate::execution::{Execution, Parts, Timing};
 use crate::license::{self, License};
 use crate::messenger::Messenger;
+use crate::messenger::replies::{self, RepliesTask};
 use crate::signals::Signals;
 use crate::store::Store;
 
@@ -31,6 +32,8 @@ pub struct RunningApp {
     /// The reconciliation run at start (aborted by `stop` if still running: the journal keeps
     /// every step restartable).
     reconciliation: Option<JoinHandle<()>>,
+    /// The boss-reply loop (`[messenger] handle_replies`), when it runs.
+    replies: Option<RepliesTask>,
 }
 
 impl RunningApp {
@@ -42,6 +45,9 @@ impl RunningApp {
             let _ = shutdown.send(());
         }
         (&mut self.server).await.context("server task failed")??;
+        if let Some(replies) = self.replies.take() {
+            replies.stop().await;
+        }
         if let Some(reconciliation) = self.reconciliation.take() {
             reconciliation.abort();
             let _ = reconciliation.await;
@@ -133,7 +139,15 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
             .await
     });
     tracing::info!(%addr, "serving the API");
-    Ok(RunningApp { addr, state, shutdown: Some(shutdown), server, reconciliation })
+    let replies = replies::spawn(replies::Parts {
+        config: &state.config.messenger,
+        secrets: &state.config.secrets,
+        messenger: state.messenger.clone(),
+        signals: state.signals.clone(),
+        license: state.license.clone(),
+        dashboard: state.dashboard.clone(),
+    });
+    Ok(RunningApp { addr, state, shutdown: Some(shutdown), server, reconciliation, replies })
 }
 
 /// Loads the plugins folder (compiling on a blocking thread) and starts hot reload. Plugin

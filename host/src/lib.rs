@@ -9,7 +9,8 @@
 //! - [`execution`]: sizing, the bracket order, close, the order journal, reconciliation.
 //! - [`plugins`]: strategy plugins as sandboxed Wasm components, hot-reloaded from a folder.
 //! - [`store`]: the redb database, its schema version and a table per persistent thing.
-//! - [`messenger`]: reaches the boss: message templates, HTML escaping and splitting, sending.
+//! - [`messenger`]: reaches the boss: message templates, HTML escaping and splitting, sending;
+//!   optionally reads the boss's YES/NO replies (`[messenger] handle_replies`).
 //! - [`license`]: machine id, the signed license cache, 24 h revalidation, 72 h grace and
 //!   the table of routes that need a license.
 //! - [`config`]: the TOML file and environment secrets, validated before anything starts.

@@ -1,13 +1,18 @@
 //! A fake of the messenger's Bot API (Telegram's wire format) on loopback, strict where the
 //! real one is strict, so a test proves that what the service sends would be accepted.
 //!
-//! Serves `/bot<token>/<method>` with JSON bodies: `getMe`, `sendMessage`, `editMessageText`
-//! and `answerCallbackQuery`. A wrong token answers 401; a message is checked like the Bot API
-//! checks it (known chat, 1-4096 characters after markup, well-formed HTML with only the
-//! supported tags and `&<>` escaped, `callback_data` of 1-64 bytes) and refused with the
+//! Serves `/bot<token>/<method>` with JSON bodies: `getMe`, `sendMessage`, `editMessageText`,
+//! `answerCallbackQuery` and `getUpdates`. A wrong token answers 401; a message is checked like
+//! the Bot API checks it (known chat, 1-4096 characters after markup, well-formed HTML with only
+//! the supported tags and `&<>` escaped, `callback_data` of 1-64 bytes) and refused with the
 //! Bot API's error envelope and description. Every call is recorded; faults (429 with
-//! `retry_after`, 5xx, any error, a delay) can be scheduled for the next calls. `getUpdates`
-//! is not served: the service never polls.
+//! `retry_after`, 5xx, any error, a delay) can be scheduled for the next calls.
+//!
+//! Updates (what the boss types or presses) are injected by the test with
+//! [`FakeMessenger::inject_text`] and [`FakeMessenger::inject_button`]; `getUpdates` hands them
+//! out with the Bot API's `offset`, `limit`, `timeout` and sticky `allowed_updates`, and a
+//! second poller while one is held gets `409 Conflict`, as a second consumer of a real token
+//! does.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
@@ -72,6 +77,8 @@ struct Shared {
     token: String,
     chat_id: i64,
     state: Mutex<FakeState>,
+    /// Wakes held `getUpdates` calls when an update is injected.
+    updates_ready: tokio::sync::Notify,
 }
 
 #[derive(Default)]
@@ -82,6 +89,15 @@ struct FakeState {
     calls: Vec<CallRecord>,
     faults: VecDeque<Fault>,
     answered_queries: HashSet<String>,
+    /// Injected updates not yet confirmed by a poller's `offset`.
+    updates: VecDeque<Value>,
+    last_update_id: i64,
+    /// A `getUpdates` is being held (long poll) right now.
+    polling: bool,
+    /// The last `allowed_updates` a poller sent; the Bot API keeps it between calls.
+    allowed_updates: Option<Vec<String>>,
+    /// Ids of injected button presses, the only ones `answerCallbackQuery` knows.
+    callback_queries: HashSet<String>,
 }
 
 /// A message as it stands, to decide whether an edit changes anything.
@@ -116,6 +132,7 @@ impl FakeMessenger {
             token: token.to_string(),
             chat_id,
             state: Mutex::new(FakeState::default()),
+            updates_ready: tokio::sync::Notify::new(),
         });
         let app = Router::new().route("/{bot}/{method}", any(handle)).with_state(shared.clone());
         let (stop, stopped) = oneshot::channel::<()>();
@@ -163,6 +180,217 @@ impl FakeMessenger {
     }
 }
 
+/// `getUpdates` and the updates a test injects (what the boss, or a stranger, types or presses).
+impl FakeMessenger {
+    /// A text message from user `from_user_id` in chat `chat_id`; returns its `update_id`.
+    pub fn inject_text(&self, from_user_id: i64, chat_id: i64, text: &str) -> i64 {
+        let mut state = self.shared.lock();
+        state.last_message_id += 1;
+        let message = json!({
+            "message_id": state.last_message_id,
+            "date": unix_now(),
+            "chat": chat(chat_id),
+            "from": user(from_user_id),
+            "text": text,
+        });
+        drop(state);
+        self.shared.push_update("message", message)
+    }
+
+    /// A press by user `from_user_id` on a button with `data` under message `message_id` in
+    /// chat `chat_id` (a message the fake sent carries its text and keyboard; any other is
+    /// "inaccessible": chat and id only). Returns the callback query's id.
+    pub fn inject_button(
+        &self,
+        from_user_id: i64,
+        chat_id: i64,
+        message_id: i64,
+        data: &str,
+    ) -> String {
+        let mut state = self.shared.lock();
+        let id = format!("cbq-{}", state.callback_queries.len() + 1);
+        state.callback_queries.insert(id.clone());
+        let message = match state.messages.get(&message_id) {
+            Some(stored) => {
+                let text = match stored.parse_mode.as_deref() {
+                    Some(mode) if mode.eq_ignore_ascii_case("html") => {
+                        parse_html(&stored.html).unwrap_or_else(|_| stored.html.clone())
+                    }
+                    _ => stored.html.clone(),
+                };
+                let mut message = json!({
+                    "message_id": message_id,
+                    "date": unix_now(),
+                    "chat": chat(chat_id),
+                    "from": self.shared.bot_user(),
+                    "text": text,
+                });
+                if !stored.reply_markup.is_null() {
+                    message["reply_markup"] = stored.reply_markup.clone();
+                }
+                message
+            }
+            None => json!({ "message_id": message_id, "date": 0, "chat": chat(chat_id) }),
+        };
+        drop(state);
+        let query = json!({
+            "id": id,
+            "from": user(from_user_id),
+            "message": message,
+            "chat_instance": format!("fake-{chat_id}"),
+            "data": data,
+        });
+        self.shared.push_update("callback_query", query);
+        id
+    }
+
+    /// Injected updates no poller has confirmed yet.
+    pub fn pending_updates(&self) -> Vec<Value> {
+        self.shared.lock().updates.iter().cloned().collect()
+    }
+
+    /// Whether a `getUpdates` is being held right now (a poller waits for updates).
+    pub fn is_polling(&self) -> bool {
+        self.shared.lock().polling
+    }
+
+    /// Waits until a poller holds a `getUpdates` or `timeout` passed; returns whether one does.
+    pub async fn wait_until_polling(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.is_polling() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The recorded calls of one method (`getUpdates`, `answerCallbackQuery`, ...).
+    pub fn calls_of(&self, method: &str) -> Vec<CallRecord> {
+        self.calls().into_iter().filter(|c| c.method.eq_ignore_ascii_case(method)).collect()
+    }
+
+    /// Waits until `n` calls of `method` were answered or `timeout` passed; returns them.
+    pub async fn wait_for_calls(
+        &self,
+        method: &str,
+        n: usize,
+        timeout: Duration,
+    ) -> Vec<CallRecord> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let calls = self.calls_of(method);
+            if calls.len() >= n || Instant::now() >= deadline {
+                return calls;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn user(id: i64) -> Value {
+    json!({ "id": id, "is_bot": false, "first_name": format!("User {id}") })
+}
+
+/// Positive ids are private chats (a user's id), negative ones groups.
+fn chat(id: i64) -> Value {
+    json!({ "id": id, "type": if id > 0 { "private" } else { "group" } })
+}
+
+/// Clears the "a poller is held" flag however the call ends (answered, or dropped when the
+/// client goes away).
+struct PollGuard<'a>(&'a Shared);
+
+impl Drop for PollGuard<'_> {
+    fn drop(&mut self) {
+        self.0.lock().polling = false;
+    }
+}
+
+impl Shared {
+    /// `getUpdates` holds the request, so it is the one asynchronous method.
+    async fn dispatch(&self, method: &str, params: &Value) -> Result<Value, BotError> {
+        if method.eq_ignore_ascii_case("getUpdates") {
+            self.get_updates(params).await
+        } else {
+            self.call(method, params)
+        }
+    }
+
+    /// Queues an update of `kind` unless the sticky `allowed_updates` excludes it (the Bot
+    /// API does not even create those); wakes held polls. Returns its `update_id`.
+    fn push_update(&self, kind: &str, payload: Value) -> i64 {
+        let mut state = self.lock();
+        state.last_update_id += 1;
+        let update_id = state.last_update_id;
+        let allowed = match &state.allowed_updates {
+            Some(kinds) if !kinds.is_empty() => kinds.iter().any(|k| k == kind),
+            _ => true,
+        };
+        if allowed {
+            state.updates.push_back(json!({ "update_id": update_id, kind: payload }));
+        }
+        drop(state);
+        self.updates_ready.notify_waiters();
+        update_id
+    }
+
+    /// `offset` confirms (drops) every update below it; a negative one keeps only the last
+    /// `-offset` updates. `limit` 1-100 (default 100). `timeout` seconds: the call is held
+    /// until an update is waiting or the time is up, then answers `[]`. A call while another
+    /// is held answers 409, as a second consumer of a real token gets.
+    async fn get_updates(&self, params: &Value) -> Result<Value, BotError> {
+        let offset = params["offset"].as_i64().unwrap_or(0);
+        let limit = params["limit"].as_i64().unwrap_or(100).clamp(1, 100) as usize;
+        let timeout = Duration::from_secs(params["timeout"].as_u64().unwrap_or(0));
+        {
+            let mut state = self.lock();
+            if state.polling {
+                return Err(BotError {
+                    code: 409,
+                    description: "Conflict: terminated by other getUpdates request; make sure \
+                                  that only one bot instance is running"
+                        .into(),
+                    retry_after: None,
+                });
+            }
+            if let Some(kinds) = params.get("allowed_updates").and_then(Value::as_array) {
+                state.allowed_updates =
+                    Some(kinds.iter().filter_map(|k| k.as_str().map(String::from)).collect());
+            }
+            if offset > 0 {
+                state.updates.retain(|u| u["update_id"].as_i64().unwrap_or(0) >= offset);
+            } else if offset < 0 {
+                let keep = offset.unsigned_abs() as usize;
+                let drop = state.updates.len().saturating_sub(keep);
+                state.updates.drain(..drop);
+            }
+            state.polling = true;
+        }
+        let _held = PollGuard(self);
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let ready = self.updates_ready.notified();
+            tokio::pin!(ready);
+            ready.as_mut().enable();
+            {
+                let state = self.lock();
+                if !state.updates.is_empty() || tokio::time::Instant::now() >= deadline {
+                    return Ok(Value::Array(state.updates.iter().take(limit).cloned().collect()));
+                }
+            }
+            let _ = tokio::time::timeout_at(deadline, ready).await;
+        }
+    }
+}
+
 async fn handle(
     State(shared): State<Arc<Shared>>,
     Path((bot, method)): Path<(String, String)>,
@@ -185,10 +413,10 @@ async fn handle(
             match fault {
                 Some(Fault::Delay(delay)) => {
                     tokio::time::sleep(delay).await;
-                    shared.call(&method, params)
+                    shared.dispatch(&method, params).await
                 }
                 Some(fault) => Err(fault_error(fault)),
-                None => shared.call(&method, params),
+                None => shared.dispatch(&method, params).await,
             }
         }
     };
@@ -296,10 +524,12 @@ impl Shared {
         Ok(self.message(message_id, &content))
     }
 
-    /// `true` once per query id; a repeated id is "too old", as a late answer is.
+    /// `true` once per injected query id; a repeated or unknown id is "too old", as a late
+    /// answer is.
     fn answer_callback_query(&self, params: &Value) -> Result<Value, BotError> {
         let id = params["callback_query_id"].as_str().unwrap_or_default();
-        if !id.is_empty() && self.lock().answered_queries.insert(id.to_string()) {
+        let mut state = self.lock();
+        if state.callback_queries.contains(id) && state.answered_queries.insert(id.to_string()) {
             return Ok(json!(true));
         }
         Err(bad_request("query is too old and response timeout expired or query ID is invalid"))

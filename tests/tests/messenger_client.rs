@@ -14,7 +14,7 @@ const CHAT: i64 = 4242;
 const WAIT: Duration = Duration::from_secs(5);
 
 fn messenger(api_base: &str, token: Option<&str>, chat_id: Option<&str>) -> Messenger {
-    let config = MessengerConfig { api_base: api_base.into() };
+    let config = MessengerConfig { api_base: api_base.into(), ..MessengerConfig::default() };
     let secrets = Secrets::from_lookup(|name| match name {
         "MESSENGER_BOT_TOKEN" => token.map(str::to_string),
         "MESSENGER_CHAT_ID" => chat_id.map(str::to_string),

@@ -184,11 +184,22 @@ impl Default for PluginsConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct MessengerConfig {
     pub api_base: String,
+    /// Poll the bot's updates and act on the boss's `1-YES <SYMBOL>` / `0-NO <SYMBOL>` replies
+    /// and button presses. Only for a bot token no agent platform polls: a token has one
+    /// consumer of updates (docs/messenger.md).
+    pub handle_replies: bool,
+    /// The one user whose replies count (with the chat of MESSENGER_CHAT_ID); unset means the
+    /// chat id, which is the boss's user id in a private chat.
+    pub boss_user_id: Option<i64>,
 }
 
 impl Default for MessengerConfig {
     fn default() -> Self {
-        Self { api_base: "https://api.telegram.org".into() }
+        Self {
+            api_base: "https://api.telegram.org".into(),
+            handle_replies: false,
+            boss_user_id: None,
+        }
     }
 }
 

@@ -143,3 +143,18 @@ fn a_missing_file_is_one_clear_line() {
     let err = Config::load(Path::new("/nonexistent/spotbot.toml")).unwrap_err();
     assert!(err.to_string().contains("cannot read the file"), "{err}");
 }
+
+#[test]
+fn boss_replies_are_off_by_default_and_boss_user_id_must_be_a_user_id() {
+    let defaults = parse("").unwrap();
+    let example = parse(include_str!("../../../examples/config.toml")).unwrap();
+    assert!(!defaults.messenger.handle_replies);
+    assert_eq!(defaults.messenger.boss_user_id, None);
+    assert_eq!(example.messenger.handle_replies, defaults.messenger.handle_replies);
+    assert_eq!(example.messenger.boss_user_id, defaults.messenger.boss_user_id);
+    let on = parse("[messenger]\nhandle_replies = true\nboss_user_id = 4242\n").unwrap();
+    assert_eq!((on.messenger.handle_replies, on.messenger.boss_user_id), (true, Some(4242)));
+    let err = error("[messenger]\nboss_user_id = -5\n");
+    assert_eq!(err.key, "messenger.boss_user_id");
+    assert_eq!(err.position, Some((2, 1)));
+}

@@ -138,6 +138,11 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
     }
     check_plugin_limits(&config.plugins)?;
     check_url("messenger.api_base", &config.messenger.api_base)?;
+    if let Some(id) = config.messenger.boss_user_id
+        && id <= 0
+    {
+        return Err(invalid("messenger.boss_user_id", format!("must be a user id > 0, got {id}")));
+    }
     if let Some(url) = &config.license.server_url {
         check_url("license.server_url", url)?;
     }

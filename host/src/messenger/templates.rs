@@ -347,6 +347,58 @@ fn trim_zeros(s: String) -> String {
     }
 }
 
+/// The boss's answer to an approval request, typed or pressed in the chat, and what it came
+/// to (`[messenger] handle_replies`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BossReply {
+    pub symbol: String,
+    /// `YES` or `NO`.
+    pub decision: String,
+    /// The answer took effect: confirmed (or already confirmed) for YES, rejected for NO.
+    pub ok: bool,
+    /// What happened, in one sentence.
+    pub detail: String,
+}
+
+/// The outcome of the boss's reply, sent back to the chat: one line.
+pub fn boss_reply(r: &BossReply) -> Outgoing {
+    let mark = match (r.ok, r.decision == "YES") {
+        (false, _) => "⚠️",
+        (true, true) => "✅",
+        (true, false) => "❌",
+    };
+    plain_lines(&[format!(
+        "{mark} <b>{} {}</b>: {}",
+        escape(&r.decision),
+        escape(&r.symbol),
+        escape(&r.detail)
+    )])
+}
+
+/// The approval request once decided, as the edit of that message: its text as the boss saw
+/// it (the messenger hands it back without markup), the outcome below, and no buttons.
+pub fn approval_decided(request_text: &str, r: &BossReply) -> Outgoing {
+    // The outcome line must fit under the Bot API's 4096 characters as well.
+    let request: String = request_text.chars().take(3500).collect();
+    Outgoing {
+        html: format!("{}\n\n{}", escape(&request), boss_reply(r).html),
+        buttons: Vec::new(),
+    }
+}
+
+/// The short notice on a pressed button (plain text; the Bot API takes up to 200 characters).
+pub fn button_toast(symbol: &str, decision: &str) -> String {
+    let text = format!("{decision} {symbol}: received");
+    text.chars().take(200).collect()
+}
+
+/// The answer to a message from the boss that is not one of the reply forms.
+pub fn reply_help() -> Outgoing {
+    plain_lines(&["Reply <code>1-YES SYMBOL</code> to approve a pending signal or \
+                   <code>0-NO SYMBOL</code> to reject it, e.g. <code>1-YES BTCUSDT</code>."
+        .to_string()])
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::html::to_plain;
