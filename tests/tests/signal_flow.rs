@@ -331,7 +331,10 @@ async fn a_messenger_failure_never_blocks_a_trade_and_is_logged() {
     let t = Trading::start().await;
     t.create_signal(good_signal("ETHUSDT")).await;
     t.messenger.fail_next(
-        spotbot_tests::fake_messenger::Fault::Error { code: 403, description: "Forbidden: bot was blocked by the user".into() },
+        spotbot_tests::fake_messenger::Fault::Error {
+            code: 403,
+            description: "Forbidden: bot was blocked by the user".into(),
+        },
         20,
     );
     let (status, answer) = t.confirm("ETHUSDT").await;
@@ -356,7 +359,9 @@ async fn a_messenger_failure_never_blocks_a_trade_and_is_logged() {
 async fn the_consecutive_loss_limit_stops_new_entries() {
     let t = Trading::start_with("[risk]\nmax_consecutive_losses = 1\n").await;
     let (status, body) = t
-        .post_empty("/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=8")
+        .post_empty(
+            "/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=8",
+        )
         .await;
     assert_eq!(status, 200, "{body}");
     t.set_price("ETHUSDT", "2970");
@@ -366,6 +371,9 @@ async fn the_consecutive_loss_limit_stops_new_entries() {
     let (_, answer) = t.confirm("SOLUSDT").await;
     assert_eq!(answer["ok"], false, "{answer}");
     let reason = answer["reason"].as_str().unwrap();
-    assert!(reason.starts_with("daily_limit_reached") && reason.contains("consecutive losses"), "{reason}");
+    assert!(
+        reason.starts_with("daily_limit_reached") && reason.contains("consecutive losses"),
+        "{reason}"
+    );
     assert_eq!(t.orders_of("MARKET", "BUY").len(), 1);
 }

@@ -11,6 +11,7 @@ mod health;
 pub mod license;
 mod pending_entries;
 mod signals;
+mod status;
 mod strategies;
 mod trades;
 mod trading;

@@ -1,16 +1,20 @@
-//! Trade management: the open trades, reconciliation on demand (`GET /api/trades/recover`)
-//! and restoring a trade record (`POST /api/trades/restore`).
+//! Trade management: the open trades, reconciliation on demand (`GET /api/trades/recover`),
+//! restoring a trade record (`POST /api/trades/restore`), the closed-trade history, its
+//! statistics and the history sync from the exchange.
 
 use axum::Json;
 use axum::extract::State;
-use serde::Serialize;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
-use super::extract::ApiJson;
-use crate::execution::{CloseRow, RestoreInput, TradeView};
+use super::extract::{ApiJson, ApiQuery};
+use crate::execution::stats::{TradeStats, chronological};
+use crate::execution::sync::SyncError;
+use crate::execution::trade::ClosedTradeView;
+use crate::execution::{CloseRow, ClosedTrade, RestoreInput, TradeSource, TradeView};
 
 /// The open trades.
 #[derive(Debug, Serialize, ToSchema)]
@@ -93,5 +97,164 @@ async fn restore(
 }
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list)).routes(routes!(recover)).routes(routes!(restore))
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(recover))
+        .routes(routes!(restore))
+        .routes(routes!(history))
+        .routes(routes!(stats))
+        .routes(routes!(sync))
+        // Status, portfolio and notify live in `status.rs`; registered here so the router's
+        // list in `api/mod.rs` stays as it is.
+        .merge(super::status::routes())
+}
+
+/// A closed-trade row: the spec's known columns (symbol, direction, pnl, closed_at) and the
+/// rest of the record.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HistoryRow {
+    #[serde(flatten)]
+    pub row: ClosedTradeView,
+    /// Where the trade came from: `signal`, `trade`, `manual`, `restored`, or `recovered`
+    /// (adopted from an open OCO, or — with bot `synced` — copied from the exchange's fills by
+    /// `POST /api/trades/sync`).
+    pub source: TradeSource,
+    /// The exchange it was made on.
+    pub exchange: String,
+}
+
+impl HistoryRow {
+    pub fn of(closed: &ClosedTrade) -> Self {
+        Self {
+            row: closed.view(),
+            source: closed.trade.source,
+            exchange: closed.trade.exchange.clone(),
+        }
+    }
+}
+
+/// Query of `GET /api/trades/history`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct HistoryQuery {
+    /// Rows per page, 1-200 (default 50).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 200)]
+    pub limit: Option<String>,
+    /// Rows to skip, newest first (default 0; at most 2^63 - 1). Past the end the page is
+    /// empty.
+    #[param(value_type = Option<u64>, minimum = 0)]
+    pub offset: Option<String>,
+}
+
+/// A page of the closed-trade history.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HistoryPage {
+    /// Newest first (by closed_at).
+    pub trades: Vec<HistoryRow>,
+    /// Rows in this page.
+    pub count: usize,
+    /// Rows in the whole history.
+    pub total: usize,
+    pub limit: u64,
+    pub offset: u64,
+}
+
+/// A whole number from the query (0 to i64::MAX, the document's `int64`), or 422
+/// `invalid_query` naming `name`.
+fn whole_number(name: &str, text: Option<&str>, default: u64) -> Result<u64, ApiError> {
+    let Some(text) = text else {
+        return Ok(default);
+    };
+    match text.parse::<i64>() {
+        Ok(n) => u64::try_from(n).map_err(|_| {
+            ApiError::unprocessable(
+                "invalid_query",
+                format!("`{name}` must be at least 0, got {n}"),
+            )
+        }),
+        Err(_) => Err(ApiError::unprocessable(
+            "invalid_query",
+            format!("`{name}` must be a whole number from 0 to {}, got {text:?}", i64::MAX),
+        )),
+    }
+}
+
+/// Closed trades, newest first (by the time they closed), a page at a time.
+#[utoipa::path(get, path = "/api/trades/history", tag = "trade management", params(HistoryQuery),
+    responses(
+        (status = 200, description = "One page of closed trades", body = HistoryPage),
+        (status = 422, description = "`invalid_query`: limit is not 1-200 or offset is below 0 \
+            (the detail names it)", body = ErrorBody),
+        (status = 500, description = "The store could not be read", body = ErrorBody),
+    ))]
+async fn history(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<HistoryQuery>,
+) -> Result<Json<HistoryPage>, ApiError> {
+    let limit = whole_number("limit", q.limit.as_deref(), 50)?;
+    if !(1..=200).contains(&limit) {
+        return Err(ApiError::unprocessable(
+            "invalid_query",
+            format!("`limit` must be 1-200, got {}", q.limit.unwrap_or_default()),
+        ));
+    }
+    let offset = whole_number("offset", q.offset.as_deref(), 0)?;
+    let rows = chronological(state.execution.book())?;
+    let total = rows.len();
+    let trades: Vec<HistoryRow> = rows
+        .iter()
+        .rev()
+        .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+        .take(limit as usize)
+        .map(HistoryRow::of)
+        .collect();
+    Ok(Json(HistoryPage { count: trades.len(), trades, total, limit, offset }))
+}
+
+/// Statistics of the closed-trade history: counts, win rate, pnl, profit factor, maximum
+/// drawdown, overall and per strategy.
+#[utoipa::path(get, path = "/api/trades/stats", tag = "trade management",
+    responses(
+        (status = 200, description = "The statistics (amounts in `currency`)", body = TradeStats),
+        (status = 500, description = "The store could not be read", body = ErrorBody),
+    ))]
+async fn stats(State(state): State<AppState>) -> Result<Json<TradeStats>, ApiError> {
+    let rows = chronological(state.execution.book())?;
+    Ok(Json(TradeStats::of(&rows, &state.config.market.quote_asset)))
+}
+
+/// The answer of sync.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SyncAnswer {
+    /// False when a symbol could not be read (see `errors`; the others were synced).
+    pub ok: bool,
+    /// Rows added to the history by this run (0 when there was nothing new).
+    pub added: usize,
+    /// The rows added, in the order they closed.
+    pub trades: Vec<HistoryRow>,
+    /// The symbols whose fills were read.
+    pub symbols: Vec<String>,
+    /// Symbols the exchange did not answer for.
+    pub errors: Vec<SyncError>,
+}
+
+/// Copies round trips made on the exchange outside the service (by hand) from the exchange's
+/// fills into the closed-trade history: buys and sells of the symbols the service knows,
+/// except the orders the service made or manages, paired per sell order. Running it again adds
+/// nothing twice. Sends no order.
+#[utoipa::path(post, path = "/api/trades/sync", tag = "trade management",
+    responses(
+        (status = 200, description = "What was added", body = SyncAnswer),
+        (status = 500, description = "The store could not be written", body = ErrorBody),
+        (status = 503, description = "`exchange_unavailable`: no client for the active exchange", body = ErrorBody),
+    ))]
+async fn sync(State(state): State<AppState>) -> Result<Json<SyncAnswer>, ApiError> {
+    let report = state.execution.sync_history().await?;
+    Ok(Json(SyncAnswer {
+        ok: report.errors.is_empty(),
+        added: report.added.len(),
+        trades: report.added.iter().map(HistoryRow::of).collect(),
+        symbols: report.symbols,
+        errors: report.errors,
+    }))
 }

@@ -14,6 +14,8 @@
 //! - [`journal`], [`orders`]: write-before-send and lookup-before-resend.
 //! - [`book`]: open trades, history and daily counters in the store.
 //! - [`restore`]: an operator puts a trade record into the book.
+//! - [`stats`]: aggregates of the closed-trade history; [`sync`]: round trips made outside the
+//!   service copied into that history.
 //! - [`sizing`], [`plan`], [`trade`]: the pure parts.
 
 pub mod book;
@@ -26,6 +28,8 @@ pub mod plan;
 mod reconcile;
 mod restore;
 pub mod sizing;
+pub mod stats;
+pub mod sync;
 pub mod trade;
 
 use std::collections::HashMap;

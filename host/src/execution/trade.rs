@@ -55,6 +55,8 @@ pub enum TradeSource {
     Recovered,
     /// `POST /api/trades/restore`.
     Restored,
+    /// A round trip made outside the service, copied into history by `POST /api/trades/sync`.
+    Synced,
 }
 
 /// Whether the exchange holds the take-profit/stop-loss pair of a trade.

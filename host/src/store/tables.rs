@@ -39,6 +39,9 @@ pub const MACHINE_ID: KeyedTable = TableDefinition::new("machine_id");
 pub const ORDER_JOURNAL: SequencedTable = TableDefinition::new("order_journal");
 /// Client order id → the newest journal entry with that id and whether it is settled.
 pub const JOURNAL_INDEX: KeyedTable = TableDefinition::new("journal_index");
+/// Exchange trade id (`SYMBOL/id`) → the quantity of that fill already copied into the
+/// closed-trade history by `POST /api/trades/sync` (so a second sync adds nothing).
+pub const SYNCED_FILLS: KeyedTable = TableDefinition::new("synced_fills");
 /// Persistent state of each strategy plugin, by plugin name.
 pub const PLUGIN_STATE: KeyedTable = TableDefinition::new("plugin_state");
 
@@ -51,6 +54,7 @@ pub const KEYED_TABLES: &[KeyedTable] = &[
     MACHINE_ID,
     PLUGIN_STATE,
     JOURNAL_INDEX,
+    SYNCED_FILLS,
 ];
 
 pub const SEQUENCED_TABLES: &[SequencedTable] =

@@ -1,0 +1,393 @@
+//! Status, portfolio and notify: `GET /api/status` (the bot's state and a config summary
+//! without secrets; needs a license), `GET /api/portfolio` (balances valued in the quote
+//! asset) and `GET /api/notify` (a text to the boss), both free.
+
+use std::collections::HashMap;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use rust_decimal::Decimal;
+use rust_decimal::prelude::ToPrimitive;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::AppState;
+use super::error::{ApiError, ErrorBody};
+use super::extract::ApiQuery;
+use super::trades::HistoryRow;
+use crate::config::{Config, ExchangeMode};
+use crate::dashboard::AgentName;
+use crate::exchange::{Exchange, ExchangeError};
+use crate::execution::TradeView;
+use crate::messenger::{MessengerError, templates};
+
+/// Closed trades shown in `recent_trades`.
+const RECENT_TRADES: usize = 10;
+
+/// Paper mode runs the simulator: like testnet, it is not real money.
+fn is_testnet(config: &Config) -> bool {
+    config.exchange.mode != ExchangeMode::Mainnet
+}
+
+fn mode_name(mode: ExchangeMode) -> &'static str {
+    match mode {
+        ExchangeMode::Paper => "paper",
+        ExchangeMode::Testnet => "testnet",
+        ExchangeMode::Mainnet => "mainnet",
+    }
+}
+
+/// Query of `GET /api/status`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StatusQuery {
+    /// Agent card that logs the call; without it nothing is logged.
+    pub agent: Option<AgentName>,
+}
+
+/// The configuration as status shows it: settings only, never a key, token or secret.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConfigSummary {
+    /// `[exchange] active`.
+    pub exchange: String,
+    /// `[exchange] mode`: `paper`, `testnet` or `mainnet`.
+    pub mode: String,
+    /// Whether the active exchange has a client (trading is possible).
+    pub exchange_client: bool,
+    /// `[risk] max_trading_usdt`: the capital base cap; 0 means the whole balance.
+    pub max_trading_usdt: f64,
+    /// `[risk] max_consecutive_losses` (0 = off).
+    pub max_consecutive_losses: u32,
+    /// `[strategy.mr_combined] size_pct`: percent of the capital base per trade (the default
+    /// for strategies without their own).
+    pub size_pct: f64,
+    /// `[strategy.mr_combined] max_trades_per_day` (the default daily limit).
+    pub max_trades_per_day: u32,
+    pub trailing_enabled: bool,
+    pub trailing_trigger_pct: f64,
+    pub trailing_distance_pct: f64,
+    /// `[market] quote_asset`.
+    pub quote_asset: String,
+    /// `[market] timezone`: the day of the daily counters and reports.
+    pub timezone: String,
+    /// `[market] watchlist`.
+    pub watchlist: Vec<String>,
+    /// Whether the messenger token and chat id are set (their values are never shown).
+    pub messenger_configured: bool,
+}
+
+impl ConfigSummary {
+    fn of(state: &AppState) -> Self {
+        let config = &state.config;
+        let mr = &config.strategy.mr_combined;
+        ConfigSummary {
+            exchange: config.exchange.active.as_str().to_string(),
+            mode: mode_name(config.exchange.mode).to_string(),
+            exchange_client: state.exchange.is_some(),
+            max_trading_usdt: config.risk.max_trading_usdt,
+            max_consecutive_losses: config.risk.max_consecutive_losses,
+            size_pct: mr.size_pct,
+            max_trades_per_day: mr.max_trades_per_day,
+            trailing_enabled: mr.trailing_enabled,
+            trailing_trigger_pct: mr.trailing_trigger_pct,
+            trailing_distance_pct: mr.trailing_distance_pct,
+            quote_asset: config.market.quote_asset.clone(),
+            timezone: config.market.timezone.clone(),
+            watchlist: config.market.watchlist.clone(),
+            messenger_configured: state.messenger.is_configured(),
+        }
+    }
+}
+
+/// The answer of `GET /api/status`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StatusAnswer {
+    /// The active exchange (`exchange_a`).
+    pub exchange: String,
+    /// True unless `[exchange] mode` is `mainnet` (paper mode counts as testnet).
+    pub testnet: bool,
+    /// Entries today (in `[market] timezone`).
+    pub trades_today: i64,
+    /// Losing closes in a row today.
+    pub consecutive_losses: i64,
+    /// The open trades.
+    pub open_trades: Vec<TradeView>,
+    /// The 10 most recently closed trades, newest first.
+    pub recent_trades: Vec<HistoryRow>,
+    pub config: ConfigSummary,
+}
+
+/// The bot's state: exchange, counters, open and recent trades, and a summary of the
+/// configuration without any secret. Reads only the store (never the exchange).
+#[utoipa::path(get, path = "/api/status", tag = "bot actions", params(StatusQuery),
+    responses(
+        (status = 200, description = "The status", body = StatusAnswer),
+        (status = 422, description = "`invalid_query`: unknown agent", body = ErrorBody),
+        (status = 500, description = "The store could not be read", body = ErrorBody),
+    ))]
+async fn status(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<StatusQuery>,
+) -> Result<Json<StatusAnswer>, ApiError> {
+    let execution = &state.execution;
+    let counters = execution.counters()?;
+    let open_trades = execution.book().open_trades()?.iter().map(|t| t.view()).collect();
+    let closed = crate::execution::stats::chronological(execution.book())?;
+    let recent_trades = closed.iter().rev().take(RECENT_TRADES).map(HistoryRow::of).collect();
+    if let Some(agent) = q.agent {
+        state.dashboard.record(agent.as_str(), "status", "ok");
+    }
+    Ok(Json(StatusAnswer {
+        exchange: execution.exchange_name().to_string(),
+        testnet: is_testnet(&state.config),
+        trades_today: counters.trades_today,
+        consecutive_losses: counters.consecutive_losses,
+        open_trades,
+        recent_trades,
+        config: ConfigSummary::of(&state),
+    }))
+}
+
+/// One asset held.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Holding {
+    pub asset: String,
+    /// free + locked (coin locked by open orders such as an OCO is still owned).
+    pub qty: f64,
+    pub free: f64,
+    pub locked: f64,
+    /// qty × price in the quote asset; 0 when the asset has no pair with the quote asset.
+    pub value: f64,
+    /// Last price of `<ASSET><QUOTE>` (1 for the quote asset itself); null without such a
+    /// pair.
+    #[schema(required = true)]
+    pub price: Option<f64>,
+}
+
+/// The answer of `GET /api/portfolio`. On failure `ok` is false, `balance` null, `holdings`
+/// left out and `error` says why (status 200: the portfolio is informational).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PortfolioAnswer {
+    pub ok: bool,
+    /// Total value of every holding in `currency`; null on failure.
+    #[schema(required = true)]
+    pub balance: Option<f64>,
+    /// The quote asset the values are in (`[market] quote_asset`).
+    pub currency: String,
+    /// Largest value first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub holdings: Option<Vec<Holding>>,
+    /// The active exchange.
+    pub exchange: String,
+    /// True unless `[exchange] mode` is `mainnet` (paper mode counts as testnet).
+    pub testnet: bool,
+    /// Why the balances could not be read (failure only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub error: Option<String>,
+}
+
+fn float(d: Decimal) -> f64 {
+    d.round_dp(8).to_f64().unwrap_or(0.0)
+}
+
+/// Every balance valued at its last price in `quote`: the total and the holdings, largest
+/// value first.
+async fn value_holdings(
+    exchange: &dyn Exchange,
+    quote: &str,
+) -> Result<(Decimal, Vec<Holding>), ExchangeError> {
+    let balances = exchange.balances().await?;
+    let prices: HashMap<String, Decimal> =
+        exchange.prices().await?.into_iter().map(|(symbol, price)| (symbol, price.0)).collect();
+    let mut valued = Vec::new();
+    let mut total = Decimal::ZERO;
+    for balance in balances {
+        let qty = balance.free + balance.locked;
+        if qty.is_zero() {
+            continue;
+        }
+        let price = if balance.asset == quote {
+            Some(Decimal::ONE)
+        } else {
+            prices.get(&format!("{}{quote}", balance.asset)).copied()
+        };
+        let value = price.map_or(Decimal::ZERO, |p| qty * p);
+        total += value;
+        valued.push((value, balance.asset.clone(), qty, balance.free, balance.locked, price));
+    }
+    valued.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let holdings = valued
+        .into_iter()
+        .map(|(value, asset, qty, free, locked, price)| Holding {
+            asset,
+            qty: float(qty),
+            free: float(free),
+            locked: float(locked),
+            value: float(value),
+            price: price.map(float),
+        })
+        .collect();
+    Ok((total, holdings))
+}
+
+/// Balance and holdings on the active exchange, valued in the quote asset at last prices.
+/// Never needs a license. A failure to read them is an answer with `ok: false` (status 200).
+#[utoipa::path(get, path = "/api/portfolio", tag = "news and portfolio",
+    responses(
+        (status = 200, description = "The portfolio, or `ok: false` with `error` when the \
+            exchange could not be read", body = PortfolioAnswer),
+    ))]
+async fn portfolio(State(state): State<AppState>) -> Json<PortfolioAnswer> {
+    let currency = state.config.market.quote_asset.clone();
+    let exchange_name = state.execution.exchange_name().to_string();
+    let testnet = is_testnet(&state.config);
+    let valued = match &state.exchange {
+        Some(exchange) => value_holdings(exchange.as_ref(), &currency).await.map_err(|e| {
+            tracing::warn!(error = %e, "portfolio: the exchange could not be read");
+            format!("exchange error: {e}")
+        }),
+        None => Err(format!("no exchange client for the active exchange {exchange_name}")),
+    };
+    Json(match valued {
+        Ok((total, holdings)) => PortfolioAnswer {
+            ok: true,
+            balance: Some(float(total)),
+            currency,
+            holdings: Some(holdings),
+            exchange: exchange_name,
+            testnet,
+            error: None,
+        },
+        Err(error) => PortfolioAnswer {
+            ok: false,
+            balance: None,
+            currency,
+            holdings: None,
+            exchange: exchange_name,
+            testnet,
+            error: Some(error),
+        },
+    })
+}
+
+/// The `message` pattern (the attribute below needs it as a literal): at least one character
+/// outside the class of what Rust's `char::is_whitespace` (Unicode White_Space) counts, spelled
+/// so JSON Schema (ECMA 262) and Python regular expressions read it the same way.
+#[cfg(test)]
+const NOT_BLANK: &str =
+    r"[^\t\n\u000b\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]";
+const MAX_MESSAGE_CHARS: usize = 4000;
+
+/// Query of `GET /api/notify`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct NotifyQuery {
+    /// The text, 1-4000 characters, not only whitespace; sent as written (HTML is escaped).
+    #[param(
+        min_length = 1,
+        max_length = 4000,
+        pattern = r"[^\t\n\u000b\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+    )]
+    pub message: String,
+}
+
+/// The answer of notify.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NotifyAnswer {
+    pub ok: bool,
+}
+
+/// Sends a text to the boss through the messenger. Never needs a license.
+#[utoipa::path(get, path = "/api/notify", tag = "messenger and report", params(NotifyQuery),
+    responses(
+        (status = 200, description = "Sent", body = NotifyAnswer),
+        (status = 422, description = "`invalid_query`: message is missing, empty, only \
+            whitespace or longer than 4000 characters", body = ErrorBody),
+        (status = 502, description = "`messenger_error`: the messenger refused the message or \
+            could not be reached", body = ErrorBody),
+        (status = 503, description = "`messenger_not_configured`: MESSENGER_BOT_TOKEN or \
+            MESSENGER_CHAT_ID is not set", body = ErrorBody),
+    ))]
+async fn notify(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<NotifyQuery>,
+) -> Result<Json<NotifyAnswer>, ApiError> {
+    let chars = q.message.chars().count();
+    if chars == 0 || chars > MAX_MESSAGE_CHARS {
+        return Err(ApiError::unprocessable(
+            "invalid_query",
+            format!("`message` must be 1-{MAX_MESSAGE_CHARS} characters, got {chars}"),
+        ));
+    }
+    if q.message.chars().all(char::is_whitespace) {
+        return Err(ApiError::unprocessable(
+            "invalid_query",
+            "`message` must contain a character that is not whitespace",
+        ));
+    }
+    state.messenger.send(&templates::plain(&q.message)).await.map_err(messenger_error)?;
+    Ok(Json(NotifyAnswer { ok: true }))
+}
+
+fn messenger_error(err: MessengerError) -> ApiError {
+    let detail = err.to_string();
+    match err {
+        MessengerError::NotConfigured => {
+            ApiError::service_unavailable("messenger_not_configured", detail)
+        }
+        MessengerError::Api { .. } | MessengerError::Transport(_) => {
+            ApiError::new(StatusCode::BAD_GATEWAY, "messenger_error", detail)
+        }
+    }
+}
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(status)).routes(routes!(portfolio)).routes(routes!(notify))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every whitespace character of Rust, and only those, is in the pattern's class.
+    #[test]
+    fn the_pattern_names_exactly_what_the_handler_calls_whitespace() {
+        let listed: Vec<char> =
+            ['\t', '\n', '\u{b}', '\u{c}', '\r', ' ', '\u{85}', '\u{a0}', '\u{1680}']
+                .into_iter()
+                .chain('\u{2000}'..='\u{200a}')
+                .chain(['\u{2028}', '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}'])
+                .collect();
+        let all: Vec<char> =
+            (0..=0x10ffff).filter_map(char::from_u32).filter(|c| c.is_whitespace()).collect();
+        assert_eq!(listed, all);
+        for c in &listed {
+            let escaped = match c {
+                '\t' => r"\t".to_string(),
+                '\n' => r"\n".to_string(),
+                '\u{c}' => r"\f".to_string(),
+                '\r' => r"\r".to_string(),
+                ' ' => " ".to_string(),
+                c => format!(r"\u{:04x}", *c as u32),
+            };
+            let range_member = ('\u{2000}'..='\u{200a}').contains(c);
+            assert!(range_member || NOT_BLANK.contains(&escaped), "{escaped} missing");
+        }
+        assert!(NOT_BLANK.contains(r"\u2000-\u200a"));
+    }
+
+    #[test]
+    fn the_document_carries_that_pattern() {
+        use utoipa::openapi::{RefOr, Schema};
+        let params = NotifyQuery::into_params(|| None);
+        let Some(RefOr::T(Schema::Object(schema))) = &params[0].schema else {
+            panic!("message has an inline schema");
+        };
+        assert_eq!(schema.pattern.as_deref(), Some(NOT_BLANK));
+        assert_eq!((schema.min_length, schema.max_length), (Some(1), Some(MAX_MESSAGE_CHARS)));
+    }
+}
