@@ -45,9 +45,10 @@ async fn the_example_strategy_scans_the_paper_exchange() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status(), 503);
+    assert_eq!(r.status(), 422, "a symbol the exchange does not list is the caller's mistake");
     let body: serde_json::Value = r.json().await.unwrap();
-    assert_eq!(body["error"], "market_data_unavailable", "{body}");
+    assert_eq!(body["error"], "unknown_symbol", "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("NOSUCHCOIN"), "{body}");
     let state: serde_json::Value =
         host.http.get(host.url("/api/state")).send().await.unwrap().json().await.unwrap();
     assert_eq!(state["log"][0]["agent"], "coo");

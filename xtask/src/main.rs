@@ -1,6 +1,7 @@
 //! Project commands, so that a fresh machine with only the Rust toolchain needs two commands:
 //! `cargo xtask demo` and `cargo xtask test`.
 
+mod contract;
 mod demo;
 mod http;
 mod plugins;
@@ -9,17 +10,20 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, bail};
 
-const USAGE: &str = "usage: cargo xtask <demo|test|plugins>
-  demo     build everything, start the license server and serve the demo (paper exchange,
-           synthetic market, free license) on 127.0.0.1:8000
-  test     everything CI checks: fmt, clippy, plugin build, all tests
-  plugins  build every plugin into the plugins folder";
+const USAGE: &str = "usage: cargo xtask <demo|test|contract|plugins>
+  demo      build everything, start the license server and serve the demo (paper exchange,
+            synthetic market, free license) on 127.0.0.1:8000
+  test      everything CI checks: fmt, clippy, plugin build, all tests, the API contract
+  contract  check the running service against its OpenAPI document with schemathesis
+            (installs it into target/xtask-venv with python3)
+  plugins   build every plugin into the plugins folder";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("demo") => demo::run(),
         Some("test") => test(),
+        Some("contract") => contract::run(),
         Some("plugins") => plugins::build_all(),
         _ => {
             eprintln!("{USAGE}");
@@ -61,5 +65,6 @@ fn test() -> anyhow::Result<()> {
     cargo(&["fmt", "--all", "--check"])?;
     cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     plugins::build_all()?;
-    cargo(&["test", "--workspace"])
+    cargo(&["test", "--workspace"])?;
+    contract::check()
 }

@@ -12,6 +12,8 @@ pub const TIMEFRAMES: &[&str] =
 pub const MAX_CANDLES: u32 = 1000;
 /// Most timeframes per manifest.
 pub const MAX_TIMEFRAMES: usize = 8;
+/// A scan result's confidence is 0..=10 (the confirm gate needs at least 8).
+pub const MAX_CONFIDENCE: u32 = 10;
 
 pub fn manifest(m: &Manifest) -> Result<(), String> {
     let name_ok = m.name.len() <= 64
@@ -78,10 +80,42 @@ pub fn response(
         if !seen.insert(res.symbol.as_str()) {
             return Err(format!("two results for {}", res.symbol));
         }
-        let numbers = [res.price, res.sl_pct, res.tp_pct];
-        if numbers.iter().any(|v| !v.is_finite() || *v < 0.0) {
+        for (field, value) in [("price", res.price), ("sl_pct", res.sl_pct), ("tp_pct", res.tp_pct)]
+        {
+            if !value.is_finite() || value < 0.0 {
+                return Err(format!(
+                    "result for {}: {field} is {value}; it must be a finite number >= 0",
+                    res.symbol
+                ));
+            }
+        }
+        let optional = [
+            ("ev", res.ev),
+            ("tp1_pct", res.tp1_pct),
+            ("tp2_pct", res.tp2_pct),
+            ("range_support", res.range_support),
+            ("range_resistance", res.range_resistance),
+            ("range_midline", res.range_midline),
+            ("rsi", res.rsi),
+            ("macd_hist", res.macd_hist),
+            ("bb_lower", res.bb_lower),
+            ("bb_upper", res.bb_upper),
+            ("bb_mid", res.bb_mid),
+            ("vol_ratio", res.vol_ratio),
+            ("adx", res.adx),
+            ("stoch_k", res.stoch_k),
+        ];
+        for (field, value) in optional {
+            if let Some(value) = value.filter(|v| !v.is_finite()) {
+                return Err(format!(
+                    "result for {}: {field} is {value}; it must be a finite number",
+                    res.symbol
+                ));
+            }
+        }
+        if let Some(confidence) = res.confidence.filter(|c| *c > MAX_CONFIDENCE) {
             return Err(format!(
-                "result for {}: price, sl_pct and tp_pct must be finite and >= 0",
+                "result for {}: confidence is {confidence}; it must be 0..={MAX_CONFIDENCE}",
                 res.symbol
             ));
         }
@@ -98,6 +132,18 @@ pub fn response(
     for alert in &r.alerts {
         if !request_symbols.contains(alert.symbol.as_str()) {
             return Err(format!("alert for {} which was not scanned", alert.symbol));
+        }
+        if !alert.price.is_finite() || alert.price < 0.0 {
+            return Err(format!(
+                "alert for {}: price is {}; it must be a finite number >= 0",
+                alert.symbol, alert.price
+            ));
+        }
+        if let Some(metric) = alert.metrics.iter().find(|m| !m.value.is_finite()) {
+            return Err(format!(
+                "alert for {}: metric {:?} is {}; it must be a finite number",
+                alert.symbol, metric.name, metric.value
+            ));
         }
     }
     Ok(())
@@ -119,7 +165,9 @@ pub fn effective_config(default_config: &str, section: Option<serde_json::Value>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::model::CandleNeed;
+    use crate::plugins::model::{
+        CandleNeed, Check, ConfidenceLevel, Direction, Metric, ScanResult, ScannerAlert, Stage,
+    };
 
     fn good() -> Manifest {
         Manifest {
@@ -150,6 +198,117 @@ mod tests {
         assert!(bad(|m| m.candles.push(m.candles[0].clone())).contains("twice"));
         assert!(bad(|m| m.default_config = "[1]".into()).contains("object"));
         assert!(bad(|m| m.default_config = "{".into()).contains("JSON"));
+    }
+
+    fn result(symbol: &str) -> ScanResult {
+        ScanResult {
+            symbol: symbol.into(),
+            bot: "mr_combined".into(),
+            direction: Direction::Buy,
+            price: 100.0,
+            checklist: vec![Check { name: "trend".into(), pass: true, detail: String::new() }],
+            passed: 1,
+            total: 1,
+            ask_coo: false,
+            sl_pct: 1.5,
+            tp_pct: 3.0,
+            ev: Some(42.0),
+            confidence: Some(9),
+            tier: None,
+            reason: None,
+            tp1_pct: Some(1.0),
+            tp2_pct: Some(2.0),
+            range_support: Some(95.0),
+            range_resistance: Some(110.0),
+            range_midline: Some(102.5),
+            rsi: Some(35.0),
+            macd_hist: Some(-0.2),
+            bb_lower: Some(96.0),
+            bb_upper: Some(104.0),
+            bb_mid: Some(100.0),
+            vol_ratio: Some(1.4),
+            adx: Some(22.0),
+            stoch_k: Some(18.0),
+            buy_signals: Some(3),
+            sell_signals: Some(0),
+        }
+    }
+
+    fn alert(symbol: &str) -> ScannerAlert {
+        ScannerAlert {
+            symbol: symbol.into(),
+            stage: Stage::PumpWatch,
+            confidence: ConfidenceLevel::Medium,
+            price: 1.25,
+            metrics: vec![Metric { name: "vol_ratio".into(), value: 3.5 }],
+        }
+    }
+
+    /// Checks one result and one alert for BTCUSDT after `change`; the error, if any.
+    fn check(change: impl FnOnce(&mut ScanResult, &mut ScannerAlert)) -> Result<(), String> {
+        let (mut res, mut alert) = (result("BTCUSDT"), alert("BTCUSDT"));
+        change(&mut res, &mut alert);
+        let strategy = good();
+        let scanned = BTreeSet::from(["BTCUSDT"]);
+        let results = ScanResponse { results: vec![res], ..Default::default() };
+        response(&strategy, &scanned, &results)?;
+        let scanner = Manifest { kind: PluginKind::Scanner, ..good() };
+        let alerts = ScanResponse { alerts: vec![alert], ..Default::default() };
+        response(&scanner, &scanned, &alerts)
+    }
+
+    #[test]
+    fn a_complete_result_and_alert_pass() {
+        assert_eq!(check(|_, _| {}), Ok(()));
+        assert_eq!(check(|r, _| r.ev = Some(-12.5)), Ok(()), "a negative ev is a number");
+        assert_eq!(check(|r, _| r.confidence = Some(0)), Ok(()));
+        assert_eq!(check(|r, _| r.confidence = Some(10)), Ok(()));
+        assert_eq!(check(|r, _| r.confidence = None), Ok(()));
+    }
+
+    #[test]
+    fn a_non_finite_number_in_any_field_is_refused_naming_symbol_and_field() {
+        type Set = fn(&mut ScanResult, f64);
+        let fields: [(&str, Set); 17] = [
+            ("price", |r, v| r.price = v),
+            ("sl_pct", |r, v| r.sl_pct = v),
+            ("tp_pct", |r, v| r.tp_pct = v),
+            ("ev", |r, v| r.ev = Some(v)),
+            ("tp1_pct", |r, v| r.tp1_pct = Some(v)),
+            ("tp2_pct", |r, v| r.tp2_pct = Some(v)),
+            ("range_support", |r, v| r.range_support = Some(v)),
+            ("range_resistance", |r, v| r.range_resistance = Some(v)),
+            ("range_midline", |r, v| r.range_midline = Some(v)),
+            ("rsi", |r, v| r.rsi = Some(v)),
+            ("macd_hist", |r, v| r.macd_hist = Some(v)),
+            ("bb_lower", |r, v| r.bb_lower = Some(v)),
+            ("bb_upper", |r, v| r.bb_upper = Some(v)),
+            ("bb_mid", |r, v| r.bb_mid = Some(v)),
+            ("vol_ratio", |r, v| r.vol_ratio = Some(v)),
+            ("adx", |r, v| r.adx = Some(v)),
+            ("stoch_k", |r, v| r.stoch_k = Some(v)),
+        ];
+        for (field, set) in fields {
+            for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                let err = check(|r, _| set(r, bad)).unwrap_err();
+                assert!(err.contains("BTCUSDT") && err.contains(field), "{field} {bad}: {err}");
+            }
+        }
+        let err = check(|_, a| a.price = f64::NAN).unwrap_err();
+        assert!(err.contains("BTCUSDT") && err.contains("price"), "{err}");
+        let err = check(|_, a| a.metrics[0].value = f64::INFINITY).unwrap_err();
+        assert!(err.contains("BTCUSDT") && err.contains("vol_ratio"), "{err}");
+        let err = check(|r, _| r.price = -1.0).unwrap_err();
+        assert!(err.contains("price") && err.contains(">= 0"), "{err}");
+    }
+
+    #[test]
+    fn a_confidence_over_10_is_refused() {
+        for bad in [11, u32::MAX] {
+            let err = check(|r, _| r.confidence = Some(bad)).unwrap_err();
+            assert!(err.contains("BTCUSDT") && err.contains("confidence"), "{err}");
+            assert!(err.contains(&bad.to_string()), "{err}");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The service as the API contract check sees it (`cargo xtask contract`): one process with
-//! the reference license server, the host in paper mode (in-process exchange simulator), a
-//! licensed install, the template strategy plugin when it is built, and a temporary data
-//! folder. Prints `BASE_URL=http://127.0.0.1:PORT` on stdout once every route answers, then
+//! the reference license server, a fake messenger, the host in paper mode (in-process exchange
+//! simulator), a licensed install, the template strategy plugin when it is built, and a
+//! temporary data folder. Prints `BASE_URL=http://127.0.0.1:PORT` on stdout once every route answers, then
 //! serves until it is killed, gets Ctrl-C, or its standard input closes.
 //!
 //! The plugin comes from `plugins/strategy_template.wasm` (what `cargo xtask plugins` builds)
@@ -13,10 +13,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use spotbot::clock::{SharedClock, SystemClock};
-use spotbot::config::{Config, LogFormat};
+use spotbot::config::{Config, LogFormat, Secret};
 use spotbot_license_server::LicenseServer;
+use spotbot_tests::fake_messenger::FakeMessenger;
 
 const PLUGIN_FILE: &str = "strategy_template.wasm";
+const BOT_TOKEN: &str = "123456:contract-host";
+const CHAT_ID: i64 = 4242;
 
 /// A failure of the start, as one sentence.
 type Result<T> = std::result::Result<T, String>;
@@ -43,6 +46,7 @@ async fn run() -> Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let temp = context(tempfile::tempdir(), "temporary folder")?;
     let license_server = start_license_server(&temp.path().join("license-server")).await?;
+    let messenger = FakeMessenger::start(BOT_TOKEN, CHAT_ID).await;
 
     let plugins_dir = temp.path().join("plugins");
     context(std::fs::create_dir_all(&plugins_dir), "plugins folder")?;
@@ -56,7 +60,7 @@ async fn run() -> Result<()> {
         ),
     }
 
-    let config = host_config(temp.path(), &plugins_dir, &license_server)?;
+    let config = host_config(temp.path(), &plugins_dir, &license_server, &messenger)?;
     let clock: SharedClock = Arc::new(SystemClock);
     let app = context(spotbot::app::start(config, clock).await, "the host does not start")?;
     let license = &app.state.license;
@@ -77,6 +81,7 @@ async fn run() -> Result<()> {
         _ = stdin_closed() => {}
     }
     context(app.stop().await, "stopping the host")?;
+    drop(messenger);
     context(license_server.stop().await, "stopping the license server")
 }
 
@@ -89,21 +94,33 @@ async fn start_license_server(dir: &Path) -> Result<LicenseServer> {
     context(LicenseServer::bind(config, addr).await, "the license server does not start")
 }
 
-/// The host's config: paper mode with the simulator's market, the license server above, no
-/// scheduled jobs (the check drives the routes itself).
-fn host_config(data: &Path, plugins_dir: &Path, license_server: &LicenseServer) -> Result<Config> {
+/// The host's config: paper mode (the in-process simulator), the license server and the fake
+/// messenger above, no scheduled jobs (the check drives the routes itself). Plugin scans read synthetic candles:
+/// the check scans hundreds of times a minute, far over the simulator's (the exchange's)
+/// request-weight budget of 6000 per minute, which would turn valid scans into 503
+/// `market_data_unavailable`.
+fn host_config(
+    data: &Path,
+    plugins_dir: &Path,
+    license_server: &LicenseServer,
+    messenger: &FakeMessenger,
+) -> Result<Config> {
     let toml = format!(
         "[exchange]\nmode = \"paper\"\n\n\
-         [plugins]\ndir = {plugins:?}\nmarket_data = \"exchange\"\n\n\
+         [plugins]\ndir = {plugins:?}\nmarket_data = \"synthetic\"\n\n\
          [scheduler]\nenabled = false\n\n\
+         [messenger]\napi_base = {messenger:?}\n\n\
          [license]\nserver_url = {url:?}\npublic_key = {key:?}\npoll_seconds = 0\n",
         plugins = plugins_dir.display().to_string(),
         url = license_server.url(),
         key = license_server.public_key_hex(),
+        messenger = messenger.base_url(),
     );
     let mut config = context(Config::parse(&toml, "contract-host.toml".as_ref()), "config")?;
     config.server.addr = "127.0.0.1:0".into();
     config.server.data_dir = data.join("host").display().to_string();
+    config.secrets.messenger_bot_token = Some(Secret::new(BOT_TOKEN));
+    config.secrets.messenger_chat_id = Some(CHAT_ID.to_string());
     Ok(config)
 }
 
