@@ -111,7 +111,6 @@ async fn bad_parameters_are_refused_naming_the_field() {
         ("&entry_px=2950&rr=2:1", "rr"),
         ("&entry_px=2950&rr=1:x", "rr"),
         ("&entry_px=2950", "tp_pct"),
-        ("&entry_px=2950&rr=1:2&tp_pct=4", "rr"),
         ("&entry_px=2950.005&tp_pct=4", "entry_px"),
         ("&entry_px=-1&tp_pct=4", "entry_px"),
         ("&entry_px=2950&tp_pct=4&ttl_hours=0", "ttl_hours"),
@@ -128,8 +127,9 @@ async fn bad_parameters_are_refused_naming_the_field() {
         .await;
     assert_eq!(status, 422, "{body}");
     assert!(t.orders().is_empty(), "nothing was sent");
-    let (status, _) = t.post_empty(BUY_2950).await;
-    assert_eq!(status, 200);
+    // rr wins over tp_pct when both are given.
+    let (status, placed) = t.post_empty(&format!("{BUY_2950}&tp_pct=40")).await;
+    assert_eq!((status, placed["tp_pct"].as_f64()), (200, Some(5.0)), "{placed}");
     let (status, body) = t.post_empty(BUY_2950).await;
     assert_eq!(
         (status, body["error"].as_str()),

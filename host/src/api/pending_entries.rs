@@ -23,7 +23,7 @@ use crate::execution::{Direction, run_bounded};
 #[into_params(parameter_in = Query)]
 pub struct ManualQuery {
     /// Exchange symbol, e.g. ETHUSDT.
-    #[param(pattern = "^[A-Z0-9]{2,20}$")]
+    #[param(pattern = "^[A-Z0-9]{2,20}$", example = "ETHUSDT")]
     pub symbol: String,
     /// buy: LIMIT buy, stop below, target above. sell: LIMIT sell of held coin, mirrored.
     pub direction: Direction,
@@ -33,8 +33,9 @@ pub struct ManualQuery {
     /// Stop-loss distance from the entry, percent.
     #[param(exclusive_minimum = 0, maximum = 99)]
     pub sl_pct: f64,
-    /// Reward/risk as `1:N` (tp_pct = sl_pct × N, 0 < N <= 100); give it or tp_pct.
-    #[param(pattern = r"^1:[0-9]+(\.[0-9]+)?$")]
+    /// Reward/risk as `1:N` (tp_pct = sl_pct × N, 0 < N <= 100); when given, tp_pct is
+    /// ignored.
+    #[param(pattern = r"^1:[0-9]{1,3}(\.[0-9]{1,4})?$", example = "1:2.5")]
     pub rr: Option<String>,
     /// Take-profit distance from the entry, percent; required when rr is absent.
     #[param(exclusive_minimum = 0, maximum = 1000)]
@@ -70,13 +71,12 @@ fn decimal(field: &str, value: f64, max: f64) -> Result<Decimal, ApiError> {
         .ok_or_else(|| invalid(field, format!("{value} is out of range")))
 }
 
-/// tp_pct from `rr` (`1:N`) or `tp_pct`: exactly one of them.
+/// tp_pct from `rr` (`1:N`, which wins when both are given) or `tp_pct`.
 fn take_profit_pct(q: &ManualQuery, sl_pct: Decimal) -> Result<Decimal, ApiError> {
     match (&q.rr, q.tp_pct) {
-        (Some(_), Some(_)) => Err(invalid("rr", "and `tp_pct` were both given; give one")),
         (None, None) => Err(invalid("tp_pct", "is required when `rr` is absent")),
         (None, Some(tp)) => decimal("tp_pct", tp, 1000.0),
-        (Some(rr), None) => {
+        (Some(rr), _) => {
             let n = rr
                 .strip_prefix("1:")
                 .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit() || c == '.'))
@@ -102,7 +102,8 @@ fn take_profit_pct(q: &ManualQuery, sl_pct: Decimal) -> Result<Decimal, ApiError
         (status = 502, description = "The exchange refused, or the outcome is unknown", body = ErrorBody),
         (status = 503, description = "No license, or no exchange client", body = ErrorBody),
         (status = 504, description = "Ran longer than 300 s (it goes on)", body = ErrorBody),
-    ))]
+    ),
+    extensions(("x-valid-input-statuses" = json!([422]))))]
 async fn manual(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<ManualQuery>,

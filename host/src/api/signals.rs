@@ -36,7 +36,7 @@ impl From<SignalError> for ApiError {
 #[into_params(parameter_in = Path)]
 pub struct SymbolPath {
     /// Exchange symbol, e.g. BTCUSDT.
-    #[param(pattern = "^[A-Z0-9]{2,20}$")]
+    #[param(pattern = "^[A-Z0-9]{2,20}$", example = "BTCUSDT")]
     pub symbol: String,
 }
 
@@ -48,10 +48,12 @@ pub struct SymbolPath {
             (duplicate_skipped, trade_exists_skipped, no_position_sell_skipped)", body = CreateAnswer),
         (status = 400, description = "Invalid JSON", body = ErrorBody),
         (status = 415, description = "Content-Type is not application/json", body = ErrorBody),
-        (status = 422, description = "A field is missing or invalid, or the symbol is not listed", body = ErrorBody),
+        (status = 422, description = "A field is missing or invalid (`invalid_body`), or the \
+            symbol is not listed on the exchange (`unknown_symbol`)", body = ErrorBody),
         (status = 502, description = "The exchange could not be asked for the symbol", body = ErrorBody),
         (status = 503, description = "No license, or no exchange client", body = ErrorBody),
-    ))]
+    ),
+    extensions(("x-valid-input-statuses" = json!([422]))))]
 async fn create(
     State(state): State<AppState>,
     ApiJson(input): ApiJson<SignalInput>,

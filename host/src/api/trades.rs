@@ -84,10 +84,13 @@ pub struct RestoreAnswer {
         (status = 400, description = "Invalid JSON", body = ErrorBody),
         (status = 409, description = "A trade for the symbol is already open", body = ErrorBody),
         (status = 415, description = "Content-Type is not application/json", body = ErrorBody),
-        (status = 422, description = "A field is missing or invalid (named in the detail)", body = ErrorBody),
+        (status = 422, description = "A field is missing or invalid (named in the detail), the \
+            prices are not ordered around the entry, the symbol is not listed or `sl_oid` is not \
+            an order of it", body = ErrorBody),
         (status = 502, description = "The exchange could not be asked", body = ErrorBody),
         (status = 503, description = "No license, or no exchange client", body = ErrorBody),
-    ))]
+    ),
+    extensions(("x-valid-input-statuses" = json!([422]))))]
 async fn restore(
     State(state): State<AppState>,
     ApiJson(input): ApiJson<RestoreInput>,

@@ -55,7 +55,7 @@ impl From<ExecutionError> for ApiError {
 #[into_params(parameter_in = Query)]
 pub struct TradeQuery {
     /// Exchange symbol, e.g. BTCUSDT.
-    #[param(pattern = "^[A-Z0-9]{2,20}$")]
+    #[param(pattern = "^[A-Z0-9]{2,20}$", example = "BTCUSDT")]
     pub symbol: String,
     /// buy opens a bracketed position; sell closes the open one (spot has no shorting).
     pub direction: Direction,
@@ -63,14 +63,16 @@ pub struct TradeQuery {
     #[param(pattern = "^[a-z][a-z0-9_]{0,63}$")]
     pub bot: String,
     /// Stop-loss distance, percent of the entry.
-    #[param(exclusive_minimum = 0, maximum = 99)]
+    #[param(minimum = 0.0001, maximum = 99)]
     pub sl: f64,
     /// Take-profit distance, percent of the entry.
-    #[param(exclusive_minimum = 0, maximum = 1000)]
+    #[param(minimum = 0.0001, maximum = 1000)]
     pub tp: f64,
-    /// Expected value; must be > 25 (else 422).
+    /// Expected value; must be > 25 (else 422 `ev_gate`).
+    #[param(exclusive_minimum = 25)]
     pub ev: f64,
-    /// Confidence; must be >= 8 (else 422).
+    /// Confidence; must be >= 8 (else 422 `confidence_gate`).
+    #[param(minimum = 8)]
     pub confidence: i64,
     /// Agent card that reflects the action (legacy default ops).
     pub agent: Option<AgentName>,
@@ -96,8 +98,8 @@ fn valid_symbol(symbol: &str) -> bool {
 }
 
 fn percent(field: &str, value: f64, max: f64) -> Result<Decimal, ApiError> {
-    if !(value > 0.0 && value <= max) {
-        return Err(invalid(field, format!("must be > 0 and <= {max} percent, got {value}")));
+    if !(value >= 0.0001 && value <= max) {
+        return Err(invalid(field, format!("must be 0.0001 to {max} percent, got {value}")));
     }
     Decimal::from_f64_retain(value)
         .map(|d| d.round_dp(6))
@@ -118,7 +120,8 @@ fn percent(field: &str, value: f64, max: f64) -> Result<Decimal, ApiError> {
             being settled by lookup", body = ErrorBody),
         (status = 503, description = "no license, or no exchange client", body = ErrorBody),
         (status = 504, description = "the execution ran longer than 300 s (it goes on)", body = ErrorBody),
-    ))]
+    ),
+    extensions(("x-valid-input-statuses" = json!([422]))))]
 async fn trade(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<TradeQuery>,
@@ -181,7 +184,7 @@ async fn trade(
 #[into_params(parameter_in = Query)]
 pub struct CloseQuery {
     /// Base asset (BTC) or exchange symbol (BTCUSDT) of the position.
-    #[param(pattern = "^[A-Z0-9]{2,20}$")]
+    #[param(pattern = "^[A-Z0-9]{2,20}$", example = "BTC")]
     pub symbol: String,
     /// Agent card that reflects the action (legacy default ops).
     pub agent: Option<AgentName>,

@@ -1,5 +1,6 @@
 //! `POST /api/trades/restore`: an operator puts one trade record into the book (for instance a
-//! position opened by hand on the exchange). With `sl_oid` the record is tied to that stop's
+//! position opened by hand on the exchange). A buy is a held coin (stop below, target above);
+//! a sell is coin sold that its OCO buys back (stop above, target below). With `sl_oid` the record is tied to that stop's
 //! OCO list on the exchange; without it the trade is unprotected and the next reconciliation
 //! places its OCO.
 
@@ -16,17 +17,17 @@ use crate::exchange::OrderRef;
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RestoreInput {
-    #[schema(pattern = "^[A-Z0-9]{2,20}$")]
+    #[schema(pattern = "^[A-Z0-9]{2,20}$", example = "BTCUSDT")]
     pub symbol: String,
     pub direction: Direction,
     /// Coin quantity held.
-    #[schema(exclusive_minimum = 0)]
+    #[schema(minimum = 0.00000001, maximum = 1000000000000.0)]
     pub size: f64,
-    #[schema(exclusive_minimum = 0)]
+    #[schema(minimum = 0.00000001, maximum = 1000000000000.0)]
     pub entry_px: f64,
-    #[schema(exclusive_minimum = 0)]
+    #[schema(minimum = 0.00000001, maximum = 1000000000000.0)]
     pub sl_px: f64,
-    #[schema(exclusive_minimum = 0)]
+    #[schema(minimum = 0.00000001, maximum = 1000000000000.0)]
     pub tp_px: f64,
     /// Exchange order id of the stop-loss leg (needed for trailing and for closing).
     pub sl_oid: Option<i64>,
@@ -35,7 +36,7 @@ pub struct RestoreInput {
     #[schema(pattern = "^[a-z][a-z0-9_]{0,63}$")]
     pub bot: Option<String>,
     /// YYYY-MM-DD; default today.
-    #[schema(pattern = r"^\d{4}-\d{2}-\d{2}$")]
+    #[schema(format = Date)]
     pub date: Option<String>,
 }
 
@@ -43,9 +44,10 @@ fn invalid(field: &str, reason: impl std::fmt::Display) -> ExecutionError {
     ExecutionError::Invalid(format!("`{field}` {reason}"))
 }
 
+/// Restored amounts and prices: 1e-8 (the exchanges' smallest step) up to 1e12.
 fn decimal(field: &str, value: f64) -> Result<Decimal, ExecutionError> {
-    if !(value.is_finite() && value > 0.0) {
-        return Err(invalid(field, format!("must be a positive number, got {value}")));
+    if !(value.is_finite() && (1e-8..=1e12).contains(&value)) {
+        return Err(invalid(field, format!("must be between 0.00000001 and 1e12, got {value}")));
     }
     Decimal::from_f64_retain(value)
         .map(|d| d.round_dp(8))
@@ -56,12 +58,6 @@ fn decimal(field: &str, value: f64) -> Result<Decimal, ExecutionError> {
 impl Execution {
     /// Validates and stores the trade; 409 when the symbol already has one.
     pub async fn restore(&self, input: RestoreInput) -> Result<Trade, ExecutionError> {
-        if input.direction != Direction::Buy {
-            return Err(invalid(
-                "direction",
-                "must be buy: spot positions are long (a sell exits a position)",
-            ));
-        }
         let bot = input.bot.clone().unwrap_or_else(|| "ta_trend".into());
         let bot_ok = bot.starts_with(|c: char| c.is_ascii_lowercase())
             && bot.len() <= 64
@@ -80,8 +76,16 @@ impl Execution {
         let entry_px = decimal("entry_px", input.entry_px)?;
         let sl_px = decimal("sl_px", input.sl_px)?;
         let tp_px = decimal("tp_px", input.tp_px)?;
-        if !(sl_px < entry_px && entry_px < tp_px) {
-            return Err(invalid("sl_px", "and tp_px must satisfy sl_px < entry_px < tp_px"));
+        let ordered = match input.direction {
+            Direction::Buy => sl_px < entry_px && entry_px < tp_px,
+            Direction::Sell => tp_px < entry_px && entry_px < sl_px,
+        };
+        if !ordered {
+            return Err(invalid(
+                "sl_px",
+                "and tp_px must satisfy sl_px < entry_px < tp_px (buy) or tp_px < entry_px < \
+                 sl_px (sell)",
+            ));
         }
         let rules = self.symbol_rules(&input.symbol).await.map_err(|e| match e {
             ExecutionError::UnknownSymbol { symbol } => {
@@ -107,7 +111,7 @@ impl Execution {
         let hundred = Decimal::ONE_HUNDRED;
         let trade = Trade {
             symbol: input.symbol.clone(),
-            direction: Direction::Buy,
+            direction: input.direction,
             bot,
             exchange: self.exchange_name().into(),
             size,
@@ -115,9 +119,9 @@ impl Execution {
             entry_quote: entry_px * size,
             sl_px,
             tp_px,
-            sl_limit_px: stop_limit_px(sl_px, Direction::Buy, &rules),
-            sl_pct: ((entry_px - sl_px) / entry_px * hundred).round_dp(4),
-            tp_pct: ((tp_px - entry_px) / entry_px * hundred).round_dp(4),
+            sl_limit_px: stop_limit_px(sl_px, input.direction, &rules),
+            sl_pct: ((entry_px - sl_px).abs() / entry_px * hundred).round_dp(4),
+            tp_pct: ((tp_px - entry_px).abs() / entry_px * hundred).round_dp(4),
             sl_oid: input.sl_oid,
             tp_oid: input.tp_oid,
             oco_list_id,

@@ -203,13 +203,7 @@ impl Signals {
         if self.pending_for(&symbol) {
             return Ok(skipped(CreateStatus::DuplicateSkipped));
         }
-        self.inner.execution.symbol_rules(&symbol).await.map_err(|err| match err {
-            ExecutionError::UnknownSymbol { .. } => SignalError::Invalid {
-                field: "symbol",
-                reason: format!("{symbol} is not listed on the exchange"),
-            },
-            other => SignalError::Execution(other),
-        })?;
+        self.inner.execution.symbol_rules(&symbol).await?;
         let position =
             self.inner.execution.book().open_trade(&symbol).map_err(ExecutionError::from)?;
         match (input.direction, position.is_some()) {

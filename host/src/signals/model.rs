@@ -23,11 +23,11 @@ pub struct CheckItem {
 #[serde(deny_unknown_fields)]
 pub struct SignalInput {
     /// Exchange symbol such as BTCUSDT; must be listed on the active exchange.
-    #[schema(pattern = "^[A-Z0-9]{2,20}$")]
+    #[schema(pattern = "^[A-Z0-9]{2,20}$", example = "BTCUSDT")]
     pub symbol: String,
     pub direction: Direction,
     /// Strategy name.
-    #[schema(pattern = "^[a-z][a-z0-9_]{0,63}$")]
+    #[schema(pattern = "^[a-z][a-z0-9_]{0,63}$", example = "mr_combined")]
     pub bot: String,
     /// Price when the signal was made.
     #[schema(exclusive_minimum = 0)]
@@ -52,9 +52,9 @@ pub struct SignalInput {
     pub bb_upper: Option<f64>,
     pub bb_mid: Option<f64>,
     pub vol_ratio: Option<f64>,
-    #[schema(minimum = 0)]
+    #[schema(minimum = 0, maximum = 1000)]
     pub buy_signals: Option<u32>,
-    #[schema(minimum = 0)]
+    #[schema(minimum = 0, maximum = 1000)]
     pub sell_signals: Option<u32>,
     pub adx: Option<f64>,
     pub stoch_k: Option<f64>,
@@ -104,13 +104,36 @@ pub struct PendingSignal {
     pub created_ms: i64,
 }
 
-/// A signal as the API shows it: every field of the spec's PendingSignal.
+/// A signal as the API shows it: every field of the spec's PendingSignal. (The fields of
+/// [`SignalInput`] are repeated rather than flattened: the input refuses unknown fields, and a
+/// flattened schema would then forbid the fields added here.)
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SignalView {
     pub id: String,
-    /// Every field the signal was created with.
-    #[serde(flatten)]
-    pub signal: SignalInput,
+    pub symbol: String,
+    pub direction: Direction,
+    pub bot: String,
+    pub price: Option<f64>,
+    pub sl_pct: Option<f64>,
+    pub tp_pct: Option<f64>,
+    pub checklist: Option<Vec<CheckItem>>,
+    pub passed: Option<u32>,
+    pub total: Option<u32>,
+    pub rsi: Option<f64>,
+    pub macd_hist: Option<f64>,
+    pub bb_lower: Option<f64>,
+    pub bb_upper: Option<f64>,
+    pub bb_mid: Option<f64>,
+    pub vol_ratio: Option<f64>,
+    pub buy_signals: Option<u32>,
+    pub sell_signals: Option<u32>,
+    pub adx: Option<f64>,
+    pub stoch_k: Option<f64>,
+    pub tp1_pct: Option<f64>,
+    pub tp2_pct: Option<f64>,
+    pub range_support: Option<f64>,
+    pub range_resistance: Option<f64>,
+    pub range_midline: Option<f64>,
     pub status: SignalStatus,
     /// The approval request reached the messenger.
     pub tg_sent: bool,
@@ -129,9 +152,33 @@ impl PendingSignal {
     }
 
     pub fn view(&self, now_ms: i64) -> SignalView {
+        let i = self.input.clone();
         SignalView {
             id: self.id.clone(),
-            signal: self.input.clone(),
+            symbol: i.symbol,
+            direction: i.direction,
+            bot: i.bot,
+            price: i.price,
+            sl_pct: i.sl_pct,
+            tp_pct: i.tp_pct,
+            checklist: i.checklist,
+            passed: i.passed,
+            total: i.total,
+            rsi: i.rsi,
+            macd_hist: i.macd_hist,
+            bb_lower: i.bb_lower,
+            bb_upper: i.bb_upper,
+            bb_mid: i.bb_mid,
+            vol_ratio: i.vol_ratio,
+            buy_signals: i.buy_signals,
+            sell_signals: i.sell_signals,
+            adx: i.adx,
+            stoch_k: i.stoch_k,
+            tp1_pct: i.tp1_pct,
+            tp2_pct: i.tp2_pct,
+            range_support: i.range_support,
+            range_resistance: i.range_resistance,
+            range_midline: i.range_midline,
             status: self.status,
             tg_sent: self.tg_sent,
             age_seconds: self.age_seconds(now_ms),
@@ -189,9 +236,15 @@ pub fn validate(input: &SignalInput) -> Result<(), (&'static str, String)> {
             return Err((field, format!("must be a number >= 0, got {v}")));
         }
     }
-    for (field, value) in [("passed", input.passed), ("total", input.total)] {
-        if value.is_some_and(|v| v > 50) {
-            return Err((field, "must be at most 50".into()));
+    let counts = [
+        ("passed", input.passed, 50),
+        ("total", input.total, 50),
+        ("buy_signals", input.buy_signals, 1000),
+        ("sell_signals", input.sell_signals, 1000),
+    ];
+    for (field, value, max) in counts {
+        if value.is_some_and(|v| v > max) {
+            return Err((field, format!("must be at most {max}")));
         }
     }
     if let Some(list) = &input.checklist {
