@@ -7,21 +7,7 @@ mod trading_support;
 
 use serde_json::json;
 use spotbot::exchange::{Exchange, NewOco, NewOrder, Price, Qty, Side};
-use trading_support::{KEY, SECRET, Trading, d};
-
-/// Exchange A's client on the rig's simulator, as an operator trading by hand.
-fn by_hand(t: &Trading) -> spotbot::exchange::exchange_a::ExchangeAClient {
-    let clock: spotbot::clock::SharedClock = std::sync::Arc::new(spotbot::clock::SystemClock);
-    spotbot::exchange::exchange_a::ExchangeAClient::new(
-        spotbot::exchange::exchange_a::ClientConfig::new(t.sim.base_url()),
-        Some(spotbot::exchange::exchange_a::Signer::new(
-            spotbot::config::Secret::new(KEY),
-            spotbot::config::Secret::new(SECRET),
-        )),
-        clock,
-    )
-    .unwrap()
-}
+use trading_support::{Trading, d};
 
 /// Buys 2 SOL by hand and protects 1.99 with an OCO (tp 160, stop 140) whose list client id is
 /// `list_id`; returns the entry and the list.
@@ -29,7 +15,7 @@ async fn position_by_hand(
     t: &Trading,
     list_id: &str,
 ) -> (spotbot::exchange::Order, spotbot::exchange::OrderList) {
-    let client = by_hand(t);
+    let client = t.by_hand();
     let entry_id = format!("{list_id}-entry");
     let bought = client
         .place_order(&NewOrder::market("SOLUSDT", Side::Buy, Qty(d("2")), &entry_id))

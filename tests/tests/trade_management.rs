@@ -14,20 +14,6 @@ use spotbot_sim::{Fault, FaultKind};
 use spotbot_tests::fake_messenger::Fault as MessengerFault;
 use trading_support::{BOT_TOKEN, KEY, SECRET, Trading, d};
 
-/// Exchange A's client on the rig's simulator, as an operator trading by hand.
-fn by_hand(t: &Trading) -> spotbot::exchange::exchange_a::ExchangeAClient {
-    let clock: spotbot::clock::SharedClock = std::sync::Arc::new(spotbot::clock::SystemClock);
-    spotbot::exchange::exchange_a::ExchangeAClient::new(
-        spotbot::exchange::exchange_a::ClientConfig::new(t.sim.base_url()),
-        Some(spotbot::exchange::exchange_a::Signer::new(
-            spotbot::config::Secret::new(KEY),
-            spotbot::config::Secret::new(SECRET),
-        )),
-        clock,
-    )
-    .unwrap()
-}
-
 /// Opens a bracketed ETH trade through the API, moves the price to `exit` and closes it;
 /// returns the close answer.
 async fn round_trip(t: &Trading, exit: &str) -> Value {
@@ -175,7 +161,7 @@ async fn stats_after_a_win_and_a_loss() {
 async fn sync_copies_a_round_trip_made_by_hand_once_and_never_the_services_own() {
     let t = Trading::start().await;
     let own = round_trip(&t, "3030").await;
-    let hand = by_hand(&t);
+    let hand = t.by_hand();
     let bought = hand
         .place_order(&NewOrder::market("SOLUSDT", Side::Buy, Qty(d("2")), "hand-buy-1"))
         .await

@@ -4,10 +4,9 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use super::error::ApiError;
+pub use crate::exchange::Symbol;
 
 /// A JSON body; invalid JSON answers 400, wrong fields 422, too large 413.
 #[derive(Debug, FromRequest)]
@@ -57,77 +56,6 @@ where
                 ApiError::invalid_body(&err.to_string())
             }
         })
-    }
-}
-
-/// A trading pair as the exchanges spell it, e.g. `BTCUSDT`: 2 to 20 characters of `A-Z` and
-/// `0-9`. Deserializing refuses anything else, naming the value (422 `invalid_body`,
-/// `invalid_query` or `invalid_path`); whether the active exchange lists it is the route's
-/// check (`unknown_symbol`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(transparent)]
-pub struct Symbol(String);
-
-impl Symbol {
-    pub const MIN_LEN: usize = 2;
-    pub const MAX_LEN: usize = 20;
-    /// The same rule for the OpenAPI document.
-    pub const PATTERN: &str = "^[A-Z0-9]{2,20}$";
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    pub fn into_string(self) -> String {
-        self.0
-    }
-}
-
-impl std::fmt::Display for Symbol {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::str::FromStr for Symbol {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let ok = (Self::MIN_LEN..=Self::MAX_LEN).contains(&text.len())
-            && text.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
-        if ok {
-            Ok(Symbol(text.to_string()))
-        } else {
-            Err(format!(
-                "symbol {text:?} must be {}-{} characters of A-Z and 0-9, e.g. BTCUSDT",
-                Self::MIN_LEN,
-                Self::MAX_LEN
-            ))
-        }
-    }
-}
-
-impl utoipa::PartialSchema for Symbol {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
-        utoipa::openapi::ObjectBuilder::new()
-            .schema_type(utoipa::openapi::Type::String)
-            .description(Some(
-                "A symbol as the exchanges spell it: 2 to 20 characters of A-Z and 0-9.",
-            ))
-            .pattern(Some(Self::PATTERN))
-            .min_length(Some(Self::MIN_LEN))
-            .max_length(Some(Self::MAX_LEN))
-            .examples(["BTCUSDT"])
-            .into()
-    }
-}
-
-impl ToSchema for Symbol {}
-
-impl<'de> Deserialize<'de> for Symbol {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
     }
 }
 

@@ -13,6 +13,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiQuery;
 use crate::dashboard::AgentName;
+use crate::exchange::Symbol;
 use crate::execution::manual::{
     CheckReport, ManualRequest, PendingEntryView, RecoverEntriesReport,
 };
@@ -23,8 +24,7 @@ use crate::execution::{Direction, run_bounded};
 #[into_params(parameter_in = Query)]
 pub struct ManualQuery {
     /// Exchange symbol, e.g. ETHUSDT.
-    #[param(pattern = "^[A-Z0-9]{2,20}$", example = "ETHUSDT")]
-    pub symbol: String,
+    pub symbol: Symbol,
     /// buy: LIMIT buy, stop below, target above. sell: LIMIT sell of held coin, mirrored.
     pub direction: Direction,
     /// Limit price of the entry; must be a multiple of the symbol's tick size.
@@ -108,11 +108,6 @@ async fn manual(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<ManualQuery>,
 ) -> Result<Json<ManualAnswer>, ApiError> {
-    let symbol_ok = (2..=20).contains(&q.symbol.len())
-        && q.symbol.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
-    if !symbol_ok {
-        return Err(invalid("symbol", "must be 2-20 characters of A-Z and 0-9"));
-    }
     let entry_px = decimal("entry_px", q.entry_px, 1e12)?;
     let sl_pct = decimal("sl_pct", q.sl_pct, 99.0)?;
     let tp_pct = take_profit_pct(&q, sl_pct)?;
@@ -122,7 +117,7 @@ async fn manual(
     }
     let agent = q.agent.unwrap_or(AgentName::Coo).as_str().to_string();
     let request = ManualRequest {
-        symbol: q.symbol,
+        symbol: q.symbol.into_string(),
         direction: q.direction,
         entry_px,
         sl_pct,

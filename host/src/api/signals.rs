@@ -11,6 +11,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::exchange::Symbol;
 use crate::signals::{
     CleanupAnswer, ConfirmAnswer, CreateAnswer, SignalError, SignalInput, SignalStatus, SignalView,
 };
@@ -36,8 +37,7 @@ impl From<SignalError> for ApiError {
 #[into_params(parameter_in = Path)]
 pub struct SymbolPath {
     /// Exchange symbol, e.g. BTCUSDT.
-    #[param(pattern = "^[A-Z0-9]{2,20}$", example = "BTCUSDT")]
-    pub symbol: String,
+    pub symbol: Symbol,
 }
 
 /// Creates a pending signal (unless a skip rule applies) and sends the approval request to
@@ -99,7 +99,7 @@ async fn get_one(
     State(state): State<AppState>,
     ApiPath(path): ApiPath<SymbolPath>,
 ) -> Result<Json<SignalView>, ApiError> {
-    Ok(Json(state.signals.get(&path.symbol)?))
+    Ok(Json(state.signals.get(path.symbol.as_str())?))
 }
 
 /// Confirms a pending signal (boss said YES): the server checks the stored ev (> 25) and
@@ -119,7 +119,7 @@ async fn confirm(
     State(state): State<AppState>,
     ApiPath(path): ApiPath<SymbolPath>,
 ) -> Result<Json<ConfirmAnswer>, ApiError> {
-    Ok(Json(state.signals.confirm(&path.symbol).await?))
+    Ok(Json(state.signals.confirm(path.symbol.as_str()).await?))
 }
 
 /// The answer of reject.
@@ -141,8 +141,8 @@ async fn reject(
     State(state): State<AppState>,
     ApiPath(path): ApiPath<SymbolPath>,
 ) -> Result<Json<RejectAnswer>, ApiError> {
-    let status = state.signals.reject(&path.symbol)?;
-    Ok(Json(RejectAnswer { ok: true, symbol: path.symbol, status }))
+    let status = state.signals.reject(path.symbol.as_str())?;
+    Ok(Json(RejectAnswer { ok: true, symbol: path.symbol.into_string(), status }))
 }
 
 /// Query of cleanup.

@@ -14,11 +14,13 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiQuery;
 use crate::dashboard::AgentName;
+use crate::exchange::Symbol;
 use crate::execution::plan::fresh_id;
 use crate::execution::{
     CloseAllReport, CloseRow, Direction, EntryPlan, ExecutionError, TradeSource, TradeView,
     run_bounded,
 };
+use crate::plugins::is_strategy_name;
 use crate::signals::scoring::{MIN_CONFIDENCE, MIN_EV, ev_passes};
 
 impl From<ExecutionError> for ApiError {
@@ -55,8 +57,7 @@ impl From<ExecutionError> for ApiError {
 #[into_params(parameter_in = Query)]
 pub struct TradeQuery {
     /// Exchange symbol, e.g. BTCUSDT.
-    #[param(pattern = "^[A-Z0-9]{2,20}$", example = "BTCUSDT")]
-    pub symbol: String,
+    pub symbol: Symbol,
     /// buy opens a bracketed position; sell closes the open one (spot has no shorting).
     pub direction: Direction,
     /// Strategy name.
@@ -92,11 +93,6 @@ fn invalid(field: &str, reason: String) -> ApiError {
     ApiError::unprocessable("invalid_query", format!("`{field}` {reason}"))
 }
 
-fn valid_symbol(symbol: &str) -> bool {
-    (2..=20).contains(&symbol.len())
-        && symbol.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
-}
-
 fn percent(field: &str, value: f64, max: f64) -> Result<Decimal, ApiError> {
     if !(value >= 0.0001 && value <= max) {
         return Err(invalid(field, format!("must be 0.0001 to {max} percent, got {value}")));
@@ -126,13 +122,7 @@ async fn trade(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<TradeQuery>,
 ) -> Result<Json<TradeAnswer>, ApiError> {
-    if !valid_symbol(&q.symbol) {
-        return Err(invalid("symbol", "must be 2-20 characters of A-Z and 0-9".into()));
-    }
-    let bot_ok = q.bot.starts_with(|c: char| c.is_ascii_lowercase())
-        && q.bot.len() <= 64
-        && q.bot.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !bot_ok {
+    if !is_strategy_name(&q.bot) {
         return Err(invalid("bot", "must match [a-z][a-z0-9_]{0,63}".into()));
     }
     let sl = percent("sl", q.sl, 99.0)?;
@@ -156,7 +146,7 @@ async fn trade(
         match q.direction {
             Direction::Buy => {
                 let plan = EntryPlan::new(
-                    &q.symbol,
+                    q.symbol.as_str(),
                     &q.bot,
                     sl,
                     tp,
@@ -168,7 +158,7 @@ async fn trade(
                 Ok(TradeAnswer { ok: true, trade: Some(trade.view()), closed: None })
             }
             Direction::Sell => {
-                let closed = execution.close(&q.symbol, "POST /api/trade sell").await?;
+                let closed = execution.close(q.symbol.as_str(), "POST /api/trade sell").await?;
                 Ok(TradeAnswer { ok: true, trade: None, closed: Some(CloseRow::closed(&closed)) })
             }
         }
@@ -184,8 +174,7 @@ async fn trade(
 #[into_params(parameter_in = Query)]
 pub struct CloseQuery {
     /// Base asset (BTC) or exchange symbol (BTCUSDT) of the position.
-    #[param(pattern = "^[A-Z0-9]{2,20}$", example = "BTC")]
-    pub symbol: String,
+    pub symbol: Symbol,
     /// Agent card that reflects the action (legacy default ops).
     pub agent: Option<AgentName>,
 }
@@ -214,10 +203,7 @@ async fn close(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<CloseQuery>,
 ) -> Result<Json<CloseAnswer>, ApiError> {
-    if !valid_symbol(&q.symbol) {
-        return Err(invalid("symbol", "must be 2-20 characters of A-Z and 0-9".into()));
-    }
-    let symbol = state.execution.position_symbol(&q.symbol)?;
+    let symbol = state.execution.position_symbol(q.symbol.as_str())?;
     let agent = q.agent.unwrap_or(AgentName::Ops).as_str();
     let execution = state.execution.clone();
     let target = symbol.clone();

@@ -10,6 +10,9 @@
 
 pub mod exchange_a;
 pub mod paper;
+mod symbol;
+
+pub use symbol::Symbol;
 
 use std::fmt;
 use std::future::Future;

@@ -11,7 +11,8 @@ use utoipa::ToSchema;
 use super::sizing::stop_limit_px;
 use super::trade::{Direction, ProtectionState, Trade, TradeSource};
 use super::{Execution, ExecutionError};
-use crate::exchange::OrderRef;
+use crate::exchange::{OrderRef, Symbol};
+use crate::plugins::is_strategy_name;
 
 /// Body of `POST /api/trades/restore`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -59,10 +60,8 @@ impl Execution {
     /// Validates and stores the trade; 409 when the symbol already has one.
     pub async fn restore(&self, input: RestoreInput) -> Result<Trade, ExecutionError> {
         let bot = input.bot.clone().unwrap_or_else(|| "ta_trend".into());
-        let bot_ok = bot.starts_with(|c: char| c.is_ascii_lowercase())
-            && bot.len() <= 64
-            && bot.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if !bot_ok {
+        input.symbol.parse::<Symbol>().map_err(|reason| invalid("symbol", reason))?;
+        if !is_strategy_name(&bot) {
             return Err(invalid("bot", "must match [a-z][a-z0-9_]{0,63}"));
         }
         let date = match &input.date {

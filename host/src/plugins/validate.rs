@@ -15,11 +15,16 @@ pub const MAX_TIMEFRAMES: usize = 8;
 /// A scan result's confidence is 0..=10 (the confirm gate needs at least 8).
 pub const MAX_CONFIDENCE: u32 = 10;
 
+/// A plugin (strategy) name: `[a-z][a-z0-9_]{0,63}`. The same rule holds for the `bot` of
+/// signals and trades, which name the strategy.
+pub fn is_strategy_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
 pub fn manifest(m: &Manifest) -> Result<(), String> {
-    let name_ok = m.name.len() <= 64
-        && m.name.starts_with(|c: char| c.is_ascii_lowercase())
-        && m.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !name_ok {
+    if !is_strategy_name(&m.name) {
         return Err(format!("name {:?} must match [a-z][a-z0-9_]{{0,63}}", m.name));
     }
     let parts: Vec<&str> = m.version.split('.').collect();

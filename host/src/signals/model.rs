@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::exchange::Symbol;
 use crate::execution::Direction;
+use crate::plugins::is_strategy_name;
 
 /// One checklist item of a strategy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -193,15 +195,8 @@ impl PendingSignal {
 
 /// Checks a body beyond its types; `Err((field, reason))` names the bad field.
 pub fn validate(input: &SignalInput) -> Result<(), (&'static str, String)> {
-    let symbol_ok = (2..=20).contains(&input.symbol.len())
-        && input.symbol.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
-    if !symbol_ok {
-        return Err(("symbol", "must be 2-20 characters of A-Z and 0-9, e.g. BTCUSDT".into()));
-    }
-    let bot_ok = (1..=64).contains(&input.bot.len())
-        && input.bot.starts_with(|c: char| c.is_ascii_lowercase())
-        && input.bot.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !bot_ok {
+    input.symbol.parse::<Symbol>().map_err(|reason| ("symbol", reason))?;
+    if !is_strategy_name(&input.bot) {
         return Err(("bot", "must match [a-z][a-z0-9_]{0,63}, e.g. mr_combined".into()));
     }
     let positive = [("price", input.price)];

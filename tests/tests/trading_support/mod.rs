@@ -114,6 +114,15 @@ impl Trading {
         self.sim.sim.inject(fault);
     }
 
+    /// Exchange A's client on the simulator with the host's keys, as an operator trading by
+    /// hand next to the service.
+    pub fn by_hand(&self) -> spotbot::exchange::exchange_a::ExchangeAClient {
+        use spotbot::exchange::exchange_a::{ClientConfig, ExchangeAClient, Signer};
+        let clock: spotbot::clock::SharedClock = std::sync::Arc::new(spotbot::clock::SystemClock);
+        let signer = Signer::new(Secret::new(KEY), Secret::new(SECRET));
+        ExchangeAClient::new(ClientConfig::new(self.sim.base_url()), Some(signer), clock).unwrap()
+    }
+
     /// Free and locked balance of an asset at the simulator.
     pub fn balance(&self, asset: &str) -> (Decimal, Decimal) {
         let engine = self.sim.sim.engine();
