@@ -6,6 +6,7 @@
 //! order itself (execution does), let a caller supply or bypass ev/confidence, or let one
 //! signal start two executions (a confirm claims the signal under the lock first).
 
+mod answers;
 pub mod model;
 pub mod scoring;
 
@@ -13,93 +14,21 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use rust_decimal::Decimal;
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use crate::clock::SharedClock;
 use crate::dashboard::Dashboard;
 use crate::execution::plan::fresh_id;
 use crate::execution::{
-    CloseRow, Direction, EntryPlan, Execution, ExecutionError, TradeSource, TradeView, run_bounded,
+    CloseRow, Direction, EntryPlan, Execution, ExecutionError, TradeSource, run_bounded,
 };
 use crate::messenger::{Messenger, templates};
+pub use answers::{CleanupAnswer, ConfirmAnswer, CreateAnswer, CreateStatus, TradeResult};
 pub use model::{CheckItem, PendingSignal, SignalInput, SignalStatus, SignalView};
 
 /// A signal may be confirmed for this long after creation.
 pub const EXPIRY_MS: i64 = 5 * 60 * 1000;
 /// Skipped and expired signals are deleted by cleanup once older than this.
 pub const DELETE_AFTER_MS: i64 = 30 * 60 * 1000;
-
-/// Outcome of `POST /api/signal`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CreateStatus {
-    /// Created and the approval request was sent.
-    Pending,
-    /// Created, but the approval request could not be sent.
-    MessengerFailed,
-    /// A signal for the symbol is already pending.
-    DuplicateSkipped,
-    /// A trade for the symbol is open.
-    TradeExistsSkipped,
-    /// A sell signal without an open position.
-    NoPositionSellSkipped,
-}
-
-/// The answer of `POST /api/signal`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct CreateAnswer {
-    /// True when a signal was created (pending or messenger_failed).
-    pub ok: bool,
-    pub symbol: String,
-    pub status: CreateStatus,
-    pub ev: Option<f64>,
-    pub confidence: Option<u32>,
-}
-
-/// What the execution of a confirmed signal produced.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TradeResult {
-    pub ok: bool,
-    /// The opened trade (buy signals).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub opened: Option<TradeView>,
-    /// The closed position (sell signals exit the position).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub closed: Option<CloseRow>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-/// The answer of a confirm that was not refused with an error status.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ConfirmAnswer {
-    /// True when the trade was placed (or had been, for a repeated confirm).
-    pub ok: bool,
-    pub symbol: String,
-    /// `confirmed`, or `pending` when nothing was placed (gates, limits, refusal).
-    pub status: SignalStatus,
-    pub ev: f64,
-    pub confidence: u32,
-    /// Why nothing was placed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trade: Option<TradeResult>,
-    /// This confirm placed nothing because an earlier one already executed (or is executing)
-    /// the signal.
-    pub already_confirmed: bool,
-}
-
-/// The answer of cleanup.
-#[derive(Debug, Clone, Default, Serialize, ToSchema)]
-pub struct CleanupAnswer {
-    pub ok: bool,
-    pub expired: Vec<String>,
-    pub deleted: Vec<String>,
-    pub count_expired: usize,
-    pub count_deleted: usize,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SignalError {
