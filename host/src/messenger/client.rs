@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::bot_api::{BotApi, CallError};
 use super::{Button, MessengerError, Outgoing, Sent, html};
 use crate::config::{MessengerConfig, Secrets};
 
@@ -30,10 +30,7 @@ pub struct Messenger {
 }
 
 struct Inner {
-    http: reqwest::Client,
-    /// `{api_base}/bot{token}/sendMessage`: holds the token, so never logged or shown.
-    send_url: String,
-    token: String,
+    api: BotApi,
     chat_id: Value,
 }
 
@@ -42,22 +39,6 @@ impl std::fmt::Debug for Messenger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Messenger").field("configured", &self.is_configured()).finish()
     }
-}
-
-/// The Bot API's answer envelope (`ok`, `result` or `error_code` + `description`).
-#[derive(Deserialize)]
-struct Answer {
-    ok: bool,
-    #[serde(default)]
-    result: Value,
-    error_code: Option<i64>,
-    description: Option<String>,
-    parameters: Option<ResponseParameters>,
-}
-
-#[derive(Deserialize)]
-struct ResponseParameters {
-    retry_after: Option<u64>,
 }
 
 /// What one request came to.
@@ -81,14 +62,10 @@ impl Messenger {
         else {
             return Messenger { inner: None };
         };
-        // reqwest is built without a default TLS provider; install ring once per process.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder().timeout(REQUEST_TIMEOUT).build().unwrap_or_default();
-        let token = token.expose().to_string();
-        let send_url = format!("{}/bot{token}/sendMessage", config.api_base.trim_end_matches('/'));
+        let api = BotApi::new(&config.api_base, token.expose());
         // A numeric id goes as a number; `@channel` names stay strings.
         let chat_id = chat_id.parse::<i64>().map_or_else(|_| json!(chat_id), |id| json!(id));
-        Messenger { inner: Some(Arc::new(Inner { http, send_url, token, chat_id })) }
+        Messenger { inner: Some(Arc::new(Inner { api, chat_id })) }
     }
 
     pub fn is_configured(&self) -> bool {
@@ -169,66 +146,37 @@ impl Inner {
     }
 
     async fn post(&self, body: &Value) -> Outcome {
-        let response = match self.http.post(&self.send_url).json(body).send().await {
-            Ok(response) => response,
-            Err(e) => return Outcome::Retry { after: None, error: self.transport(e) },
+        let answer = match self.api.call("sendMessage", body, REQUEST_TIMEOUT).await {
+            Ok(answer) => answer,
+            Err(CallError::Transport { status, text }) => {
+                let error = MessengerError::Transport(text);
+                // No answer, or a server's error page: worth another try; anything else is a
+                // wrong api_base.
+                return if status == 0 || status >= 500 {
+                    Outcome::Retry { after: None, error }
+                } else {
+                    Outcome::Failed(error)
+                };
+            }
+            Err(CallError::Api { code, description, retry_after }) => {
+                let bad_markup = code == 400 && description.contains("can't parse entities");
+                let retry_after = retry_after.unwrap_or(1);
+                let error = MessengerError::Api { code, description };
+                return match code {
+                    429 if retry_after > MAX_RETRY_AFTER_S => Outcome::Failed(error),
+                    429 => Outcome::Retry { after: Some(Duration::from_secs(retry_after)), error },
+                    500.. => Outcome::Retry { after: None, error },
+                    _ if bad_markup => Outcome::BadMarkup(error),
+                    _ => Outcome::Failed(error),
+                };
+            }
         };
-        let status = response.status();
-        let bytes = match response.bytes().await {
-            Ok(bytes) => bytes,
-            Err(e) => return Outcome::Retry { after: None, error: self.transport(e) },
-        };
-        let Ok(answer) = serde_json::from_slice::<Answer>(&bytes) else {
-            let error = MessengerError::Transport(format!(
-                "HTTP {status} without a Bot API answer (check [messenger] api_base)"
-            ));
-            return if status.is_server_error() {
-                Outcome::Retry { after: None, error }
-            } else {
-                Outcome::Failed(error)
-            };
-        };
-        if answer.ok {
-            return match answer.result.get("message_id").and_then(Value::as_i64) {
-                Some(id) => Outcome::Sent(id),
-                None => Outcome::Failed(MessengerError::Transport(
-                    "the messenger accepted the message but sent no message_id".into(),
-                )),
-            };
+        match answer.get("message_id").and_then(Value::as_i64) {
+            Some(id) => Outcome::Sent(id),
+            None => Outcome::Failed(MessengerError::Transport(
+                "the messenger accepted the message but sent no message_id".into(),
+            )),
         }
-        let code = answer.error_code.unwrap_or(i64::from(status.as_u16()));
-        let description = self.redact(answer.description.unwrap_or_default());
-        let bad_markup = code == 400 && description.contains("can't parse entities");
-        let retry_after = answer.parameters.and_then(|p| p.retry_after).unwrap_or(1);
-        let error = MessengerError::Api { code, description };
-        match code {
-            429 if retry_after > MAX_RETRY_AFTER_S => Outcome::Failed(error),
-            429 => Outcome::Retry { after: Some(Duration::from_secs(retry_after)), error },
-            500.. => Outcome::Retry { after: None, error },
-            _ if bad_markup => Outcome::BadMarkup(error),
-            _ => Outcome::Failed(error),
-        }
-    }
-
-    /// A transport error without the URL (it holds the token), with its causes.
-    fn transport(&self, e: reqwest::Error) -> MessengerError {
-        let timed_out = e.is_timeout();
-        let e = e.without_url();
-        let mut text = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(cause) = source {
-            text = format!("{text}: {cause}");
-            source = cause.source();
-        }
-        if timed_out {
-            text = format!("no answer within {} s ({text})", REQUEST_TIMEOUT.as_secs());
-        }
-        MessengerError::Transport(self.redact(text))
-    }
-
-    /// Belt and braces: no text leaves this module with the token in it.
-    fn redact(&self, text: String) -> String {
-        if text.contains(&self.token) { text.replace(&self.token, "***") } else { text }
     }
 }
 

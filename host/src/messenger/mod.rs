@@ -8,6 +8,7 @@
 //! loop polls, for a token nothing else consumes. Never logs the bot token or puts it in an
 //! error.
 
+mod bot_api;
 mod client;
 pub mod html;
 pub mod replies;

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use super::bot_api::{BotApi, CallError};
 use super::{Messenger, Outgoing, templates};
 use crate::config::{MessengerConfig, Secrets};
 use crate::dashboard::Dashboard;
@@ -163,12 +164,7 @@ pub fn spawn(parts: Parts<'_>) -> Option<RepliesTask> {
         Ok(boss) => boss,
         Err(why) => return refuse(why),
     };
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let api = BotApi {
-        http: reqwest::Client::builder().build().unwrap_or_default(),
-        base: format!("{}/bot{}", parts.config.api_base.trim_end_matches('/'), token.expose()),
-        token: token.expose().to_string(),
-    };
+    let api = BotApi::new(&parts.config.api_base, token.expose());
     let poller = Poller {
         api,
         boss,
@@ -185,94 +181,6 @@ pub fn spawn(parts: Parts<'_>) -> Option<RepliesTask> {
     let (stop, stopped) = oneshot::channel();
     let task = tokio::spawn(poller.run(stopped));
     Some(RepliesTask { stop: Some(stop), task })
-}
-
-/// The Bot API calls of the loop. The URLs hold the token: never logged, never in an error.
-struct BotApi {
-    http: reqwest::Client,
-    /// `{api_base}/bot{token}`.
-    base: String,
-    token: String,
-}
-
-/// Why a call failed; the texts never contain the token.
-#[derive(Debug)]
-enum CallError {
-    Api { code: i64, description: String, retry_after: Option<u64> },
-    Transport(String),
-}
-
-impl std::fmt::Display for CallError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Api { code, description, .. } => write!(f, "{code} {description}"),
-            Self::Transport(text) => f.write_str(text),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-struct Answer {
-    ok: bool,
-    #[serde(default)]
-    result: Value,
-    error_code: Option<i64>,
-    description: Option<String>,
-    parameters: Option<ResponseParameters>,
-}
-
-#[derive(Deserialize)]
-struct ResponseParameters {
-    retry_after: Option<u64>,
-}
-
-impl BotApi {
-    async fn call(
-        &self,
-        method: &str,
-        body: &Value,
-        timeout: Duration,
-    ) -> Result<Value, CallError> {
-        let url = format!("{}/{method}", self.base);
-        let response = self
-            .http
-            .post(url)
-            .timeout(timeout)
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| self.transport(e))?;
-        let status = response.status();
-        let bytes = response.bytes().await.map_err(|e| self.transport(e))?;
-        let answer = serde_json::from_slice::<Answer>(&bytes).map_err(|_| {
-            CallError::Transport(format!(
-                "HTTP {status} without a Bot API answer (check [messenger] api_base)"
-            ))
-        })?;
-        if answer.ok {
-            return Ok(answer.result);
-        }
-        Err(CallError::Api {
-            code: answer.error_code.unwrap_or(i64::from(status.as_u16())),
-            description: self.redact(answer.description.unwrap_or_default()),
-            retry_after: answer.parameters.and_then(|p| p.retry_after),
-        })
-    }
-
-    fn transport(&self, e: reqwest::Error) -> CallError {
-        let e = e.without_url();
-        let mut text = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(cause) = source {
-            text = format!("{text}: {cause}");
-            source = cause.source();
-        }
-        CallError::Transport(self.redact(text))
-    }
-
-    fn redact(&self, text: String) -> String {
-        if text.contains(&self.token) { text.replace(&self.token, "***") } else { text }
-    }
 }
 
 /// The parts of an update we read; unknown fields and other kinds of update are ignored.
@@ -404,7 +312,10 @@ impl Poller {
         let result = self.api.call("getUpdates", &body, timeout).await?;
         match result {
             Value::Array(updates) => Ok(updates),
-            _ => Err(CallError::Transport("getUpdates answered without a list of updates".into())),
+            _ => Err(CallError::Transport {
+                status: 200,
+                text: "getUpdates answered without a list of updates".into(),
+            }),
         }
     }
 
