@@ -286,6 +286,7 @@ async fn run(iterations: usize, warmup: usize) {
         "[exchange]\nmode = \"testnet\"\nbase_url = \"{}\"\n\
          [strategy.mr_combined]\nsize_pct = 0.01\nmax_trades_per_day = 1000000\n\
          [risk]\nmax_consecutive_losses = 0\n\
+         [scheduler]\nenabled = false\n\
          [plugins]\ndir = {:?}\n\
          [license]\nserver_url = \"http://{}\"\npublic_key = \"{}\"\npoll_seconds = 0\n",
         sim.base_url(),

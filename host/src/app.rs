@@ -18,6 +18,8 @@ use crate::execution::{Execution, Parts, Timing};
 use crate::license::{self, License};
 use crate::messenger::Messenger;
 use crate::messenger::replies::{self, RepliesTask};
+use crate::protection::{self, Protection};
+use crate::scheduler::{self, Scheduler, SchedulerTask};
 use crate::signals::Signals;
 use crate::store::Store;
 
@@ -34,6 +36,8 @@ pub struct RunningApp {
     reconciliation: Option<JoinHandle<()>>,
     /// The boss-reply loop (`[messenger] handle_replies`), when it runs.
     replies: Option<RepliesTask>,
+    /// The built-in scheduler's loop (`[scheduler] enabled`, `poll_seconds > 0`), when it runs.
+    scheduler: Option<SchedulerTask>,
 }
 
 impl RunningApp {
@@ -45,6 +49,9 @@ impl RunningApp {
             let _ = shutdown.send(());
         }
         (&mut self.server).await.context("server task failed")??;
+        if let Some(scheduler) = self.scheduler.take() {
+            scheduler.stop().await;
+        }
         if let Some(replies) = self.replies.take() {
             replies.stop().await;
         }
@@ -104,6 +111,16 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     });
     let signals =
         Signals::new(execution.clone(), messenger.clone(), dashboard.clone(), clock.clone());
+    let protection = Protection::new(protection::Parts {
+        execution: execution.clone(),
+        exchange: exchange.clone(),
+        store: store.clone(),
+        messenger: messenger.clone(),
+        dashboard: dashboard.clone(),
+        license: license.clone(),
+        config: config.clone(),
+        clock: clock.clone(),
+    });
     let reconciliation = exchange.is_some().then(|| {
         let execution = execution.clone();
         tokio::spawn(async move {
@@ -112,12 +129,16 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
             }
         })
     });
+    let tz = config.market.timezone.parse().unwrap_or(chrono_tz::Tz::UTC);
+    let scheduler = Scheduler::new(&config.scheduler, tz, clock.clone());
     let state = AppState {
+        scheduler,
         exchange,
         paper,
         messenger,
         execution,
         signals,
+        protection,
         plugins,
         license,
         dashboard,
@@ -147,7 +168,16 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         license: state.license.clone(),
         dashboard: state.dashboard.clone(),
     });
-    Ok(RunningApp { addr, state, shutdown: Some(shutdown), server, reconciliation, replies })
+    let scheduler = scheduler::spawn(&state.config.scheduler, &state);
+    Ok(RunningApp {
+        addr,
+        state,
+        shutdown: Some(shutdown),
+        server,
+        reconciliation,
+        replies,
+        scheduler,
+    })
 }
 
 /// Loads the plugins folder (compiling on a blocking thread) and starts hot reload. Plugin

@@ -7,12 +7,15 @@
 //! - [`exchange`]: the `Exchange` trait, exchange A's wire client, paper mode (simulator in-process).
 //! - [`signals`]: pending signals, the skip rules, the ev/confidence gates, cleanup.
 //! - [`execution`]: sizing, the bracket order, close, the order journal, reconciliation.
+//! - [`protection`]: the drawdown pause, the daily PnL report and the health check.
 //! - [`plugins`]: strategy plugins as sandboxed Wasm components, hot-reloaded from a folder.
 //! - [`store`]: the redb database, its schema version and a table per persistent thing.
 //! - [`messenger`]: reaches the boss: message templates, HTML escaping and splitting, sending;
 //!   optionally reads the boss's YES/NO replies (`[messenger] handle_replies`).
 //! - [`license`]: machine id, the signed license cache, 24 h revalidation, 72 h grace and
 //!   the table of routes that need a license.
+//! - [`scheduler`]: the built-in jobs (trailing, pending entries, 21:00 report, ...) on cron
+//!   schedules read from the clock; each switchable off so agents can drive instead.
 //! - [`config`]: the TOML file and environment secrets, validated before anything starts.
 //! - [`clock`]: the one source of "now", replaceable by a test clock.
 //! - [`app`]: wires the areas together and serves them; used by `main` and by tests.
@@ -28,5 +31,7 @@ pub mod license;
 pub mod logging;
 pub mod messenger;
 pub mod plugins;
+pub mod protection;
+pub mod scheduler;
 pub mod signals;
 pub mod store;

@@ -62,11 +62,8 @@ async fn close_cancels_the_oco_then_sells_the_free_quantity_at_market() {
     let (_, locked) = t.balance("ETH");
     assert_eq!(locked, Decimal::ZERO);
 
-    let messages = t.messages(1).await;
-    assert!(
-        messages.iter().any(|m| m.text.contains("ETHUSDT") && m.text.contains("closed")),
-        "{messages:?}"
-    );
+    let closed_note = t.message_containing("sold").await;
+    assert!(closed_note.text.contains("ETHUSDT"), "{}", closed_note.text);
     let (status, body) = t.post_empty("/api/close?symbol=ETHUSDT").await;
     assert_eq!((status, body["error"].as_str()), (404, Some("no_position")), "{body}");
 }

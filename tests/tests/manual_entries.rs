@@ -54,7 +54,7 @@ async fn a_limit_entry_waits_then_gets_its_oco_only_once_filled() {
     assert_eq!(dec(&entry["origQty"]), d("0.3389"), "1000 USDT / 2950 rounded down");
     assert_eq!(entry["clientOrderId"], placed["client_order_id"]);
     assert_eq!(pending(&t).await.len(), 1);
-    assert!(t.messages(1).await.iter().any(|m| m.text.contains("LIMIT entry placed")));
+    t.message_containing("LIMIT entry placed").await;
 
     let report = check(&t).await;
     assert_eq!(
@@ -79,7 +79,7 @@ async fn a_limit_entry_waits_then_gets_its_oco_only_once_filled() {
     assert_eq!(dec(&tp["origQty"]), d("0.3385"), "0.3389 minus the 0.1 % fee, to the step");
     assert!(pending(&t).await.is_empty());
     assert_eq!(t.open_trades().await.len(), 1);
-    assert!(t.messages(2).await.iter().any(|m| m.text.contains("LIMIT entry filled")));
+    t.message_containing("LIMIT entry filled").await;
     let again = check(&t).await;
     assert_eq!(again["checked"], 0);
     assert_eq!(t.orders_of("LIMIT_MAKER", "SELL").len(), 1, "one OCO, never two");
@@ -99,8 +99,7 @@ async fn an_unfilled_entry_is_cancelled_when_its_ttl_elapses_and_the_boss_is_tol
     assert_eq!(t.orders_of("LIMIT", "BUY")[0]["status"], "CANCELED");
     assert!(pending(&t).await.is_empty());
     assert!(t.open_trades().await.is_empty());
-    let messages = t.messages(2).await;
-    assert!(messages.iter().any(|m| m.text.contains("expired and cancelled")), "{messages:?}");
+    t.message_containing("expired and cancelled").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -225,8 +224,7 @@ async fn a_partial_fill_at_ttl_cancels_the_rest_and_protects_what_filled() {
     let tp = &t.orders_of("LIMIT_MAKER", "SELL")[0];
     assert_eq!(dec(&tp["origQty"]), d("0.1998"), "the OCO protects what filled");
     assert_eq!(t.open_trades().await.len(), 1);
-    let messages = t.messages(3).await;
-    assert!(messages.iter().any(|m| m.text.contains("0.2 had filled")), "{messages:?}");
+    t.message_containing("0.2 had filled").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -241,9 +239,5 @@ async fn a_rate_limited_messenger_delays_the_note_but_never_the_entry() {
         "the entry did not wait for the messenger"
     );
     assert_eq!(t.orders_of("LIMIT", "BUY").len(), 1);
-    let messages = t.messages(1).await;
-    assert!(
-        messages.iter().any(|m| m.text.contains("LIMIT entry placed")),
-        "sent after the wait: {messages:?}"
-    );
+    t.message_containing("LIMIT entry placed").await;
 }

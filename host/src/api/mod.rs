@@ -10,6 +10,8 @@ pub mod extract;
 mod health;
 pub mod license;
 mod pending_entries;
+mod protection;
+mod scheduler;
 mod signals;
 mod status;
 mod strategies;
@@ -51,6 +53,9 @@ pub struct AppState {
     pub messenger: crate::messenger::Messenger,
     pub execution: crate::execution::Execution,
     pub signals: crate::signals::Signals,
+    pub protection: crate::protection::Protection,
+    /// The built-in jobs and their status (the background loop is owned by the app).
+    pub scheduler: crate::scheduler::Scheduler,
 }
 
 #[derive(OpenApi)]
@@ -78,6 +83,8 @@ pub fn router(state: AppState) -> Router {
         .merge(trading::routes())
         .merge(trades::routes())
         .merge(pending_entries::routes())
+        .merge(protection::routes())
+        .merge(scheduler::routes())
         .split_for_parts();
     error::document_common_errors(&mut document);
     let document = Arc::new(document);

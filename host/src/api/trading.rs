@@ -21,6 +21,8 @@ use crate::execution::{
     run_bounded,
 };
 use crate::plugins::is_strategy_name;
+use crate::protection::TrailingReport;
+use crate::protection::is_pause_reason;
 use crate::signals::scoring::{MIN_CONFIDENCE, MIN_EV, ev_passes};
 
 impl From<ExecutionError> for ApiError {
@@ -31,6 +33,9 @@ impl From<ExecutionError> for ApiError {
                 ApiError::service_unavailable("exchange_unavailable", detail)
             }
             ExecutionError::Invalid(_) => ApiError::unprocessable("invalid_field", detail),
+            ExecutionError::DailyLimit(reason) if is_pause_reason(&reason) => {
+                ApiError::conflict("drawdown_paused", detail)
+            }
             ExecutionError::DailyLimit(_) => ApiError::conflict("daily_limit_reached", detail),
             ExecutionError::TradeExists(_) => ApiError::conflict("trade_exists", detail),
             ExecutionError::NoPosition(_) => ApiError::not_found("no_position", detail),
@@ -108,8 +113,9 @@ fn percent(field: &str, value: f64, max: f64) -> Result<Decimal, ApiError> {
     responses(
         (status = 200, description = "Placed (buy) or closed (sell)", body = TradeAnswer),
         (status = 404, description = "sell without an open position", body = ErrorBody),
-        (status = 409, description = "a trade for the symbol is open, or the daily trade / \
-            consecutive-loss limit is reached", body = ErrorBody),
+        (status = 409, description = "`trade_exists`: a trade for the symbol is open; \
+            `daily_limit_reached`: the daily trade / consecutive-loss limit is reached; \
+            `drawdown_paused`: new entries are paused by the drawdown limit", body = ErrorBody),
         (status = 422, description = "a parameter is missing or invalid, ev <= 25, \
             confidence < 8, unknown symbol, or the order cannot satisfy the filters", body = ErrorBody),
         (status = 502, description = "the exchange refused, or the outcome is unknown and is \
@@ -163,7 +169,7 @@ async fn trade(
             }
         }
     };
-    let result = run_bounded(job).await.map_err(ApiError::from);
+    let result = run_bounded::<_, ExecutionError>(job).await.map_err(ApiError::from);
     let status = if result.is_ok() { "ok" } else { "error" };
     state.dashboard.record(agent, &format!("trade {symbol}"), status);
     result.map(Json)
@@ -246,6 +252,38 @@ async fn close_all(
     Ok(Json(report))
 }
 
+/// Query of `GET /api/trailing`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TrailingQuery {
+    /// Agent card that reflects the run (default finance; the spec's default `script` is not
+    /// a dashboard agent).
+    pub agent: Option<AgentName>,
+}
+
+/// Runs the trailing stop now (the scheduler runs it every minute): a trade whose profit
+/// reached `trailing_trigger_pct` gets its stop moved to `trailing_distance_pct` behind the
+/// price by replacing its OCO (same take-profit); stops only ever tighten. Gapped stops are
+/// exited or reported first. A call while a run is going waits for it.
+#[utoipa::path(get, path = "/api/trailing", tag = "bot actions", params(TrailingQuery),
+    responses(
+        (status = 200, description = "Stops moved, gaps found, stops that could not move", body = TrailingReport),
+        (status = 503, description = "No license, or no exchange client", body = ErrorBody),
+        (status = 504, description = "Ran longer than 300 s (it goes on)", body = ErrorBody),
+    ))]
+async fn trailing(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<TrailingQuery>,
+) -> Result<Json<TrailingReport>, ApiError> {
+    let agent = q.agent.unwrap_or(AgentName::Finance).as_str();
+    let protection = state.protection.clone();
+    let report = run_bounded(async move { protection.trailing_run().await }).await?;
+    let summary =
+        format!("trailing: {} stops moved, {} gaps", report.updated.len(), report.gaps.len());
+    state.dashboard.record(agent, &summary, if report.errors.is_empty() { "ok" } else { "error" });
+    Ok(Json(report))
+}
+
 /// The answer of reset-daily.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ResetAnswer {
@@ -276,4 +314,5 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(close))
         .routes(routes!(close_all))
         .routes(routes!(reset_daily))
+        .routes(routes!(trailing))
 }

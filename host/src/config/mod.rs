@@ -15,8 +15,8 @@ use serde::Deserialize;
 
 pub use secrets::{Secret, Secrets};
 pub use sections::{
-    ExchangeConfig, ExchangeMode, ExchangeName, LicenseConfig, LogFormat, MarketConfig,
-    MessengerConfig, PluginsConfig, RiskConfig, SchedulerConfig, ServerConfig,
+    ExchangeConfig, ExchangeMode, ExchangeName, GapExit, LicenseConfig, LogFormat, MarketConfig,
+    MessengerConfig, PluginsConfig, ProtectionConfig, RiskConfig, SchedulerConfig, ServerConfig,
 };
 pub use strategy::{MrCombinedConfig, PumpMomentumConfig, StrategySections};
 
@@ -27,6 +27,7 @@ pub struct Config {
     pub server: ServerConfig,
     pub exchange: ExchangeConfig,
     pub risk: RiskConfig,
+    pub protection: ProtectionConfig,
     pub market: MarketConfig,
     pub plugins: PluginsConfig,
     pub strategy: StrategySections,

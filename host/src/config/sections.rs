@@ -107,6 +107,38 @@ impl Default for RiskConfig {
     }
 }
 
+/// `[protection]`: the protection loop's limits (docs/protection.md). Kept apart from
+/// `[risk]`, which is checked when an order is sized; these watch the account as a whole.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProtectionConfig {
+    /// Fall of the account equity below its high-water mark, in percent, above which the boss
+    /// is alerted and new entries pause until `POST /api/protection/resume` (spec: above
+    /// 15 %). 100 never pauses (equity cannot fall by more than all of it).
+    pub max_drawdown_pct: f64,
+    /// What happens to a position whose stop-loss triggered but did not fill because the price
+    /// gapped beyond its limit (spec, bracket step 3).
+    pub gap_exit: GapExit,
+}
+
+impl Default for ProtectionConfig {
+    fn default() -> Self {
+        Self { max_drawdown_pct: 15.0, gap_exit: GapExit::Market }
+    }
+}
+
+/// `[protection] gap_exit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GapExit {
+    /// Close the position at market on the next protection run (the default: the loss is
+    /// already past the stop, and an unfilled stop limit protects nothing).
+    #[default]
+    Market,
+    /// Only alert the boss; the position stays open until someone closes it.
+    Alert,
+}
+
 /// `[market]`: what is watched and how days are counted.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -203,17 +235,30 @@ impl Default for MessengerConfig {
     }
 }
 
-/// `[scheduler]`: the built-in jobs, each switchable off (agents can drive the same routes).
-#[derive(Debug, Clone, Deserialize)]
+/// `[scheduler]`: the built-in jobs (host/src/scheduler/, docs/scheduler.md), each switchable
+/// off so that agents can drive the same routes instead.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SchedulerConfig {
+    /// Master switch: false runs no job at all.
     pub enabled: bool,
+    /// Every minute: raise stops of profitable positions (protection loop).
     pub trailing_stop: bool,
-    pub health_check: bool,
-    pub daily_pnl: bool,
-    pub pump_scan: bool,
-    pub signal_cleanup: bool,
+    /// Every minute: alert when the drawdown exceeds 15 % (protection loop).
+    pub drawdown_check: bool,
+    /// Every minute: settle manual LIMIT entries (fill → OCO, TTL → cancel).
     pub pending_entries_check: bool,
+    /// Every hour: check the exchange connectivity.
+    pub health_check: bool,
+    /// 21:00 in `[market] timezone`: the daily PnL report to the boss.
+    pub daily_pnl: bool,
+    /// Every 5 minutes: expire and delete old signals.
+    pub signal_cleanup: bool,
+    /// Cron `*/5 * * * *`: the pump momentum scan (trading loop; off by default).
+    pub pump_scan: bool,
+    /// Seconds of real time between two looks at the clock; 0 turns the background loop off
+    /// (tests call `Scheduler::tick` themselves).
+    pub poll_seconds: u64,
 }
 
 impl Default for SchedulerConfig {
@@ -221,11 +266,15 @@ impl Default for SchedulerConfig {
         Self {
             enabled: true,
             trailing_stop: true,
+            drawdown_check: true,
+            pending_entries_check: true,
             health_check: true,
             daily_pnl: true,
-            pump_scan: true,
             signal_cleanup: true,
-            pending_entries_check: true,
+            // The scan belongs to the scout's trading loop: it reads the whole universe every
+            // 5 minutes and messages the boss, so it is the operator's choice to switch it on.
+            pump_scan: false,
+            poll_seconds: 1,
         }
     }
 }

@@ -22,6 +22,8 @@ fn the_documented_example_is_valid_and_equals_the_defaults() {
     assert_eq!(example.market.watchlist, defaults.market.watchlist);
     assert_eq!(example.server.addr, defaults.server.addr);
     assert_eq!(example.server.max_body_bytes, defaults.server.max_body_bytes);
+    assert_eq!(example.protection.max_drawdown_pct, defaults.protection.max_drawdown_pct);
+    assert_eq!(example.scheduler, defaults.scheduler);
 }
 
 #[test]
@@ -157,4 +159,13 @@ fn boss_replies_are_off_by_default_and_boss_user_id_must_be_a_user_id() {
     let err = error("[messenger]\nboss_user_id = -5\n");
     assert_eq!(err.key, "messenger.boss_user_id");
     assert_eq!(err.position, Some((2, 1)));
+}
+
+#[test]
+fn a_scheduler_poll_over_a_minute_is_refused() {
+    let err = error("[scheduler]\npoll_seconds = 61\n");
+    assert_eq!(err.key, "scheduler.poll_seconds");
+    assert!(err.message.contains("0 (off) to 60"), "{err}");
+    let config = parse("[scheduler]\npoll_seconds = 0\npump_scan = true\n").expect("valid");
+    assert_eq!((config.scheduler.poll_seconds, config.scheduler.pump_scan), (0, true));
 }

@@ -110,6 +110,12 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
     )?;
 
     Checker { prefix: "risk" }.non_negative("max_trading_usdt", config.risk.max_trading_usdt)?;
+    Checker { prefix: "protection" }.in_range(
+        "max_drawdown_pct",
+        config.protection.max_drawdown_pct,
+        0.0,
+        100.0,
+    )?;
 
     let market = Checker { prefix: "market" };
     if config.market.watchlist.is_empty() {
@@ -142,6 +148,15 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
         && id <= 0
     {
         return Err(invalid("messenger.boss_user_id", format!("must be a user id > 0, got {id}")));
+    }
+    if config.scheduler.poll_seconds > 60 {
+        return Err(invalid(
+            "scheduler.poll_seconds",
+            format!(
+                "must be 0 (off) to 60, got {}: the every-minute jobs would run late",
+                config.scheduler.poll_seconds
+            ),
+        ));
     }
     if let Some(url) = &config.license.server_url {
         check_url("license.server_url", url)?;

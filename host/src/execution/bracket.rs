@@ -11,8 +11,8 @@ use super::journal::OrderKind;
 use super::plan::EntryPlan;
 use super::sizing::{bracket_prices, size_entry};
 use super::trade::{Direction, ProtectionState, Trade};
-use super::{Execution, ExecutionError};
-use crate::exchange::{NewOco, NewOrder, Order, OrderList, OrderType, Price, Qty, Side};
+use super::{Execution, ExecutionError, SendError};
+use crate::exchange::{ExchangeError, NewOco, NewOrder, Order, OrderList, OrderType, Price, Qty};
 use crate::messenger::templates;
 
 /// The position an entry opened: for a buy the coin really received (executed minus the fee
@@ -70,8 +70,12 @@ impl Execution {
         bracket_prices(price, plan.sl_pct, plan.tp_pct, plan.direction, &rules)
             .map_err(ExecutionError::Refused)?;
 
-        let order =
-            NewOrder::market(&plan.symbol, Side::Buy, Qty(sizing.qty), &plan.entry_client_order_id);
+        let order = NewOrder::market(
+            &plan.symbol,
+            plan.direction.entry_side(),
+            Qty(sizing.qty),
+            &plan.entry_client_order_id,
+        );
         let today = self.today();
         let now = self.now_iso();
         let exchange_name = self.exchange_name();
@@ -140,12 +144,22 @@ impl Execution {
     /// Places the OCO of `trade` (client id `trade.oco_client_order_id`), retrying transient
     /// failures. Returns the trade as stored afterwards: protected, or unprotected with the
     /// boss alerted.
-    pub(crate) async fn protect(&self, mut trade: Trade) -> Trade {
+    pub(crate) async fn protect(&self, trade: Trade) -> Trade {
+        match self.try_protect(trade).await {
+            Ok(trade) => trade,
+            Err((trade, reason)) => self.mark_unprotected(trade, reason),
+        }
+    }
+
+    /// Places the OCO of `trade`, retrying transient failures (and, right after a cancel, a
+    /// balance the exchange has not freed yet). `Err` gives the trade back unchanged in the
+    /// store with the reason; the caller decides what an unprotected position means.
+    pub(crate) async fn try_protect(&self, trade: Trade) -> Result<Trade, (Trade, String)> {
         let Ok(orders) = self.orders() else {
-            return trade;
+            return Err((trade, format!("no exchange client for {}", self.exchange_name())));
         };
         let Some(list_id) = trade.oco_client_order_id.clone() else {
-            return self.mark_unprotected(trade, "the trade has no OCO client order id".into());
+            return Err((trade, "the trade has no OCO client order id".into()));
         };
         let oco = NewOco {
             symbol: trade.symbol.clone(),
@@ -161,14 +175,15 @@ impl Execution {
         let cause = format!("protect {} ({})", trade.symbol, trade.size);
         let mut delay = self.inner.timing.retry_delay;
         let mut last_error = String::new();
-        for attempt in 1..=self.inner.timing.oco_attempts.max(1) {
+        let attempts = self.inner.timing.oco_attempts.max(1);
+        for attempt in 1..=attempts {
             let placed = trade.clone();
             let result = orders
                 .place_oco(&oco, &cause, |w, list| put_trade_in(w, &protected(&placed, list)))
                 .await;
             match result {
                 Ok(list) => {
-                    trade = protected(&trade, &list);
+                    let trade = protected(&trade, &list);
                     self.log(
                         "bot-ops",
                         &format!(
@@ -177,9 +192,9 @@ impl Execution {
                         ),
                         "ok",
                     );
-                    return trade;
+                    return Ok(trade);
                 }
-                Err(err) if err.is_transient() && attempt < self.inner.timing.oco_attempts => {
+                Err(err) if retry_oco(&err) && attempt < attempts => {
                     tracing::warn!(symbol = %trade.symbol, attempt, %err, "OCO not placed yet; retrying");
                     last_error = err.to_string();
                     tokio::time::sleep(delay).await;
@@ -191,7 +206,7 @@ impl Execution {
                 }
             }
         }
-        self.mark_unprotected(trade, last_error)
+        Err((trade, last_error))
     }
 
     /// Stores the trade as unprotected, alerts the boss and the dashboard.
@@ -214,6 +229,13 @@ impl Execution {
         );
         trade
     }
+}
+
+/// Worth another OCO attempt: a transient failure, or an "insufficient balance" that only
+/// means the coin of a just-cancelled list is not free yet.
+fn retry_oco(err: &SendError) -> bool {
+    err.is_transient()
+        || matches!(err, SendError::Exchange(ExchangeError::InsufficientBalance { .. }))
 }
 
 /// The trade a filled entry opened, or `None` when nothing was received (yet).

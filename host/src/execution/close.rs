@@ -180,7 +180,7 @@ impl Execution {
                 Ok(_) => {}
                 Err(ExchangeError::UnknownOrder { .. }) => {
                     // Not cancellable: it finished on the exchange. Did a leg fill?
-                    if let Some(closed) = self.settle_finished_list(&trade).await? {
+                    if let Some(closed) = self.settle_finished_list(&trade, true).await? {
                         return Ok(closed);
                     }
                 }
@@ -281,11 +281,13 @@ impl Execution {
     }
 
     /// For a trade whose OCO list is finished on the exchange: records the close at the filled
-    /// leg's price. `None` when the list is still working, or no leg filled (the list was
-    /// cancelled outside the service; the trade is then marked unprotected).
+    /// leg's price. `None` when the list is still working, or no leg filled: either a stop
+    /// triggered and rests unfilled (a gap; `closing` cancels it so its coin can be sold), or
+    /// the list was cancelled outside the service (the trade is then marked unprotected).
     pub(crate) async fn settle_finished_list(
         &self,
         trade: &Trade,
+        closing: bool,
     ) -> Result<Option<ClosedTrade>, ExecutionError> {
         let orders = self.orders()?;
         let Some(list_id) = trade.oco_list_id else {
@@ -299,10 +301,22 @@ impl Execution {
             return Ok(None);
         }
         let Some(leg) = list.orders.iter().find(|o| !o.executed_qty.0.is_zero()) else {
-            self.mark_unprotected(
-                trade.clone(),
-                "the OCO was cancelled on the exchange without a fill".into(),
-            );
+            let resting: Vec<i64> =
+                list.orders.iter().filter(|o| o.status.is_open()).map(|o| o.order_id).collect();
+            if resting.is_empty() {
+                self.mark_unprotected(
+                    trade.clone(),
+                    "the OCO was cancelled on the exchange without a fill".into(),
+                );
+            } else if closing {
+                // A stop that triggered without filling rests on the book and holds the coin.
+                for id in resting {
+                    match orders.exchange.cancel_order(&trade.symbol, &OrderRef::Id(id)).await {
+                        Ok(_) | Err(ExchangeError::UnknownOrder { .. }) => {}
+                        Err(err) => return Err(err.into()),
+                    }
+                }
+            }
             return Ok(None);
         };
         let leg = orders

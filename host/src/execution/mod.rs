@@ -13,6 +13,7 @@
 //! - [`reconcile`]: settles differences between the store, the journal and the exchange.
 //! - [`journal`], [`orders`]: write-before-send and lookup-before-resend.
 //! - [`book`]: open trades, history and daily counters in the store.
+//! - [`restop`]: moving the stop of a protected trade (trailing), spotting a gapped stop.
 //! - [`restore`]: an operator puts a trade record into the book.
 //! - [`stats`]: aggregates of the closed-trade history; [`sync`]: round trips made outside the
 //!   service copied into that history.
@@ -26,6 +27,7 @@ pub mod manual;
 pub mod orders;
 pub mod plan;
 mod reconcile;
+mod restop;
 mod restore;
 pub mod sizing;
 pub mod stats;
@@ -44,8 +46,9 @@ pub use close::{CloseAllReport, CloseRow};
 pub use orders::SendError;
 pub use plan::EntryPlan;
 pub use reconcile::ReconcileReport;
+pub use restop::StopMove;
 pub use restore::RestoreInput;
-pub use trade::{ClosedTrade, Direction, Trade, TradeSource, TradeView};
+pub use trade::{ClosedTrade, Direction, ProtectionState, Trade, TradeSource, TradeView};
 
 use crate::clock::SharedClock;
 use crate::config::Config;
@@ -122,13 +125,19 @@ pub const EXECUTION_TIMEOUT: Duration = Duration::from_secs(300);
 /// Runs an execution in its own task and waits up to [`EXECUTION_TIMEOUT`]: past that the
 /// caller gets `Timeout` while the execution finishes — an entry is never abandoned between
 /// its fill and its OCO because a caller gave up.
-pub async fn run_bounded<T: Send + 'static>(
-    job: impl std::future::Future<Output = Result<T, ExecutionError>> + Send + 'static,
-) -> Result<T, ExecutionError> {
+pub async fn run_bounded<T, E>(
+    job: impl std::future::Future<Output = Result<T, E>> + Send + 'static,
+) -> Result<T, E>
+where
+    T: Send + 'static,
+    E: From<ExecutionError> + Send + 'static,
+{
     match tokio::time::timeout(EXECUTION_TIMEOUT, tokio::spawn(job)).await {
         Ok(Ok(result)) => result,
-        Ok(Err(join)) => Err(ExecutionError::Refused(format!("the execution stopped: {join}"))),
-        Err(_) => Err(ExecutionError::Timeout),
+        Ok(Err(join)) => {
+            Err(ExecutionError::Refused(format!("the execution stopped: {join}")).into())
+        }
+        Err(_) => Err(ExecutionError::Timeout.into()),
     }
 }
 
@@ -280,9 +289,13 @@ impl Execution {
         }
     }
 
-    /// Why no new entry may be placed now, if the daily trade limit or the consecutive-loss
-    /// limit is reached (reason `daily_limit_reached`).
+    /// Why no new entry may be placed now: entries are paused by the drawdown limit (reason
+    /// `drawdown_paused`), or the daily trade limit or the consecutive-loss limit is reached
+    /// (reason `daily_limit_reached`).
     pub fn entry_block(&self, bot: &str) -> Result<Option<String>, StoreError> {
+        if let Some(reason) = crate::protection::entry_pause(self.inner.book.store())? {
+            return Ok(Some(reason));
+        }
         let counters = self.counters()?;
         let max_trades = self.strategy_number(bot, "max_trades_per_day").unwrap_or_else(|| {
             Decimal::from(self.inner.config.strategy.mr_combined.max_trades_per_day)
@@ -340,7 +353,7 @@ impl Execution {
 
     /// Sends a message to the boss without waiting: a messenger failure never blocks or
     /// undoes a trade; it is written to the activity log instead.
-    fn notify(&self, message: Outgoing, what: &'static str) {
+    pub fn notify(&self, message: Outgoing, what: &'static str) {
         let messenger = self.inner.messenger.clone();
         if !messenger.is_configured() {
             return;

@@ -178,7 +178,7 @@ impl Execution {
             };
             match &trade.protection {
                 ProtectionState::Protected => {
-                    if let Some(closed) = self.settle_finished_list(&trade).await? {
+                    if let Some(closed) = self.settle_finished_list(&trade, false).await? {
                         report.actions.push(format!(
                             "{}: {:?} filled at {} while the service was away; pnl {}",
                             trade.symbol, closed.reason, closed.exit_px, closed.pnl

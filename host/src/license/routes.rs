@@ -43,6 +43,13 @@ const MONEY: &str = "acts on money";
 pub const ROUTES: &[RouteRule] = &[
     // Health and license: never need a license (spec, Authentication 2).
     rule("GET", "/api/health", "health and license", false, SPEC),
+    rule(
+        "GET",
+        "/api/health/check",
+        "health and license",
+        false,
+        "reports a lapsed license among its findings",
+    ),
     rule("GET", "/api/license/status", "health and license", false, SPEC),
     rule("POST", "/api/license/register", "health and license", false, SPEC),
     rule("POST", "/api/license/activate", "health and license", false, SPEC),
@@ -80,6 +87,10 @@ pub const ROUTES: &[RouteRule] = &[
     // Messenger and report.
     rule("GET", "/api/notify", "messenger and report", false, SPEC),
     rule("POST", "/api/status/report", "messenger and report", false, "report only"),
+    // Protection: the drawdown watch. Measuring is free (the pause it may start only stops
+    // entries); resuming entries changes what the bot will act on.
+    rule("GET", "/api/protection", "protection", false, "measures; may only pause entries"),
+    rule("POST", "/api/protection/resume", "protection", true, "resumes automated entries"),
     // Trade management.
     rule("GET", "/api/trades", "trade management", false, READ),
     rule("GET", "/api/trades/history", "trade management", false, READ),
@@ -113,6 +124,8 @@ pub const ROUTES: &[RouteRule] = &[
         "saying NO is always possible",
     ),
     rule("POST", "/api/signal/cleanup", "signal flow", false, "housekeeping, no orders"),
+    // The built-in scheduler's jobs and their runs.
+    rule("GET", "/api/scheduler", "scheduler", false, READ),
     // Strategy plugins: listing and dry-run scans (no signals, no orders).
     rule("GET", "/api/strategies", "strategies", false, READ),
     rule(

@@ -86,6 +86,19 @@ impl Messenger {
         }
         Ok(Sent { message_ids })
     }
+
+    /// Whether the Bot API answers for this token, without sending anything to the boss: one
+    /// `getMe` call, no retries (the hourly health check asks again next time).
+    pub async fn check_reachable(&self) -> Result<(), MessengerError> {
+        let inner = self.inner.as_ref().ok_or(MessengerError::NotConfigured)?;
+        match inner.api.call("getMe", &json!({}), REQUEST_TIMEOUT).await {
+            Ok(_) => Ok(()),
+            Err(CallError::Api { code, description, .. }) => {
+                Err(MessengerError::Api { code, description })
+            }
+            Err(CallError::Transport { text, .. }) => Err(MessengerError::Transport(text)),
+        }
+    }
 }
 
 /// One `inline_keyboard` row, or none. A button whose data the Bot API would refuse drops the

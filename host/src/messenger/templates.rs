@@ -297,6 +297,73 @@ pub fn pending_entry_expired(e: &PendingEntryNote, filled: Option<&str>) -> Outg
     plain_lines(&lines)
 }
 
+/// A stop could not be moved; the old levels protect the position again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StopMoveFailed {
+    pub symbol: String,
+    pub wanted_sl: String,
+    pub kept_sl: String,
+    pub reason: String,
+}
+
+pub fn stop_move_failed(f: &StopMoveFailed) -> Outgoing {
+    plain_lines(&[
+        format!("⚠️ <b>Stop not moved: {}</b>", escape(&f.symbol)),
+        format!(
+            "The new OCO with the stop at {} was refused: {}",
+            escape(&f.wanted_sl),
+            escape(&f.reason)
+        ),
+        format!("The position is protected again at the old stop {}.", escape(&f.kept_sl)),
+    ])
+}
+
+/// Stops raised by a trailing run, one line each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StopRaised {
+    pub symbol: String,
+    pub old_sl: String,
+    pub new_sl: String,
+    pub profit_pct: String,
+}
+
+pub fn stops_raised(rows: &[StopRaised]) -> Outgoing {
+    let mut lines = vec![format!("📈 <b>Trailing stop</b>: {} stop(s) moved", rows.len())];
+    lines.extend(rows.iter().map(|r| {
+        format!(
+            "• {}: {} → {} (profit {}%)",
+            escape(&r.symbol),
+            escape(&r.old_sl),
+            escape(&r.new_sl),
+            escape(&r.profit_pct)
+        )
+    }));
+    plain_lines(&lines)
+}
+
+/// A stop that triggered without filling: the market gapped beyond its limit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StopGapped {
+    pub symbol: String,
+    pub stop_px: String,
+    pub price: String,
+    /// What the service did: closed at market, or only this alert.
+    pub action: String,
+}
+
+pub fn stop_gapped(g: &StopGapped) -> Outgoing {
+    plain_lines(&[
+        format!("🚨 <b>Stop gapped: {}</b>", escape(&g.symbol)),
+        format!(
+            "The stop at {} triggered but did not fill: the price {} is beyond its limit, the \
+             position is still open.",
+            escape(&g.stop_px),
+            escape(&g.price)
+        ),
+        escape(&g.action),
+    ])
+}
+
 /// Arbitrary text from `GET /api/notify`, shown as written.
 pub fn plain(text: &str) -> Outgoing {
     Outgoing { html: escape(text), buttons: Vec::new() }
@@ -397,6 +464,158 @@ pub fn reply_help() -> Outgoing {
     plain_lines(&["Reply <code>1-YES SYMBOL</code> to approve a pending signal or \
                    <code>0-NO SYMBOL</code> to reject it, e.g. <code>1-YES BTCUSDT</code>."
         .to_string()])
+}
+
+/// The account equity fell further below its high-water mark than `[protection]
+/// max_drawdown_pct`. Amounts are formatted by the caller.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DrawdownAlert {
+    pub equity: String,
+    pub high_water_mark: String,
+    pub drawdown_pct: String,
+    pub max_drawdown_pct: String,
+    pub currency: String,
+}
+
+/// Loud on purpose: automated entries stay stopped until someone decides to resume them.
+pub fn drawdown_alert(a: &DrawdownAlert) -> Outgoing {
+    let currency = escape(&a.currency);
+    plain_lines(&[
+        format!("🚨 <b>DRAWDOWN {}%: new entries paused</b>", escape(&a.drawdown_pct)),
+        format!(
+            "Equity {} {currency} is {}% below its high-water mark {} {currency} (limit {}%).",
+            escape(&a.equity),
+            escape(&a.drawdown_pct),
+            escape(&a.high_water_mark),
+            escape(&a.max_drawdown_pct)
+        ),
+        "Open positions keep their stop-loss and take-profit. No new trade is entered until \
+         entries are resumed (ask coo: <code>POST /api/protection/resume</code>)."
+            .to_string(),
+    ])
+}
+
+/// The end-of-day PnL summary (`POST /api/status/report`, 21:00 in `[market] timezone`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DailyReport {
+    /// YYYY-MM-DD in `timezone`.
+    pub date: String,
+    pub timezone: String,
+    pub currency: String,
+    /// Trades closed that day, in the order they closed.
+    pub closed: Vec<ReportTrade>,
+    pub wins: usize,
+    pub losses: usize,
+    pub breakeven: usize,
+    pub realized_pnl: String,
+    pub open: Vec<ReportPosition>,
+    /// None when the prices could not be read.
+    pub unrealized_pnl: Option<String>,
+    /// None when the exchange could not be read.
+    pub equity: Option<String>,
+    pub drawdown_pct: Option<String>,
+    /// New entries are paused by the drawdown limit.
+    pub paused: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportTrade {
+    pub symbol: String,
+    pub direction: String,
+    pub pnl: String,
+    /// `take_profit`, `stop_loss` or `market`.
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportPosition {
+    pub symbol: String,
+    pub direction: String,
+    pub size: String,
+    pub entry_px: String,
+    /// None when the price could not be read.
+    pub price: Option<String>,
+    pub unrealized_pnl: Option<String>,
+}
+
+/// One message (split by the client when long): the day's closed trades, the open positions,
+/// equity and drawdown.
+pub fn daily_report(r: &DailyReport) -> Outgoing {
+    let currency = escape(&r.currency);
+    let mut lines = vec![
+        format!("📊 <b>Daily PnL {}</b> ({})", escape(&r.date), escape(&r.timezone)),
+        format!(
+            "Closed: {} ({} won, {} lost, {} even) · PnL <b>{} {currency}</b>",
+            r.closed.len(),
+            r.wins,
+            r.losses,
+            r.breakeven,
+            escape(&r.realized_pnl)
+        ),
+    ];
+    for t in &r.closed {
+        lines.push(format!(
+            "• {} {}: {} {currency} ({})",
+            escape(&t.symbol),
+            escape(&t.direction),
+            escape(&t.pnl),
+            escape(&t.reason)
+        ));
+    }
+    let unavailable = || "unavailable".to_string();
+    if r.open.is_empty() {
+        lines.push("Open positions: none".to_string());
+    } else {
+        lines.push(format!(
+            "Open positions: {} · unrealized {}",
+            r.open.len(),
+            r.unrealized_pnl
+                .as_deref()
+                .map_or_else(unavailable, |p| format!("{} {currency}", escape(p)))
+        ));
+    }
+    for p in &r.open {
+        lines.push(format!(
+            "• {} {} {} at {} → {}: {}",
+            escape(&p.symbol),
+            escape(&p.direction),
+            escape(&p.size),
+            escape(&p.entry_px),
+            p.price.as_deref().map_or_else(unavailable, escape),
+            p.unrealized_pnl
+                .as_deref()
+                .map_or_else(unavailable, |u| format!("{} {currency}", escape(u)))
+        ));
+    }
+    lines.push(match (&r.equity, &r.drawdown_pct) {
+        (Some(equity), Some(drawdown)) => {
+            format!("Equity {} {currency} · drawdown {}%", escape(equity), escape(drawdown))
+        }
+        _ => "Equity: unavailable (the exchange could not be read)".to_string(),
+    });
+    if r.paused {
+        lines.push(
+            "⏸ New entries are paused by the drawdown limit (resume: \
+             <code>POST /api/protection/resume</code>)."
+                .to_string(),
+        );
+    }
+    plain_lines(&lines)
+}
+
+/// What the hourly health check found wrong, one sentence per anomaly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SystemAlert {
+    pub anomalies: Vec<String>,
+}
+
+pub fn system_alert(a: &SystemAlert) -> Outgoing {
+    let mut lines = vec![format!(
+        "⚠️ <b>System alert</b>: the health check found {} problem(s)",
+        a.anomalies.len()
+    )];
+    lines.extend(a.anomalies.iter().map(|line| format!("• {}", escape(line))));
+    plain_lines(&lines)
 }
 
 #[cfg(test)]

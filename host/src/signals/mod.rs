@@ -328,7 +328,7 @@ impl Signals {
             Claim::Answer(answer) => return Ok(answer),
         };
         let this = self.clone();
-        Ok(run_bounded(async move { Ok(this.execute(signal).await) }).await?)
+        run_bounded(async move { Ok(this.execute(signal).await) }).await
     }
 
     fn claim(&self, symbol: &str) -> Result<Claim, SignalError> {

@@ -44,6 +44,9 @@ pub const JOURNAL_INDEX: KeyedTable = TableDefinition::new("journal_index");
 pub const SYNCED_FILLS: KeyedTable = TableDefinition::new("synced_fills");
 /// Persistent state of each strategy plugin, by plugin name.
 pub const PLUGIN_STATE: KeyedTable = TableDefinition::new("plugin_state");
+/// State of the protection loop by name (`drawdown`: the equity high-water mark and the
+/// entry pause), so a pause survives a restart.
+pub const PROTECTION: KeyedTable = TableDefinition::new("protection");
 
 pub const KEYED_TABLES: &[KeyedTable] = &[
     OPEN_TRADES,
@@ -55,6 +58,7 @@ pub const KEYED_TABLES: &[KeyedTable] = &[
     PLUGIN_STATE,
     JOURNAL_INDEX,
     SYNCED_FILLS,
+    PROTECTION,
 ];
 
 pub const SEQUENCED_TABLES: &[SequencedTable] =

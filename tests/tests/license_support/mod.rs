@@ -101,6 +101,10 @@ impl Rig {
         config.server.addr = "127.0.0.1:0".into();
         config.server.data_dir = data_dir.display().to_string();
         config.secrets.license_key = env_key.map(Secret::new);
+        // The tests move the clock by hours: the scheduler's background loop would run the
+        // jobs of those hours behind their backs. Tests that want jobs call
+        // `Scheduler::tick` (tests/tests/scheduler.rs).
+        config.scheduler.poll_seconds = 0;
         config
     }
 

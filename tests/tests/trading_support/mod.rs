@@ -166,6 +166,27 @@ impl Trading {
         body["trades"].as_array().cloned().unwrap_or_default()
     }
 
+    /// Waits (up to 10 s) for a message whose text contains `needle`: messages the service
+    /// sends in the background arrive in no fixed order.
+    pub async fn message_containing(
+        &self,
+        needle: &str,
+    ) -> spotbot_tests::fake_messenger::SentRecord {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(found) = self.messenger.sent().into_iter().find(|m| m.text.contains(needle))
+            {
+                return found;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no message containing {needle:?}: {:?}",
+                self.messenger.sent()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Waits until `n` messages reached the fake messenger.
     pub async fn messages(&self, n: usize) -> Vec<spotbot_tests::fake_messenger::SentRecord> {
         self.messenger.wait_for_messages(n, Duration::from_secs(10)).await

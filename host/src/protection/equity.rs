@@ -1,0 +1,142 @@
+//! The account's equity in the quote asset: the quote balance (free + locked: an order that
+//! locks quote is still the account's money) plus every open position at its last price.
+//!
+//! Positions are valued from the book, not from coin balances: coin the service does not
+//! manage (a long-term holding, dust) is not part of what the drawdown limit protects. A buy
+//! position holds coin (+ size × price); a sell position sold coin the account held, its
+//! proceeds are in the quote balance and it owes the buy-back (− size × price), so opening it
+//! leaves equity unchanged and equity then moves with its pnl.
+
+use std::collections::HashMap;
+
+use rust_decimal::Decimal;
+
+use super::{Protection, ProtectionError};
+use crate::execution::{Direction, Trade};
+
+/// An open position at its last price.
+#[derive(Debug, Clone)]
+pub struct Valued {
+    pub trade: Trade,
+    pub price: Decimal,
+}
+
+impl Valued {
+    /// What the position adds to equity (negative for a sell position: the buy-back it owes).
+    pub fn value(&self) -> Decimal {
+        let at_market = self.trade.size * self.price;
+        match self.trade.direction {
+            Direction::Buy => at_market,
+            Direction::Sell => -at_market,
+        }
+    }
+
+    /// Pnl if the position closed at the last price, before the exit fee.
+    pub fn unrealized(&self) -> Decimal {
+        let at_market = self.trade.size * self.price;
+        match self.trade.direction {
+            Direction::Buy => at_market - self.trade.entry_quote,
+            Direction::Sell => self.trade.entry_quote - at_market,
+        }
+    }
+}
+
+/// One measurement of the account.
+#[derive(Debug, Clone)]
+pub struct Equity {
+    pub quote_balance: Decimal,
+    pub positions: Vec<Valued>,
+}
+
+impl Equity {
+    pub fn positions_value(&self) -> Decimal {
+        self.positions.iter().map(Valued::value).sum()
+    }
+
+    pub fn total(&self) -> Decimal {
+        self.quote_balance + self.positions_value()
+    }
+}
+
+impl Protection {
+    /// Reads the balances and, when positions are open, every last price (one call each).
+    pub(super) async fn measure(&self) -> Result<Equity, ProtectionError> {
+        let inner = &self.inner;
+        let exchange = inner
+            .exchange
+            .as_ref()
+            .ok_or(ProtectionError::NoExchange(inner.execution.exchange_name()))?;
+        let trades = inner.execution.book().open_trades()?;
+        let quote = self.currency();
+        let quote_balance = exchange
+            .balances()
+            .await?
+            .into_iter()
+            .filter(|b| b.asset == quote)
+            .map(|b| b.free + b.locked)
+            .sum();
+        if trades.is_empty() {
+            return Ok(Equity { quote_balance, positions: Vec::new() });
+        }
+        let prices: HashMap<String, Decimal> =
+            exchange.prices().await?.into_iter().map(|(symbol, price)| (symbol, price.0)).collect();
+        let positions = trades
+            .into_iter()
+            .map(|trade| match prices.get(&trade.symbol) {
+                Some(price) => Ok(Valued { price: *price, trade }),
+                None => Err(ProtectionError::NoPrice(trade.symbol)),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Equity { quote_balance, positions })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execution::trade::{ProtectionState, TradeSource};
+
+    fn d(s: &str) -> Decimal {
+        s.parse().unwrap()
+    }
+
+    fn trade(direction: Direction, size: &str, entry_quote: &str) -> Trade {
+        Trade {
+            symbol: "ETHUSDT".into(),
+            direction,
+            bot: "mr_combined".into(),
+            exchange: "exchange_a".into(),
+            size: d(size),
+            entry_px: d("3000"),
+            entry_quote: d(entry_quote),
+            sl_px: d("2940"),
+            tp_px: d("3150"),
+            sl_limit_px: d("2934"),
+            sl_pct: d("2"),
+            tp_pct: d("5"),
+            sl_oid: None,
+            tp_oid: None,
+            oco_list_id: None,
+            entry_order_id: None,
+            entry_client_order_id: None,
+            oco_client_order_id: None,
+            protection: ProtectionState::Protected,
+            source: TradeSource::Trade,
+            date: "2026-03-02".into(),
+            opened_at: "2026-03-02T08:00:00+00:00".into(),
+        }
+    }
+
+    #[test]
+    fn a_buy_adds_its_coin_at_market_and_a_sell_owes_its_buy_back() {
+        let long = Valued { trade: trade(Direction::Buy, "0.5", "1501"), price: d("2800") };
+        assert_eq!(long.value(), d("1400"));
+        assert_eq!(long.unrealized(), d("-101"), "the entry fee is in entry_quote");
+        let short = Valued { trade: trade(Direction::Sell, "0.5", "1499"), price: d("2800") };
+        assert_eq!(short.value(), d("-1400"));
+        assert_eq!(short.unrealized(), d("99"));
+        let equity = Equity { quote_balance: d("10000"), positions: vec![long, short] };
+        assert_eq!(equity.positions_value(), Decimal::ZERO);
+        assert_eq!(equity.total(), d("10000"));
+    }
+}

@@ -1,0 +1,268 @@
+//! The trailing stop and the gapped-stop check, run together every minute (or on
+//! `GET /api/trailing`): for each open trade, a stop that triggered without filling is reported
+//! and, with `[protection] gap_exit = "market"`, closed at market; otherwise, once the profit
+//! reaches `trailing_trigger_pct`, the stop follows the price at `trailing_distance_pct`.
+//!
+//! The rule only ever tightens: a long's stop only moves up, a sold position's only down, and
+//! never past the take-profit. Prices go to the tick away from the market.
+
+use rust_decimal::Decimal;
+use rust_decimal::prelude::ToPrimitive;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::config::{Config, GapExit};
+use crate::exchange::Exchange;
+use crate::execution::{Direction, Execution, StopMove, Trade};
+use crate::messenger::templates;
+
+/// The trailing keys of a strategy's section (`[strategy.<bot>]`, else MR Combined's).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrailSettings {
+    pub enabled: bool,
+    pub trigger_pct: Decimal,
+    pub distance_pct: Decimal,
+}
+
+impl TrailSettings {
+    pub fn for_bot(config: &Config, bot: &str) -> Self {
+        let mr = &config.strategy.mr_combined;
+        let section = config.strategy.section_json(bot);
+        let value = |key: &str| section.as_ref().and_then(|s| s.get(key).cloned());
+        let pct = |key: &str, default: f64| {
+            let v = value(key).and_then(|v| v.as_f64()).unwrap_or(default);
+            Decimal::from_f64_retain(v).map(|d| d.round_dp(6)).unwrap_or_default()
+        };
+        Self {
+            enabled: value("trailing_enabled")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(mr.trailing_enabled),
+            trigger_pct: pct("trailing_trigger_pct", mr.trailing_trigger_pct),
+            distance_pct: pct("trailing_distance_pct", mr.trailing_distance_pct),
+        }
+    }
+}
+
+/// The stop the rule wants for `trade` at `price` and the profit in percent, or `None` when
+/// the profit is below the trigger or the stop would not tighten.
+pub fn wanted_stop(trade: &Trade, price: Decimal, s: &TrailSettings) -> Option<(Decimal, Decimal)> {
+    if !s.enabled || trade.entry_px <= Decimal::ZERO || price <= Decimal::ZERO {
+        return None;
+    }
+    let hundred = Decimal::ONE_HUNDRED;
+    let (profit_pct, stop) = match trade.direction {
+        Direction::Buy => (
+            (price - trade.entry_px) / trade.entry_px * hundred,
+            price * (Decimal::ONE - s.distance_pct / hundred),
+        ),
+        Direction::Sell => (
+            (trade.entry_px - price) / trade.entry_px * hundred,
+            price * (Decimal::ONE + s.distance_pct / hundred),
+        ),
+    };
+    let tighter = match trade.direction {
+        Direction::Buy => stop > trade.sl_px && stop < trade.tp_px,
+        Direction::Sell => stop < trade.sl_px && stop > trade.tp_px,
+    };
+    (profit_pct >= s.trigger_pct && tighter).then_some((stop, profit_pct.round_dp(2)))
+}
+
+fn f(d: Decimal) -> f64 {
+    d.to_f64().unwrap_or(0.0)
+}
+
+/// One raised stop.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TrailUpdate {
+    pub symbol: String,
+    pub old_sl: f64,
+    pub new_sl: f64,
+    pub profit_pct: f64,
+}
+
+/// A stop that triggered without filling.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct GapRow {
+    pub symbol: String,
+    pub stop_px: f64,
+    pub price: f64,
+    /// `closed` (at market), `alerted` (gap_exit = alert) or `close_failed`.
+    pub action: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What one trailing run did.
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+pub struct TrailingReport {
+    pub updated: Vec<TrailUpdate>,
+    /// Stops that gapped (see docs/protection.md).
+    pub gaps: Vec<GapRow>,
+    /// Stops the run wanted to move but could not, and why (protection stayed in place).
+    pub errors: Vec<String>,
+}
+
+/// One trailing run over every open trade.
+pub async fn run(
+    execution: &Execution,
+    exchange: &dyn Exchange,
+    config: &Config,
+    gap_exit: GapExit,
+) -> TrailingReport {
+    let mut report = TrailingReport::default();
+    let trades = match execution.book().open_trades() {
+        Ok(trades) => trades,
+        Err(err) => {
+            report.errors.push(format!("open trades unreadable: {err}"));
+            return report;
+        }
+    };
+    for trade in trades {
+        match execution.stop_gap(&trade).await {
+            Ok(Some(price)) => {
+                report.gaps.push(exit_gap(execution, &trade, price, gap_exit).await);
+                continue;
+            }
+            Ok(None) => {}
+            Err(err) => report.errors.push(format!("{}: stop not checked: {err}", trade.symbol)),
+        }
+        let settings = TrailSettings::for_bot(config, &trade.bot);
+        if !settings.enabled || trade.oco_list_id.is_none() {
+            continue;
+        }
+        let price = match exchange.price(&trade.symbol).await {
+            Ok(p) => p.0,
+            Err(err) => {
+                report.errors.push(format!("{}: no price: {err}", trade.symbol));
+                continue;
+            }
+        };
+        let Some((stop, profit_pct)) = wanted_stop(&trade, price, &settings) else {
+            continue;
+        };
+        match execution.move_stop(&trade.symbol, stop).await {
+            Ok(StopMove::Moved(moved)) => report.updated.push(TrailUpdate {
+                symbol: trade.symbol.clone(),
+                old_sl: f(trade.sl_px),
+                new_sl: f(moved.sl_px),
+                profit_pct: f(profit_pct),
+            }),
+            Ok(StopMove::Restored { reason, .. }) => {
+                report.errors.push(format!("{}: kept the old stop: {reason}", trade.symbol));
+            }
+            Ok(StopMove::Closed(_)) => {}
+            // Rounding to the tick made the move a no-op: nothing to do.
+            Err(crate::execution::ExecutionError::Refused(_)) => {}
+            Err(err) => report.errors.push(format!("{}: {err}", trade.symbol)),
+        }
+    }
+    report
+}
+
+/// Reports a gapped stop and, with `gap_exit = market`, closes the position.
+async fn exit_gap(
+    execution: &Execution,
+    trade: &Trade,
+    price: Decimal,
+    gap_exit: GapExit,
+) -> GapRow {
+    let (action, error) = match gap_exit {
+        GapExit::Alert => ("alerted".to_string(), None),
+        GapExit::Market => {
+            match execution.close(&trade.symbol, "stop gapped: exit at market").await {
+                Ok(_) => ("closed".to_string(), None),
+                Err(err) => ("close_failed".to_string(), Some(err.to_string())),
+            }
+        }
+    };
+    let said = match (gap_exit, &error) {
+        (GapExit::Alert, _) => {
+            "[protection] gap_exit = \"alert\": close it yourself (POST /api/close).".to_string()
+        }
+        (GapExit::Market, None) => "Closed at market.".to_string(),
+        (GapExit::Market, Some(err)) => format!("Closing at market failed: {err}"),
+    };
+    execution.notify(
+        templates::stop_gapped(&templates::StopGapped {
+            symbol: trade.symbol.clone(),
+            stop_px: trade.sl_px.normalize().to_string(),
+            price: price.normalize().to_string(),
+            action: said,
+        }),
+        "stop gapped",
+    );
+    GapRow { symbol: trade.symbol.clone(), stop_px: f(trade.sl_px), price: f(price), action, error }
+}
+
+/// The message for the raised stops of a run.
+pub fn raised_message(updated: &[TrailUpdate]) -> crate::messenger::Outgoing {
+    let rows: Vec<templates::StopRaised> = updated
+        .iter()
+        .map(|u| templates::StopRaised {
+            symbol: u.symbol.clone(),
+            old_sl: u.old_sl.to_string(),
+            new_sl: u.new_sl.to_string(),
+            profit_pct: u.profit_pct.to_string(),
+        })
+        .collect();
+    templates::stops_raised(&rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execution::{ProtectionState, TradeSource};
+    use rust_decimal_macros::dec;
+
+    fn trade(direction: Direction, entry: Decimal, sl: Decimal, tp: Decimal) -> Trade {
+        Trade {
+            symbol: "ETHUSDT".into(),
+            direction,
+            bot: "mr_combined".into(),
+            exchange: "exchange_a".into(),
+            size: dec!(1),
+            entry_px: entry,
+            entry_quote: entry,
+            sl_px: sl,
+            tp_px: tp,
+            sl_limit_px: sl,
+            sl_pct: dec!(2),
+            tp_pct: dec!(5),
+            sl_oid: Some(1),
+            tp_oid: Some(2),
+            oco_list_id: Some(3),
+            entry_order_id: None,
+            entry_client_order_id: None,
+            oco_client_order_id: None,
+            protection: ProtectionState::Protected,
+            source: TradeSource::Trade,
+            date: "2026-01-01".into(),
+            opened_at: String::new(),
+        }
+    }
+
+    const ON: TrailSettings =
+        TrailSettings { enabled: true, trigger_pct: dec!(2), distance_pct: dec!(1) };
+
+    #[test]
+    fn the_stop_follows_a_long_once_the_trigger_is_reached_and_only_moves_up() {
+        let t = trade(Direction::Buy, dec!(3000), dec!(2940), dec!(3150));
+        assert_eq!(wanted_stop(&t, dec!(3050), &ON), None, "1.67 % is below the 2 % trigger");
+        let (stop, profit) = wanted_stop(&t, dec!(3060), &ON).unwrap();
+        assert_eq!((stop, profit), (dec!(3029.4), dec!(2)), "1 % below 3060");
+        let raised = Trade { sl_px: dec!(3029.4), ..t.clone() };
+        assert_eq!(wanted_stop(&raised, dec!(3055), &ON), None, "never lowered");
+        assert_eq!(wanted_stop(&t, dec!(3200), &ON), None, "never past the take-profit");
+        let off = TrailSettings { enabled: false, ..ON };
+        assert_eq!(wanted_stop(&t, dec!(3100), &off), None);
+    }
+
+    #[test]
+    fn a_sold_positions_stop_only_moves_down() {
+        let t = trade(Direction::Sell, dec!(3000), dec!(3060), dec!(2850));
+        let (stop, profit) = wanted_stop(&t, dec!(2940), &ON).unwrap();
+        assert_eq!((stop, profit), (dec!(2969.4), dec!(2)));
+        let lowered = Trade { sl_px: dec!(2969.4), ..t };
+        assert_eq!(wanted_stop(&lowered, dec!(2945), &ON), None, "never raised back");
+    }
+}
