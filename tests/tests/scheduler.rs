@@ -145,7 +145,7 @@ async fn the_pending_entries_job_protects_a_filled_entry_when_the_clock_passes_i
     );
     assert_eq!(t.orders_of("LIMIT_MAKER", "SELL").len(), 1, "the OCO, placed by the job");
     assert_eq!(t.orders_of("STOP_LOSS_LIMIT", "SELL").len(), 1);
-    assert!(t.messages(2).await.iter().any(|m| m.text.contains("LIMIT entry filled")));
+    t.message_containing("LIMIT entry filled").await;
 
     let entry_job = job(&t, "pending_entries_check").await;
     assert_eq!(entry_job["last_status"], "ok", "{entry_job}");
@@ -178,8 +178,7 @@ async fn the_pending_entries_job_cancels_an_entry_whose_ttl_elapsed_once_after_a
     let entry_job = job(&t, "pending_entries_check").await;
     assert_eq!(entry_job["runs"], 2);
     assert_eq!(entry_job["next_run"], "2026-03-02T12:00:00Z");
-    let messages = t.messages(2).await;
-    assert!(messages.iter().any(|m| m.text.contains("expired and cancelled")), "{messages:?}");
+    t.message_containing("expired and cancelled").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
