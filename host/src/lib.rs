@@ -8,6 +8,7 @@
 //! - [`signals`]: pending signals, the skip rules, the ev/confidence gates, cleanup.
 //! - [`execution`]: sizing, the bracket order, close, the order journal, reconciliation.
 //! - [`protection`]: the drawdown pause, the daily PnL report and the health check.
+//! - [`market`]: the one candle cache (fetches only what is new) and the `Timeframe` type.
 //! - [`plugins`]: strategy plugins as sandboxed Wasm components, hot-reloaded from a folder.
 //! - [`store`]: the redb database, its schema version and a table per persistent thing.
 //! - [`messenger`]: reaches the boss: message templates, HTML escaping and splitting, sending;
@@ -29,6 +30,7 @@ pub mod exchange;
 pub mod execution;
 pub mod license;
 pub mod logging;
+pub mod market;
 pub mod messenger;
 pub mod plugins;
 pub mod protection;

@@ -31,7 +31,8 @@ impl Rng {
     }
 }
 
-/// Milliseconds of a timeframe such as "15m", "4h", "1d", "1w"; `None` if unknown.
+/// Milliseconds of a timeframe such as "15m", "4h", "1d", "1w"; `None` if unknown. (The host's
+/// `Timeframe` type is the authority; a host test pins this table to it.)
 pub fn timeframe_ms(timeframe: &str) -> Option<i64> {
     let (num, unit) = timeframe.split_at(timeframe.len().checked_sub(1)?);
     let n: i64 = num.parse().ok()?;

@@ -7,6 +7,8 @@ use std::fmt;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::market::Timeframe;
+
 /// `[strategy.mr_combined]`, keys and defaults exactly as the spec lists them.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -14,7 +16,8 @@ pub struct MrCombinedConfig {
     pub enabled: bool,
     /// true: scan the liquidity-filtered universe instead of the watchlist.
     pub use_universe: bool,
-    pub timeframes: Vec<String>,
+    /// Kline intervals as the exchange spells them (see `crate::market::Timeframe`).
+    pub timeframes: Vec<Timeframe>,
     /// Percent of the capital base per trade.
     pub size_pct: f64,
     pub max_trades_per_day: u32,
@@ -45,7 +48,7 @@ impl Default for MrCombinedConfig {
         Self {
             enabled: true,
             use_universe: false,
-            timeframes: ["1d", "4h", "1h"].map(String::from).to_vec(),
+            timeframes: vec![Timeframe::D1, Timeframe::H4, Timeframe::H1],
             size_pct: 1.0,
             max_trades_per_day: 2,
             trailing_enabled: true,

@@ -89,6 +89,9 @@ fn an_unknown_timeframe_is_refused() {
     assert_eq!(err.key, "strategy.mr_combined.timeframes");
     assert!(err.message.contains("7h"), "{err}");
     assert_eq!(err.position.map(|(line, _)| line), Some(2));
+    // Calendar months have no fixed length: `1M` is not a timeframe of the service.
+    let err = error("[strategy.mr_combined]\ntimeframes = [\"1M\"]\n");
+    assert!(err.message.contains("unknown timeframe `1M`; known: 1m, 3m, 5m"), "{err}");
 }
 
 #[test]

@@ -5,10 +5,6 @@ use std::net::SocketAddr;
 
 use super::Config;
 
-/// Kline intervals the exchanges serve; every timeframe in the config must be one of them.
-pub const TIMEFRAMES: &[&str] =
-    &["1m", "3m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "8h", "12h", "1d", "3d", "1w", "1M"];
-
 #[derive(Debug)]
 pub struct Invalid {
     pub key: String,
@@ -177,14 +173,7 @@ fn check_mr_combined(config: &Config) -> Result<(), Invalid> {
     if mr.timeframes.is_empty() {
         return Err(invalid(c.key("timeframes"), "must list at least one timeframe"));
     }
-    for timeframe in &mr.timeframes {
-        if !TIMEFRAMES.contains(&timeframe.as_str()) {
-            return Err(invalid(
-                c.key("timeframes"),
-                format!("unknown timeframe `{timeframe}`; known: {}", TIMEFRAMES.join(", ")),
-            ));
-        }
-    }
+    // Each timeframe is a `Timeframe`, checked when the file is read.
     c.in_range("size_pct", mr.size_pct, 0.0, 100.0)?;
     c.positive("trailing_trigger_pct", mr.trailing_trigger_pct)?;
     c.in_range("trailing_distance_pct", mr.trailing_distance_pct, 0.0, 100.0)?;

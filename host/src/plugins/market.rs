@@ -3,13 +3,15 @@
 //! The plugins area does not fetch candles itself: it asks a [`MarketData`] source for the
 //! symbols and candles a plugin's manifest names. The service wires [`ExchangeMarket`] (the
 //! active exchange's klines and 24 h tickers); `[plugins] market_data = "synthetic"` selects
-//! [`SyntheticMarket`] instead, deterministic random-walk candles for tests that must never be
+//! [`SyntheticMarket`] instead, deterministic random-walk candles (the SDK's generator) for tests that must never be
 //! used for trading.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use super::model::{CandleNeed, Candles, MarketSnapshot, SymbolData};
+use crate::market::{CandleCache, Timeframe};
 
 /// A boxed future, so the trait stays object-safe.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -55,8 +57,9 @@ impl MarketData for NoMarketData {
     }
 }
 
-/// Deterministic random-walk candles per symbol (seeded by the symbol name), aligned to the
-/// timeframe grid before `now`. For demos and tests only.
+/// Deterministic random-walk candles per symbol (the SDK's generator, `spotbot_sdk::testing`,
+/// seeded by the symbol name), aligned to the timeframe grid before `now`; the last candle is
+/// the one containing `now`. For demos and tests only.
 #[derive(Debug, Default)]
 pub struct SyntheticMarket;
 
@@ -68,7 +71,31 @@ impl SyntheticMarket {
         let candles: Vec<Candles> = candles
             .iter()
             .enumerate()
-            .map(|(i, need)| walk(seed.wrapping_add(i as u64), need, now_ms))
+            .map(|(i, need)| {
+                let step = need
+                    .timeframe
+                    .parse::<Timeframe>()
+                    .map_or(Timeframe::H1.duration_ms(), Timeframe::duration_ms);
+                // The SDK's candles end just before `end`: end after the candle containing now.
+                let end = now_ms - now_ms.rem_euclid(step) + step;
+                let c = spotbot_sdk::testing::candles(
+                    seed.wrapping_add(i as u64),
+                    &need.timeframe,
+                    need.count as usize,
+                    100.0,
+                    0.0,
+                    end,
+                );
+                Candles {
+                    timeframe: c.timeframe,
+                    open_time: c.open_time,
+                    open: c.open,
+                    high: c.high,
+                    low: c.low,
+                    close: c.close,
+                    volume: c.volume,
+                }
+            })
             .collect();
         let last_price = candles.first().and_then(|c| c.close.last().copied()).unwrap_or(100.0);
         SymbolData {
@@ -79,53 +106,6 @@ impl SyntheticMarket {
             market_context: None,
         }
     }
-}
-
-fn timeframe_ms(timeframe: &str) -> i64 {
-    let (num, unit) = timeframe.split_at(timeframe.len().saturating_sub(1));
-    let n: i64 = num.parse().unwrap_or(1);
-    n * match unit {
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        "w" => 604_800_000,
-        _ => 3_600_000,
-    }
-}
-
-fn walk(seed: u64, need: &CandleNeed, now_ms: i64) -> Candles {
-    let step = timeframe_ms(&need.timeframe);
-    let count = need.count as usize;
-    let last_open = now_ms - now_ms.rem_euclid(step);
-    let mut state = seed | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let mut c = Candles {
-        timeframe: need.timeframe.clone(),
-        open_time: Vec::with_capacity(count),
-        open: Vec::with_capacity(count),
-        high: Vec::with_capacity(count),
-        low: Vec::with_capacity(count),
-        close: Vec::with_capacity(count),
-        volume: Vec::with_capacity(count),
-    };
-    let mut price = 100.0;
-    for i in 0..count {
-        let open = price;
-        let close = open * (1.0 + 0.02 * (next() - 0.5));
-        c.open_time.push(last_open - (count - 1 - i) as i64 * step);
-        c.open.push(open);
-        c.high.push(open.max(close) * (1.0 + 0.004 * next()));
-        c.low.push(open.min(close) * (1.0 - 0.004 * next()));
-        c.close.push(close);
-        c.volume.push(1_000.0 * (0.5 + next()));
-        price = close;
-    }
-    c
 }
 
 impl MarketData for SyntheticMarket {
@@ -142,17 +122,33 @@ impl MarketData for SyntheticMarket {
     }
 }
 
-/// Market data straight from the active exchange: the 24 h tickers of the symbols and, per
-/// symbol and manifest timeframe, the most recent klines. (A candle cache in the market area can
-/// replace this source without touching the plugins.) Market context is not available here;
-/// plugins that ask for it get none.
+/// Market data from the active exchange: the 24 h tickers of the symbols and, per symbol and
+/// manifest timeframe, the most recent klines read through the market area's one
+/// [`CandleCache`] (which fetches only the candles that are new since the last scan). Market
+/// context is not available here; plugins that ask for it get none.
 pub struct ExchangeMarket {
-    exchange: std::sync::Arc<dyn crate::exchange::Exchange>,
+    exchange: Arc<dyn crate::exchange::Exchange>,
+    candles: Arc<CandleCache>,
 }
 
 impl ExchangeMarket {
-    pub fn new(exchange: std::sync::Arc<dyn crate::exchange::Exchange>) -> Self {
-        ExchangeMarket { exchange }
+    /// A source with its own candle cache in front of `exchange`.
+    pub fn new(exchange: Arc<dyn crate::exchange::Exchange>) -> Self {
+        let candles = Arc::new(CandleCache::new(exchange.clone()));
+        Self::with_cache(exchange, candles)
+    }
+
+    /// A source reading klines through `candles` (shared with the rest of the market area).
+    pub fn with_cache(
+        exchange: Arc<dyn crate::exchange::Exchange>,
+        candles: Arc<CandleCache>,
+    ) -> Self {
+        ExchangeMarket { exchange, candles }
+    }
+
+    /// The cache this source reads klines through.
+    pub fn cache(&self) -> &Arc<CandleCache> {
+        &self.candles
     }
 
     async fn symbol(
@@ -160,14 +156,16 @@ impl ExchangeMarket {
         symbol: &str,
         needs: &[CandleNeed],
         ticker: Option<&crate::exchange::Ticker24h>,
+        now_ms: i64,
     ) -> Result<SymbolData, String> {
         use rust_decimal::prelude::ToPrimitive;
         let f = |d: rust_decimal::Decimal| d.to_f64().unwrap_or(f64::NAN);
         let mut candles = Vec::with_capacity(needs.len());
         for need in needs {
+            let timeframe: Timeframe = need.timeframe.parse().map_err(|e| format!("{e}"))?;
             let klines = self
-                .exchange
-                .klines(symbol, &need.timeframe, need.count, None)
+                .candles
+                .klines(symbol, timeframe, need.count, now_ms)
                 .await
                 .map_err(|e| format!("{symbol} {} klines: {e}", need.timeframe))?;
             candles.push(Candles {
@@ -225,10 +223,10 @@ impl MarketData for ExchangeMarket {
             let ticker = |s: &str| tickers.iter().find(|t| t.symbol == s);
             let mut symbols = Vec::with_capacity(query.symbols.len());
             for s in &query.symbols {
-                symbols.push(self.symbol(s, &query.candles, ticker(s)).await?);
+                symbols.push(self.symbol(s, &query.candles, ticker(s), query.now_ms).await?);
             }
             let reference = match &query.reference {
-                Some(r) => Some(self.symbol(r, &query.candles, ticker(r)).await?),
+                Some(r) => Some(self.symbol(r, &query.candles, ticker(r), query.now_ms).await?),
                 None => None,
             };
             Ok(MarketSnapshot { symbols, reference })

@@ -4,10 +4,8 @@
 use std::collections::BTreeSet;
 
 use super::model::{Manifest, PluginKind, ScanResponse};
+use crate::market::Timeframe;
 
-/// Timeframes a plugin may ask for.
-pub const TIMEFRAMES: &[&str] =
-    &["1m", "3m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "8h", "12h", "1d", "3d", "1w"];
 /// Most candles per timeframe a plugin may ask for.
 pub const MAX_CANDLES: u32 = 1000;
 /// Most timeframes per manifest.
@@ -38,11 +36,12 @@ pub fn manifest(m: &Manifest) -> Result<(), String> {
     }
     let mut seen = BTreeSet::new();
     for need in &m.candles {
-        if !TIMEFRAMES.contains(&need.timeframe.as_str()) {
+        // The manifest keeps strings (the WIT contract); the host's one type decides.
+        if need.timeframe.parse::<Timeframe>().is_err() {
             return Err(format!(
                 "timeframe {:?} is not one of {}",
                 need.timeframe,
-                TIMEFRAMES.join(" ")
+                Timeframe::list(" ")
             ));
         }
         if !seen.insert(need.timeframe.as_str()) {
