@@ -1,6 +1,8 @@
 //! The `spotbot` command line as an operator uses it: check-config, serve, SIGTERM.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod support;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 
@@ -52,15 +54,7 @@ fn serve_answers_health_and_stops_gracefully_on_sigterm() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut first_line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first_line).unwrap();
-    // "spotbot API on http://127.0.0.1:PORT/api ..."
-    let addr = first_line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {first_line:?}"))
-        .to_string();
+    let addr = support::announced_addr(&mut child);
 
     let mut stream = TcpStream::connect(&addr).unwrap();
     write!(stream, "GET /api/health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")

@@ -4,7 +4,8 @@
 
 #![cfg(unix)]
 
-use std::io::{BufRead, BufReader};
+mod support;
+
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -34,14 +35,7 @@ impl Process {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut first_line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first_line).unwrap();
-        let addr = first_line
-            .split("http://")
-            .nth(1)
-            .and_then(|rest| rest.split('/').next())
-            .unwrap_or_else(|| panic!("no address in {first_line:?}"))
-            .to_string();
+        let addr = support::announced_addr(&mut child);
         Process { child, base: format!("http://{addr}") }
     }
 
