@@ -21,12 +21,7 @@ fn assert_no_2010(t: &Trading) {
 }
 
 async fn buy(t: &Trading, symbol: &str) -> Value {
-    let (status, body) = t
-        .post_empty(&format!(
-            "/api/trade?symbol={symbol}&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9"
-        ))
-        .await;
-    assert_eq!(status, 200, "{body}");
+    let body = t.buy(symbol).await;
     assert_eq!(body["trade"]["protection"], "protected", "{body}");
     body
 }

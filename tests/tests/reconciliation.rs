@@ -38,12 +38,7 @@ async fn position_by_hand(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_take_profit_filled_while_down_closes_the_trade_at_restart() {
     let t = Trading::start().await;
-    let (status, body) = t
-        .post_empty(
-            "/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9",
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+    t.buy("ETHUSDT").await;
     t.set_price("ETHUSDT", "3200");
     let t = t.restart().await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);

@@ -184,12 +184,7 @@ async fn the_pending_entries_job_cancels_an_entry_whose_ttl_elapsed_once_after_a
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_trailing_job_raises_the_stop_of_a_profitable_trade_at_the_next_minute() {
     let t = Trading::start().await;
-    let (status, body) = t
-        .post_empty(
-            "/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9",
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+    t.buy("ETHUSDT").await;
     let open_stops = |t: &Trading| -> Vec<f64> {
         t.orders_of("STOP_LOSS_LIMIT", "SELL")
             .into_iter()

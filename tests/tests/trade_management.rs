@@ -18,12 +18,7 @@ use trading_support::{BOT_TOKEN, KEY, SECRET, Trading, d};
 /// returns the close answer.
 async fn round_trip(t: &Trading, exit: &str) -> Value {
     t.set_price("ETHUSDT", "3000");
-    let (status, body) = t
-        .post_empty(
-            "/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9",
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+    t.buy("ETHUSDT").await;
     t.set_price("ETHUSDT", exit);
     let (status, closed) = t.post_empty("/api/close?symbol=ETHUSDT").await;
     assert_eq!(status, 200, "{closed}");
@@ -231,12 +226,7 @@ async fn status_shows_counters_trades_and_config_without_any_secret() {
     let t = Trading::start().await;
     let license_key = t.host.register("status-owner@example.com").await;
     let closed = round_trip(&t, "3030").await;
-    let (status, body) = t
-        .post_empty(
-            "/api/trade?symbol=SOLUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9",
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+    t.buy("SOLUSDT").await;
 
     let (status, answer) = t.get("/api/status?agent=finance").await;
     assert_eq!(status, 200, "{answer}");
@@ -275,12 +265,7 @@ async fn status_shows_counters_trades_and_config_without_any_secret() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn portfolio_values_the_simulators_balances_at_last_prices() {
     let t = Trading::start().await;
-    let (status, body) = t
-        .post_empty(
-            "/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9",
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+    t.buy("ETHUSDT").await;
     t.set_price("ETHUSDT", "3100");
 
     let (status, portfolio) = t.get("/api/portfolio").await;

@@ -15,13 +15,7 @@ fn dec(v: &Value) -> Decimal {
 }
 
 async fn buy_eth(t: &Trading) -> Value {
-    let (status, body) = t
-        .post_empty(
-            "/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9",
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    body["trade"].clone()
+    t.buy("ETHUSDT").await["trade"].clone()
 }
 
 async fn trail(t: &Trading) -> Value {

@@ -148,6 +148,17 @@ impl Trading {
         self.host.get(path).await
     }
 
+    /// Opens a bracketed position through `POST /api/trade` (sl 2 %, tp 5 %, gates passed) and
+    /// asserts it was accepted; returns the answer.
+    pub async fn buy(&self, symbol: &str) -> Value {
+        let path = format!(
+            "/api/trade?symbol={symbol}&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9"
+        );
+        let (status, body) = self.post_empty(&path).await;
+        assert_eq!(status, 200, "{body}");
+        body
+    }
+
     /// Creates a signal and asserts it is pending.
     pub async fn create_signal(&self, body: Value) -> Value {
         let (status, answer) = self.post("/api/signal", body).await;
