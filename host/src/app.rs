@@ -16,9 +16,11 @@ use crate::config::Config;
 use crate::dashboard::Dashboard;
 use crate::execution::{Execution, Parts, Timing};
 use crate::license::{self, License};
+use crate::market::{CandleCache, MarketContexts};
 use crate::messenger::Messenger;
 use crate::messenger::replies::{self, RepliesTask};
 use crate::protection::{self, Protection};
+use crate::scans::Scans;
 use crate::scheduler::{self, Scheduler, SchedulerTask};
 use crate::signals::Signals;
 use crate::store::Store;
@@ -96,7 +98,17 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         Some(c) => (Some(c.exchange), c.paper),
         None => (None, None),
     };
-    let plugins = start_plugins(&config, &store, &clock, exchange.clone()).await?;
+    let market = exchange.as_ref().map(|exchange| {
+        let candles = Arc::new(CandleCache::new(exchange.clone()));
+        Arc::new(MarketContexts::new(
+            exchange.clone(),
+            candles,
+            store.clone(),
+            clock.clone(),
+            config.market.snapshot_retention_days,
+        ))
+    });
+    let plugins = start_plugins(&config, &store, &clock, market.clone()).await?;
     let config = Arc::new(config);
     let dashboard = Arc::new(Dashboard::new(clock.clone()));
     let messenger = Messenger::new(&config.messenger, &config.secrets);
@@ -106,6 +118,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         messenger: messenger.clone(),
         dashboard: dashboard.clone(),
         config: config.clone(),
+        plugins: plugins.clone(),
         clock: clock.clone(),
         timing: Timing::default(),
     });
@@ -129,16 +142,29 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
             }
         })
     });
+    let scans = Scans::new(crate::scans::Parts {
+        plugins: plugins.clone(),
+        signals: signals.clone(),
+        execution: execution.clone(),
+        exchange: exchange.clone(),
+        store: store.clone(),
+        messenger: messenger.clone(),
+        dashboard: dashboard.clone(),
+        config: config.clone(),
+        clock: clock.clone(),
+    });
     let tz = config.market.timezone.parse().unwrap_or(chrono_tz::Tz::UTC);
     let scheduler = Scheduler::new(&config.scheduler, tz, clock.clone());
     let state = AppState {
         scheduler,
         exchange,
+        market,
         paper,
         messenger,
         execution,
         signals,
         protection,
+        scans,
         plugins,
         license,
         dashboard,
@@ -181,17 +207,18 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
 }
 
 /// Loads the plugins folder (compiling on a blocking thread) and starts hot reload. Plugin
-/// scans read the active exchange's klines, or synthetic candles when configured.
+/// scans read the active exchange's klines through the market area's candle cache and get
+/// its market contexts, or synthetic candles when configured.
 async fn start_plugins(
     config: &Config,
     store: &Store,
     clock: &SharedClock,
-    exchange: Option<Arc<dyn crate::exchange::Exchange>>,
+    contexts: Option<Arc<MarketContexts>>,
 ) -> anyhow::Result<crate::plugins::Plugins> {
     use crate::plugins::{ExchangeMarket, MarketData, NoMarketData, Plugins, SyntheticMarket};
-    let market: Arc<dyn MarketData> = match (config.plugins.market_data.as_str(), exchange) {
+    let market: Arc<dyn MarketData> = match (config.plugins.market_data.as_str(), contexts) {
         ("synthetic", _) => Arc::new(SyntheticMarket),
-        (_, Some(exchange)) => Arc::new(ExchangeMarket::new(exchange)),
+        (_, Some(contexts)) => Arc::new(ExchangeMarket::new(contexts)),
         (_, None) => Arc::new(NoMarketData),
     };
     let (config, store, clock) = (Arc::new(config.clone()), store.clone(), clock.clone());

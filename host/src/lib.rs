@@ -8,7 +8,11 @@
 //! - [`signals`]: pending signals, the skip rules, the ev/confidence gates, cleanup.
 //! - [`execution`]: sizing, the bracket order, close, the order journal, reconciliation.
 //! - [`protection`]: the drawdown pause, the daily PnL report and the health check.
-//! - [`market`]: the one candle cache (fetches only what is new) and the `Timeframe` type.
+//! - [`market`]: the one candle cache (fetches only what is new), the `Timeframe` type, and
+//!   the multi-timeframe market context (rules, TTL cache, snapshots, compression and watch
+//!   memories).
+//! - [`scans`]: MR Combined's scan-and-signal and Pump Momentum's alert scan, its stored
+//!   alerts and their outcome evaluation.
 //! - [`plugins`]: strategy plugins as sandboxed Wasm components, hot-reloaded from a folder.
 //! - [`store`]: the redb database, its schema version and a table per persistent thing.
 //! - [`messenger`]: reaches the boss: message templates, HTML escaping and splitting, sending;
@@ -34,6 +38,7 @@ pub mod market;
 pub mod messenger;
 pub mod plugins;
 pub mod protection;
+pub mod scans;
 pub mod scheduler;
 pub mod signals;
 pub mod store;

@@ -34,6 +34,15 @@ enum Command {
     },
     /// Validate a config file and exit (0 when valid).
     CheckConfig { path: PathBuf },
+    /// Fill the outcome fields (price 1h/4h/24h after, MFE/MAE, reach/reversal flags) of
+    /// stored pump alerts, through the running service (it owns the database).
+    PumpOutcomes {
+        #[arg(long, default_value = "config.toml")]
+        config: PathBuf,
+        /// Base URL of the running service; default: http://<[server] addr>.
+        #[arg(long)]
+        url: Option<String>,
+    },
 }
 
 fn parse_log_format(text: &str) -> Result<LogFormat, String> {
@@ -47,15 +56,34 @@ fn parse_log_format(text: &str) -> Result<LogFormat, String> {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::CheckConfig { path } => match Config::load(&path) {
-            Ok(_) => {
-                println!("config ok: {}", path.display());
-                ExitCode::SUCCESS
-            }
+            Ok(config) => check_plugins(&path, &config),
             Err(err) => {
                 eprintln!("{err}");
                 ExitCode::FAILURE
             }
         },
+        Command::PumpOutcomes { config, url } => {
+            let url = match url {
+                Some(url) => url,
+                None => match Config::load(&config) {
+                    Ok(loaded) => local_url(&loaded.server.addr),
+                    Err(err) => {
+                        eprintln!("{err}");
+                        return ExitCode::FAILURE;
+                    }
+                },
+            };
+            match pump_outcomes(&url) {
+                Ok(report) => {
+                    println!("{report}");
+                    ExitCode::SUCCESS
+                }
+                Err(err) => {
+                    eprintln!("spotbot pump-outcomes: {err:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Serve { config, addr, data_dir, log_format } => {
             let mut loaded = match Config::load(&config) {
                 Ok(loaded) => loaded,
@@ -101,6 +129,66 @@ fn serve(config: Config) -> anyhow::Result<()> {
         stop.await;
         tracing::info!("shutting down");
         app.stop().await
+    })
+}
+
+/// Loads the plugins folder against the config's `[strategy.*]` sections and prints one line
+/// per plugin file; fails when a file is refused.
+fn check_plugins(path: &std::path::Path, config: &Config) -> ExitCode {
+    let (plugins, orphans) = match spotbot::plugins::check_folder(config) {
+        Ok(found) => found,
+        Err(err) => {
+            eprintln!("{err:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut refused = false;
+    for p in &plugins {
+        match (&p.name, &p.last_error) {
+            (Some(name), None) => println!("plugin {name} ({}): ok", p.file),
+            (_, error) => {
+                refused = true;
+                let why = error.as_deref().unwrap_or("refused");
+                eprintln!("plugin file {} refused: {why}", p.file);
+            }
+        }
+    }
+    for name in orphans {
+        println!(
+            "note: [strategy.{name}] names no plugin in {}; it applies once one loads",
+            config.plugins.dir
+        );
+    }
+    if refused {
+        return ExitCode::FAILURE;
+    }
+    println!("config ok: {}", path.display());
+    ExitCode::SUCCESS
+}
+
+/// `http://HOST:PORT` of a listen address, with a wildcard host replaced by loopback.
+fn local_url(addr: &str) -> String {
+    let addr = addr.replace("0.0.0.0", "127.0.0.1").replace("[::]", "[::1]");
+    format!("http://{addr}")
+}
+
+/// Asks the running service to evaluate the outcomes and returns its JSON answer. The
+/// database is the service's (one process holds it), so the work happens there.
+fn pump_outcomes(base_url: &str) -> anyhow::Result<String> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let url = format!("{}/api/pump-momentum/outcomes", base_url.trim_end_matches('/'));
+        let response = reqwest::Client::new().post(&url).send().await.map_err(|err| {
+            anyhow::anyhow!(
+                "the service does not answer at {url} ({err}); start it, or pass --url. While \
+                 it runs, its hourly pump_outcomes job fills the outcomes too"
+            )
+        })?;
+        let status = response.status();
+        let body = response.text().await?;
+        anyhow::ensure!(status.is_success(), "{url} answered {status}: {body}");
+        Ok(body)
     })
 }
 

@@ -136,8 +136,22 @@ async fn sigkill_between_fill_and_oco_is_protected_by_reconciliation_at_restart(
     let sl = orders.iter().find(|o| o["type"] == "STOP_LOSS_LIMIT").unwrap();
     assert_eq!(tp["orderListId"], sl["orderListId"]);
     assert_eq!(tp["origQty"], sl["origQty"]);
-    let trades: Value =
-        http.get(format!("{}/api/trades", host.base)).send().await.unwrap().json().await.unwrap();
+    // The exchange holds the OCO a moment before the host has recorded its answer.
+    let mut trades = Value::Null;
+    for _ in 0..100 {
+        trades = http
+            .get(format!("{}/api/trades", host.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if trades["trades"][0]["protection"] == "protected" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     assert_eq!(trades["count"], 1, "{trades}");
     assert_eq!(trades["trades"][0]["protection"], "protected", "{trades}");
     assert_eq!(trades["trades"][0]["sl_oid"], sl["orderId"], "{trades}");

@@ -84,6 +84,57 @@ pub fn candles(
     c
 }
 
+/// Aggregates candles of a finer timeframe into `timeframe` (e.g. 1h into 4h or 1d): open of
+/// the first candle of each bucket, highest high, lowest low, close of the last, summed volume.
+///
+/// Buckets sit on the exchange's grid: multiples of the timeframe since the epoch (UTC), except
+/// `1w`, whose buckets start on Monday 00:00 UTC. A leading bucket that the input enters late
+/// is dropped (its open, high and low would be wrong); the trailing bucket is kept even when
+/// incomplete, like an exchange's still-forming candle. The result is empty (with `timeframe`
+/// set) when either timeframe is unknown, `timeframe` is not a whole multiple of the input's,
+/// or the input's columns differ in length.
+pub fn aggregate(c: &Candles, timeframe: &str) -> Candles {
+    let mut out = Candles {
+        timeframe: timeframe.to_string(),
+        open_time: Vec::new(),
+        open: Vec::new(),
+        high: Vec::new(),
+        low: Vec::new(),
+        close: Vec::new(),
+        volume: Vec::new(),
+    };
+    let (Some(src), Some(dst)) = (timeframe_ms(&c.timeframe), timeframe_ms(timeframe)) else {
+        return out;
+    };
+    if src <= 0 || dst < src || dst % src != 0 || !c.is_consistent() {
+        return out;
+    }
+    // 1970-01-01 was a Thursday; weekly candles start on Monday, four days later.
+    let offset = if timeframe == "1w" { 4 * 86_400_000 } else { 0 };
+    let bucket_of = |t: i64| (t - offset).div_euclid(dst) * dst + offset;
+    for i in 0..c.len() {
+        let bucket = bucket_of(c.open_time[i]);
+        if out.open_time.last() == Some(&bucket) {
+            let k = out.len() - 1;
+            out.high[k] = out.high[k].max(c.high[i]);
+            out.low[k] = out.low[k].min(c.low[i]);
+            out.close[k] = c.close[i];
+            out.volume[k] += c.volume[i];
+        } else if out.is_empty() && c.open_time[i] != bucket {
+            // The input starts inside this bucket: skip until the next one begins.
+            continue;
+        } else {
+            out.open_time.push(bucket);
+            out.open.push(c.open[i]);
+            out.high.push(c.high[i]);
+            out.low.push(c.low[i]);
+            out.close.push(c.close[i]);
+            out.volume.push(c.volume[i]);
+        }
+    }
+    out
+}
+
 /// Market data of one symbol with the candles of every `needs` entry (seeds derived from
 /// `seed`), last price = last close, 24 h quote volume 5 M.
 pub fn symbol(
@@ -143,5 +194,37 @@ mod tests {
         assert_eq!(timeframe_ms("15m"), Some(900_000));
         assert_eq!(timeframe_ms("x"), None);
         assert_eq!(timeframe_ms(""), None);
+    }
+
+    #[test]
+    fn aggregate_buckets_on_the_grid() {
+        // 1h candles from 02:00 to 13:00 UTC on 2026-01-01 (a Thursday); 4h grid 00, 04, 08, 12.
+        let day = 1_767_225_600_000;
+        let h = 3_600_000;
+        let mut c = candles(3, "1h", 12, 100.0, 0.0, day + 14 * h);
+        assert_eq!(c.open_time[0], day + 2 * h);
+        c.volume = (1..=12).map(f64::from).collect();
+        let a = aggregate(&c, "4h");
+        assert_eq!(a.timeframe, "4h");
+        // 00:00 bucket entered late (dropped); 04:00 and 08:00 full; 12:00 partial (kept).
+        assert_eq!(a.open_time, vec![day + 4 * h, day + 8 * h, day + 12 * h]);
+        assert_eq!(a.open[0], c.open[2]);
+        assert_eq!(a.close[0], c.close[5]);
+        assert_eq!(a.high[0], c.high[2..6].iter().copied().fold(f64::MIN, f64::max));
+        assert_eq!(a.low[1], c.low[6..10].iter().copied().fold(f64::MAX, f64::min));
+        assert_eq!(a.volume, vec![3.0 + 4.0 + 5.0 + 6.0, 7.0 + 8.0 + 9.0 + 10.0, 11.0 + 12.0]);
+        assert_eq!(a.close[2], c.close[11]);
+        assert!(a.is_consistent());
+        // Same timeframe: a copy. Finer, unknown or non-multiple target: empty.
+        assert_eq!(aggregate(&c, "1h"), c);
+        assert!(aggregate(&c, "15m").is_empty());
+        assert!(aggregate(&c, "7x").is_empty());
+        assert!(aggregate(&candles(1, "3h", 10, 1.0, 0.0, day), "4h").is_empty());
+        // Weeks start on Monday 2026-01-05.
+        let d = candles(4, "1d", 14, 100.0, 0.0, day + 14 * 24 * h);
+        let w = aggregate(&d, "1w");
+        assert_eq!(w.open_time, vec![day + 4 * 24 * h, day + 11 * 24 * h]);
+        assert_eq!(w.open[0], d.open[4]);
+        assert_eq!(w.close[1], d.close[13]);
     }
 }

@@ -123,7 +123,7 @@ async fn config_section_and_persisted_state_reach_the_plugin_across_restarts() {
         let e = echo(&last, 1);
         assert_eq!(e["scans"], expected, "{e}");
         // The section's key replaces the default, the other default stays.
-        assert_eq!(e["config"], serde_json::json!({"greeting": "hi", "threshold": 1}));
+        assert_eq!(e["config"], serde_json::json!({"greeting": "hi", "threshold": 1, "spin": 0}));
         assert_eq!(e["candles"], serde_json::json!([["1h", 24], ["4h", 6]]));
         assert_eq!(e["now_ms"], host.clock.now_ms());
     }

@@ -59,6 +59,45 @@ where
     }
 }
 
+/// A whole number from the query (0 to i64::MAX, the document's `int64`), or 422
+/// `invalid_query` naming `name`.
+pub fn whole_number(name: &str, text: Option<&str>, default: u64) -> Result<u64, ApiError> {
+    let Some(text) = text else {
+        return Ok(default);
+    };
+    match text.parse::<i64>() {
+        Ok(n) => u64::try_from(n).map_err(|_| {
+            ApiError::unprocessable(
+                "invalid_query",
+                format!("`{name}` must be at least 0, got {n}"),
+            )
+        }),
+        Err(_) => Err(ApiError::unprocessable(
+            "invalid_query",
+            format!("`{name}` must be a whole number from 0 to {}, got {text:?}", i64::MAX),
+        )),
+    }
+}
+
+/// A whole number from the query within `range` (default `default`), or 422 `invalid_query`
+/// naming `name` (limits of list routes).
+pub fn bounded_number(
+    name: &str,
+    text: Option<&str>,
+    default: u64,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<u64, ApiError> {
+    let n = whole_number(name, text, default)?;
+    if range.contains(&n) {
+        Ok(n)
+    } else {
+        Err(ApiError::unprocessable(
+            "invalid_query",
+            format!("`{name}` must be {}-{}, got {n}", range.start(), range.end()),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Symbol;

@@ -9,8 +9,11 @@ pub mod error;
 pub mod extract;
 mod health;
 pub mod license;
+mod market;
 mod pending_entries;
 mod protection;
+mod pump;
+mod scans;
 mod scheduler;
 mod signals;
 mod status;
@@ -47,6 +50,8 @@ pub struct AppState {
     /// The active exchange; `None` when the configured exchange has no client yet
     /// (exchange B).
     pub exchange: Option<Arc<dyn crate::exchange::Exchange>>,
+    /// Market contexts of the active exchange (`None` without an exchange client).
+    pub market: Option<Arc<crate::market::MarketContexts>>,
     /// The in-process exchange simulator in paper mode (kept alive here; tests and the demo
     /// read it).
     pub paper: Option<Arc<spotbot_sim::RunningSim>>,
@@ -54,6 +59,8 @@ pub struct AppState {
     pub execution: crate::execution::Execution,
     pub signals: crate::signals::Signals,
     pub protection: crate::protection::Protection,
+    /// The scan pipelines: MR Combined scan-and-signal, Pump Momentum alerts.
+    pub scans: crate::scans::Scans,
     /// The built-in jobs and their status (the background loop is owned by the app).
     pub scheduler: crate::scheduler::Scheduler,
 }
@@ -85,6 +92,9 @@ pub fn router(state: AppState) -> Router {
         .merge(pending_entries::routes())
         .merge(protection::routes())
         .merge(scheduler::routes())
+        .merge(market::routes())
+        .merge(scans::routes())
+        .merge(pump::routes())
         .split_for_parts();
     error::document_common_errors(&mut document);
     let document = Arc::new(document);

@@ -60,10 +60,10 @@ pub struct ConfigSummary {
     pub max_trading_usdt: f64,
     /// `[risk] max_consecutive_losses` (0 = off).
     pub max_consecutive_losses: u32,
-    /// `[strategy.mr_combined] size_pct`: percent of the capital base per trade (the default
+    /// MR Combined's effective `size_pct`: percent of the capital base per trade (the default
     /// for strategies without their own).
     pub size_pct: f64,
-    /// `[strategy.mr_combined] max_trades_per_day` (the default daily limit).
+    /// MR Combined's effective `max_trades_per_day` (the default daily limit).
     pub max_trades_per_day: u32,
     pub trailing_enabled: bool,
     pub trailing_trigger_pct: f64,
@@ -81,7 +81,7 @@ pub struct ConfigSummary {
 impl ConfigSummary {
     fn of(state: &AppState) -> Self {
         let config = &state.config;
-        let mr = &config.strategy.mr_combined;
+        let mr = state.plugins.strategy_keys(crate::config::DEFAULT_STRATEGY);
         ConfigSummary {
             exchange: config.exchange.active.as_str().to_string(),
             mode: mode_name(config.exchange.mode).to_string(),

@@ -53,6 +53,7 @@ impl From<PluginError> for ApiError {
     fn from(err: PluginError) -> Self {
         let status = match &err {
             PluginError::NotFound(_) => StatusCode::NOT_FOUND,
+            PluginError::Disabled(_) => StatusCode::CONFLICT,
             PluginError::UnknownSymbol(_) => StatusCode::UNPROCESSABLE_ENTITY,
             PluginError::MarketData(_) => StatusCode::SERVICE_UNAVAILABLE,
             PluginError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -85,6 +86,8 @@ async fn list(State(state): State<AppState>) -> Json<StrategiesList> {
         (status = 200, description = "The plugin's results", body = ScanAnswer),
         (status = 404, description = "`plugin_not_found`: no plugin of that name is loaded",
             body = ErrorBody),
+        (status = 409, description = "`plugin_disabled`: the plugin's section sets enabled = \
+            false", body = ErrorBody),
         (status = 422, description = "`unknown_symbol`: a symbol is not listed on the active \
             exchange (the detail names it); or the plugin failed (`plugin_deadline_exceeded`, \
             `plugin_memory_exceeded`, `plugin_stack_overflow`, `plugin_trapped`, \

@@ -10,7 +10,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
-use super::extract::{ApiJson, ApiQuery};
+use super::extract::{ApiJson, ApiQuery, bounded_number, whole_number};
 use crate::execution::stats::{TradeStats, chronological};
 use crate::execution::sync::SyncError;
 use crate::execution::trade::ClosedTradeView;
@@ -162,26 +162,6 @@ pub struct HistoryPage {
     pub offset: u64,
 }
 
-/// A whole number from the query (0 to i64::MAX, the document's `int64`), or 422
-/// `invalid_query` naming `name`.
-fn whole_number(name: &str, text: Option<&str>, default: u64) -> Result<u64, ApiError> {
-    let Some(text) = text else {
-        return Ok(default);
-    };
-    match text.parse::<i64>() {
-        Ok(n) => u64::try_from(n).map_err(|_| {
-            ApiError::unprocessable(
-                "invalid_query",
-                format!("`{name}` must be at least 0, got {n}"),
-            )
-        }),
-        Err(_) => Err(ApiError::unprocessable(
-            "invalid_query",
-            format!("`{name}` must be a whole number from 0 to {}, got {text:?}", i64::MAX),
-        )),
-    }
-}
-
 /// Closed trades, newest first (by the time they closed), a page at a time.
 #[utoipa::path(get, path = "/api/trades/history", tag = "trade management", params(HistoryQuery),
     responses(
@@ -194,13 +174,7 @@ async fn history(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<HistoryQuery>,
 ) -> Result<Json<HistoryPage>, ApiError> {
-    let limit = whole_number("limit", q.limit.as_deref(), 50)?;
-    if !(1..=200).contains(&limit) {
-        return Err(ApiError::unprocessable(
-            "invalid_query",
-            format!("`limit` must be 1-200, got {}", q.limit.unwrap_or_default()),
-        ));
-    }
+    let limit = bounded_number("limit", q.limit.as_deref(), 50, 1..=200)?;
     let offset = whole_number("offset", q.offset.as_deref(), 0)?;
     let rows = chronological(state.execution.book())?;
     let total = rows.len();

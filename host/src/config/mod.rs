@@ -17,8 +17,9 @@ pub use secrets::{Secret, Secrets};
 pub use sections::{
     ExchangeConfig, ExchangeMode, ExchangeName, GapExit, LicenseConfig, LogFormat, MarketConfig,
     MessengerConfig, PluginsConfig, ProtectionConfig, RiskConfig, SchedulerConfig, ServerConfig,
+    SignalsConfig,
 };
-pub use strategy::{MrCombinedConfig, PumpMomentumConfig, StrategySections};
+pub use strategy::{DEFAULT_STRATEGY, StrategyKeys, StrategySections};
 
 /// The whole validated configuration of one host process.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -27,6 +28,7 @@ pub struct Config {
     pub server: ServerConfig,
     pub exchange: ExchangeConfig,
     pub risk: RiskConfig,
+    pub signals: SignalsConfig,
     pub protection: ProtectionConfig,
     pub market: MarketConfig,
     pub plugins: PluginsConfig,

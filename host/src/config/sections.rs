@@ -107,6 +107,16 @@ impl Default for RiskConfig {
     }
 }
 
+/// `[signals]`: how signals reach a trade.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SignalsConfig {
+    /// Honour a scan result's `ask_coo = false`: the service confirms that signal itself
+    /// (every gate still applies) and tells the boss the outcome instead of asking. Default
+    /// false, NOT recommended: a plugin could then trade without a human.
+    pub allow_auto_confirm: bool,
+}
+
 /// `[protection]`: the protection loop's limits (docs/protection.md). Kept apart from
 /// `[risk]`, which is checked when an order is sized; these watch the account as a whole.
 #[derive(Debug, Clone, Deserialize)]
@@ -149,6 +159,12 @@ pub struct MarketConfig {
     pub quote_asset: String,
     /// IANA time zone of the daily jobs (21:00 PnL report, midnight counter reset).
     pub timezone: String,
+    /// Market-context snapshots older than this many days are deleted when a newer one of
+    /// the same symbol is stored (at least 1).
+    pub snapshot_retention_days: u32,
+    /// The liquidity-filtered universe (`use_universe = true`) keeps at most this many
+    /// symbols, the highest 24 h quote volume first (exchange weight of a scan grows with it).
+    pub universe_max_symbols: u32,
 }
 
 impl Default for MarketConfig {
@@ -160,6 +176,8 @@ impl Default for MarketConfig {
             reference_symbol: "BTCUSDT".into(),
             quote_asset: "USDT".into(),
             timezone: "UTC".into(),
+            snapshot_retention_days: 90,
+            universe_max_symbols: 300,
         }
     }
 }
@@ -256,6 +274,8 @@ pub struct SchedulerConfig {
     pub signal_cleanup: bool,
     /// Cron `*/5 * * * *`: the pump momentum scan (trading loop; off by default).
     pub pump_scan: bool,
+    /// Every hour at :30: fill the outcome fields of stored pump alerts (reads candles only).
+    pub pump_outcomes: bool,
     /// Seconds of real time between two looks at the clock; 0 turns the background loop off
     /// (tests call `Scheduler::tick` themselves).
     pub poll_seconds: u64,
@@ -274,6 +294,7 @@ impl Default for SchedulerConfig {
             // The scan belongs to the scout's trading loop: it reads the whole universe every
             // 5 minutes and messages the boss, so it is the operator's choice to switch it on.
             pump_scan: false,
+            pump_outcomes: true,
             poll_seconds: 1,
         }
     }

@@ -1,54 +1,70 @@
-//! `[strategy.<name>]` sections. The two strategies of the spec have typed sections with every
-//! key and default of the spec; any other section is handed to the plugin of that name as is.
+//! `[strategy.<name>]` sections. The plugin called `<name>` is the one source of a section's
+//! keys and defaults: its manifest's default config. A section only overrides them, and the
+//! plugins area refuses a plugin whose section has a key the defaults lack or a value of
+//! another type (`plugins::validate::section`). The file is read here without knowing the
+//! plugins, so a section is kept as written.
+//!
+//! The host itself acts on a few keys of a strategy's effective config (which symbols to scan,
+//! position size, daily limit, trailing stops, tier risk): [`StrategyKeys`]. Where they
+//! appear in a section they are checked when the file is read, whatever the plugin.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-use serde::de::{MapAccess, Visitor};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
-use crate::market::Timeframe;
+/// All `[strategy.*]` sections, by plugin name, as written.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(transparent)]
+pub struct StrategySections {
+    pub sections: BTreeMap<String, toml::Table>,
+}
 
-/// `[strategy.mr_combined]`, keys and defaults exactly as the spec lists them.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct MrCombinedConfig {
+impl StrategySections {
+    /// The section for the plugin `name` as JSON, the form the plugin receives it in.
+    pub fn section_json(&self, name: &str) -> Option<serde_json::Value> {
+        serde_json::to_value(self.sections.get(name)?).ok()
+    }
+}
+
+/// The strategy whose keys stand in for a strategy that has none of its own (manual entries,
+/// `POST /api/trade` with a bot that has no plugin): the spec's strategy.
+pub const DEFAULT_STRATEGY: &str = "mr_combined";
+
+/// The keys of a strategy's effective config the host acts on. Each is resolved, in order,
+/// from the strategy's own effective config (its plugin's defaults overlaid with its section),
+/// then from [`DEFAULT_STRATEGY`]'s, then from these fallbacks: the spec's general values
+/// (size 1 %, 2 trades a day, trailing 2.0 / 1.0 %), used only when no plugin is loaded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StrategyKeys {
+    /// false: scans of this strategy are refused and the scheduler skips it.
     pub enabled: bool,
     /// true: scan the liquidity-filtered universe instead of the watchlist.
     pub use_universe: bool,
-    /// Kline intervals as the exchange spells them (see `crate::market::Timeframe`).
-    pub timeframes: Vec<Timeframe>,
+    /// Symbols scanned instead of the watchlist when not empty (and not `use_universe`).
+    pub watchlist_override: Vec<String>,
+    /// The universe's liquidity floor: 24 h quote volume, quote currency.
+    pub min_quote_volume_usd: f64,
     /// Percent of the capital base per trade.
     pub size_pct: f64,
+    /// The daily trade limit while this strategy trades.
     pub max_trades_per_day: u32,
     pub trailing_enabled: bool,
     pub trailing_trigger_pct: f64,
     pub trailing_distance_pct: f64,
+    /// Size multipliers by the result's tier: `normal`, `A+`, `A++`.
     pub risk_normal: f64,
     pub risk_aplus: f64,
     pub risk_aplusplus: f64,
-    pub sl_atr_multiplier: f64,
-    pub tp2_atr_multiplier: f64,
-    pub tp1_ratio: f64,
-    pub tp2_ratio: f64,
-    pub tp3_ratio: f64,
-    /// Minimum reward-to-risk.
-    pub min_rr: f64,
-    /// Minimum 4H range width in ATRs.
-    pub range_min_atr_multiplier: f64,
-    pub zone_proximity_atr_min: f64,
-    pub zone_proximity_atr_max: f64,
-    pub vol_increase_min: f64,
-    /// Windows `HH:MM-HH:MM` (UTC) in which signals are blocked.
-    pub news_blackout_windows_utc: Vec<String>,
 }
 
-impl Default for MrCombinedConfig {
+impl Default for StrategyKeys {
     fn default() -> Self {
-        Self {
+        StrategyKeys {
             enabled: true,
             use_universe: false,
-            timeframes: vec![Timeframe::D1, Timeframe::H4, Timeframe::H1],
+            watchlist_override: Vec::new(),
+            min_quote_volume_usd: 1_000_000.0,
             size_pct: 1.0,
             max_trades_per_day: 2,
             trailing_enabled: true,
@@ -57,112 +73,64 @@ impl Default for MrCombinedConfig {
             risk_normal: 1.0,
             risk_aplus: 1.5,
             risk_aplusplus: 2.0,
-            sl_atr_multiplier: 1.5,
-            tp2_atr_multiplier: 0.75,
-            tp1_ratio: 0.40,
-            tp2_ratio: 0.40,
-            tp3_ratio: 0.20,
-            min_rr: 2.5,
-            range_min_atr_multiplier: 3.0,
-            zone_proximity_atr_min: 0.3,
-            zone_proximity_atr_max: 0.5,
-            vol_increase_min: 1.2,
-            news_blackout_windows_utc: Vec::new(),
         }
     }
 }
 
-/// `[strategy.pump_momentum]`, keys and defaults exactly as the spec lists them.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct PumpMomentumConfig {
-    pub enabled: bool,
-    pub use_universe: bool,
-    pub watchlist_override: Vec<String>,
-    /// 15m candles fetched per symbol.
-    pub scan_limit_15m: u32,
-    pub vol_ratio_threshold: f64,
-    pub candle_return_min_pct: f64,
-    pub close_strength_min: f64,
-    pub rel_strength_15m_min: f64,
-    pub rel_strength_1h_min: f64,
-    pub follow_vol_ratio_min: f64,
-    pub late_entry_atr_mult: f64,
-    pub min_quote_volume_usd: f64,
-    pub stage2_expiry_candles: u32,
-}
-
-impl Default for PumpMomentumConfig {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            use_universe: true,
-            watchlist_override: Vec::new(),
-            scan_limit_15m: 80,
-            vol_ratio_threshold: 3.0,
-            candle_return_min_pct: 2.5,
-            close_strength_min: 0.70,
-            rel_strength_15m_min: 2.0,
-            rel_strength_1h_min: 4.0,
-            follow_vol_ratio_min: 1.5,
-            late_entry_atr_mult: 5.0,
-            min_quote_volume_usd: 200_000.0,
-            stage2_expiry_candles: 3,
-        }
-    }
-}
-
-/// All `[strategy.*]` sections.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct StrategySections {
-    pub mr_combined: MrCombinedConfig,
-    pub pump_momentum: PumpMomentumConfig,
-    /// Sections of other plugins, passed through untyped.
-    pub others: BTreeMap<String, toml::Table>,
-}
-
-impl StrategySections {
-    /// The section for the plugin `name` as JSON, the form the plugin receives it in.
-    /// `None` when the file has no section for a plugin the host does not know.
-    pub fn section_json(&self, name: &str) -> Option<serde_json::Value> {
-        let value = match name {
-            "mr_combined" => serde_json::to_value(&self.mr_combined),
-            "pump_momentum" => serde_json::to_value(&self.pump_momentum),
-            other => serde_json::to_value(self.others.get(other)?),
+impl StrategyKeys {
+    /// Resolves the keys from effective configs, most specific last (see the type's doc). A
+    /// value of the wrong type is skipped with a warning (sections are checked when the file
+    /// is read; this guards a plugin's own defaults).
+    pub fn resolve<'a>(configs: impl IntoIterator<Item = &'a serde_json::Value>) -> Self {
+        let mut merged = match serde_json::to_value(StrategyKeys::default()) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
         };
-        value.ok()
+        let fallback = merged.clone();
+        for config in configs {
+            let serde_json::Value::Object(config) = config else { continue };
+            for (key, value) in config {
+                let Some(slot) = merged.get_mut(key) else { continue };
+                let previous = std::mem::replace(slot, value.clone());
+                let candidate = serde_json::Value::Object(merged.clone());
+                if serde_json::from_value::<StrategyKeys>(candidate).is_err() {
+                    tracing::warn!(key, %value, "a strategy key of the wrong type is ignored");
+                    merged.insert(key.clone(), previous);
+                }
+            }
+        }
+        serde_json::from_value(serde_json::Value::Object(merged))
+            .or_else(|_| serde_json::from_value(serde_json::Value::Object(fallback)))
+            .unwrap_or_default()
+    }
+
+    /// The size multiplier of a tier label (`normal`, `A+`, `A++`; anything else is normal).
+    pub fn risk_of_tier(&self, tier: Option<&str>) -> f64 {
+        match tier {
+            Some("A++") => self.risk_aplusplus,
+            Some("A+") => self.risk_aplus,
+            _ => self.risk_normal,
+        }
     }
 }
 
-// Hand-written so that the typed sections are deserialized straight from the TOML deserializer:
-// that keeps the file position in their errors (serde's `flatten` would lose it).
-impl<'de> Deserialize<'de> for StrategySections {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct SectionsVisitor;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
 
-        impl<'de> Visitor<'de> for SectionsVisitor {
-            type Value = StrategySections;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a table of strategy sections")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut sections = StrategySections::default();
-                while let Some(name) = map.next_key::<String>()? {
-                    match name.as_str() {
-                        "mr_combined" => sections.mr_combined = map.next_value()?,
-                        "pump_momentum" => sections.pump_momentum = map.next_value()?,
-                        _ => {
-                            let table = map.next_value()?;
-                            sections.others.insert(name, table);
-                        }
-                    }
-                }
-                Ok(sections)
-            }
-        }
-
-        deserializer.deserialize_map(SectionsVisitor)
+    #[test]
+    fn the_most_specific_config_wins_and_bad_types_are_skipped() {
+        let mr = json!({"size_pct": 2.0, "max_trades_per_day": 4, "trailing_enabled": false});
+        let own = json!({"size_pct": 0.5, "max_trades_per_day": "many", "other": 1});
+        let keys = StrategyKeys::resolve([&mr, &own]);
+        assert_eq!(keys.size_pct, 0.5);
+        assert_eq!(keys.max_trades_per_day, 4, "the bad value is skipped");
+        assert!(!keys.trailing_enabled);
+        assert_eq!(keys.trailing_trigger_pct, 2.0, "fallback");
+        assert_eq!(StrategyKeys::resolve([]), StrategyKeys::default());
+        assert_eq!(keys.risk_of_tier(Some("A++")), 2.0);
+        assert_eq!(keys.risk_of_tier(Some("A+")), 1.5);
+        assert_eq!(keys.risk_of_tier(None), 1.0);
     }
 }

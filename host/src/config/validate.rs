@@ -33,14 +33,6 @@ impl Checker {
         }
     }
 
-    fn positive(&self, name: &str, value: f64) -> Result<(), Invalid> {
-        if value.is_finite() && value > 0.0 {
-            Ok(())
-        } else {
-            Err(invalid(self.key(name), format!("must be a number > 0, got {value}")))
-        }
-    }
-
     fn in_range(&self, name: &str, value: f64, low: f64, high: f64) -> Result<(), Invalid> {
         if value.is_finite() && value > low && value <= high {
             Ok(())
@@ -69,15 +61,6 @@ fn check_url(key: &str, url: &str) -> Result<(), Invalid> {
         Ok(())
     } else {
         Err(invalid(key, format!("`{url}` must start with http:// or https://")))
-    }
-}
-
-/// `HH:MM-HH:MM` in UTC.
-fn check_window(key: &str, window: &str) -> Result<(), Invalid> {
-    let parse_time = |text: &str| chrono::NaiveTime::parse_from_str(text.trim(), "%H:%M").ok();
-    match window.split_once('-') {
-        Some((start, end)) if parse_time(start).is_some() && parse_time(end).is_some() => Ok(()),
-        _ => Err(invalid(key, format!("`{window}` is not a window of the form HH:MM-HH:MM"))),
     }
 }
 
@@ -125,6 +108,12 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
             format!("must be quoted in the quote asset `{}`", config.market.quote_asset),
         ));
     }
+    if !(1..=5000).contains(&config.market.universe_max_symbols) {
+        return Err(invalid(market.key("universe_max_symbols"), "must be 1-5000"));
+    }
+    if config.market.snapshot_retention_days == 0 {
+        return Err(invalid(market.key("snapshot_retention_days"), "must be at least 1"));
+    }
     if config.market.timezone.parse::<chrono_tz::Tz>().is_err() {
         return Err(invalid(
             market.key("timezone"),
@@ -162,94 +151,71 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
             .map_err(|err| invalid("license.public_key", err.reason))?;
     }
 
-    check_mr_combined(config)?;
-    check_pump_momentum(config)?;
-    check_plugin_section_names(config)
+    check_strategy_sections(config)
 }
 
-fn check_mr_combined(config: &Config) -> Result<(), Invalid> {
-    let mr = &config.strategy.mr_combined;
-    let c = Checker { prefix: "strategy.mr_combined" };
-    if mr.timeframes.is_empty() {
-        return Err(invalid(c.key("timeframes"), "must list at least one timeframe"));
-    }
-    // Each timeframe is a `Timeframe`, checked when the file is read.
-    c.in_range("size_pct", mr.size_pct, 0.0, 100.0)?;
-    c.positive("trailing_trigger_pct", mr.trailing_trigger_pct)?;
-    c.in_range("trailing_distance_pct", mr.trailing_distance_pct, 0.0, 100.0)?;
-    for (name, value) in [
-        ("risk_normal", mr.risk_normal),
-        ("risk_aplus", mr.risk_aplus),
-        ("risk_aplusplus", mr.risk_aplusplus),
-        ("sl_atr_multiplier", mr.sl_atr_multiplier),
-        ("tp2_atr_multiplier", mr.tp2_atr_multiplier),
-        ("min_rr", mr.min_rr),
-        ("range_min_atr_multiplier", mr.range_min_atr_multiplier),
-        ("vol_increase_min", mr.vol_increase_min),
-    ] {
-        c.positive(name, value)?;
-    }
-    for (name, value) in
-        [("tp1_ratio", mr.tp1_ratio), ("tp2_ratio", mr.tp2_ratio), ("tp3_ratio", mr.tp3_ratio)]
-    {
-        c.non_negative(name, value)?;
-    }
-    let ratio_sum = mr.tp1_ratio + mr.tp2_ratio + mr.tp3_ratio;
-    if (ratio_sum - 1.0).abs() > 1e-9 {
-        return Err(invalid(
-            c.key("tp3_ratio"),
-            format!("tp1_ratio + tp2_ratio + tp3_ratio must be 1.0, got {ratio_sum}"),
-        ));
-    }
-    c.non_negative("zone_proximity_atr_min", mr.zone_proximity_atr_min)?;
-    // NaN fails `partial_cmp`, so it is refused together with a max below the min.
-    let ordered = mr.zone_proximity_atr_max.partial_cmp(&mr.zone_proximity_atr_min);
-    if !matches!(ordered, Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)) {
-        return Err(invalid(
-            c.key("zone_proximity_atr_max"),
-            "must be >= strategy.mr_combined.zone_proximity_atr_min",
-        ));
-    }
-    mr.news_blackout_windows_utc
-        .iter()
-        .try_for_each(|window| check_window(&c.key("news_blackout_windows_utc"), window))
-}
-
-fn check_pump_momentum(config: &Config) -> Result<(), Invalid> {
-    let pump = &config.strategy.pump_momentum;
-    let c = Checker { prefix: "strategy.pump_momentum" };
-    c.symbols("watchlist_override", &pump.watchlist_override)?;
-    if !(1..=1000).contains(&pump.scan_limit_15m) {
-        return Err(invalid(c.key("scan_limit_15m"), "must be between 1 and 1000"));
-    }
-    for (name, value) in [
-        ("vol_ratio_threshold", pump.vol_ratio_threshold),
-        ("candle_return_min_pct", pump.candle_return_min_pct),
-        ("rel_strength_15m_min", pump.rel_strength_15m_min),
-        ("rel_strength_1h_min", pump.rel_strength_1h_min),
-        ("follow_vol_ratio_min", pump.follow_vol_ratio_min),
-        ("late_entry_atr_mult", pump.late_entry_atr_mult),
-    ] {
-        c.positive(name, value)?;
-    }
-    c.in_range("close_strength_min", pump.close_strength_min, 0.0, 1.0)?;
-    c.non_negative("min_quote_volume_usd", pump.min_quote_volume_usd)?;
-    if pump.stage2_expiry_candles == 0 {
-        return Err(invalid(c.key("stage2_expiry_candles"), "must be at least 1"));
-    }
-    Ok(())
-}
-
-/// Plugin names are identifiers: `[strategy.<name>]` must be able to name a plugin.
-fn check_plugin_section_names(config: &Config) -> Result<(), Invalid> {
-    for name in config.strategy.others.keys() {
-        let ok = !name.is_empty()
-            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if !ok {
+/// Every `[strategy.<name>]`: `<name>` must be able to name a plugin, and the keys the host
+/// acts on ([`super::StrategyKeys`]) must have a usable value where the section sets them.
+/// The plugin checks the rest of its section when it is loaded.
+fn check_strategy_sections(config: &Config) -> Result<(), Invalid> {
+    for (name, section) in &config.strategy.sections {
+        if !crate::plugins::is_strategy_name(name) {
             return Err(invalid(
                 format!("strategy.{name}"),
-                "a plugin name uses lower-case letters, digits and underscores only",
+                "a plugin name is a lower-case letter, then lower-case letters, digits and \
+                 underscores (at most 64)",
             ));
+        }
+        let key = |k: &str| format!("strategy.{name}.{k}");
+        let number = |k: &str| -> Result<Option<f64>, Invalid> {
+            match section.get(k) {
+                None => Ok(None),
+                Some(toml::Value::Float(f)) => Ok(Some(*f)),
+                Some(toml::Value::Integer(i)) => Ok(Some(*i as f64)),
+                Some(other) => Err(invalid(key(k), format!("must be a number, got {other}"))),
+            }
+        };
+        let check = |k: &str, ok: fn(f64) -> bool, rule: &str| -> Result<(), Invalid> {
+            match number(k)? {
+                Some(v) if !(v.is_finite() && ok(v)) => {
+                    Err(invalid(key(k), format!("must be {rule}, got {v}")))
+                }
+                _ => Ok(()),
+            }
+        };
+        check("size_pct", |v| v > 0.0 && v <= 100.0, "> 0 and <= 100")?;
+        check("trailing_trigger_pct", |v| v > 0.0, "a number > 0")?;
+        check("trailing_distance_pct", |v| v > 0.0 && v <= 100.0, "> 0 and <= 100")?;
+        check("min_quote_volume_usd", |v| v >= 0.0, "a number >= 0")?;
+        for risk in ["risk_normal", "risk_aplus", "risk_aplusplus"] {
+            check(risk, |v| v > 0.0 && v <= 10.0, "> 0 and <= 10")?;
+        }
+        match section.get("max_trades_per_day") {
+            None | Some(toml::Value::Integer(0..=1000)) => {}
+            Some(other) => {
+                return Err(invalid(
+                    key("max_trades_per_day"),
+                    format!("must be a whole number 0-1000, got {other}"),
+                ));
+            }
+        }
+        for flag in ["enabled", "use_universe", "trailing_enabled"] {
+            if let Some(value) = section.get(flag).filter(|v| !v.is_bool()) {
+                return Err(invalid(key(flag), format!("must be true or false, got {value}")));
+            }
+        }
+        if let Some(list) = section.get("watchlist_override") {
+            let symbols: Option<Vec<String>> = list
+                .as_array()
+                .and_then(|items| items.iter().map(|i| i.as_str().map(String::from)).collect());
+            match symbols {
+                Some(symbols) => {
+                    symbols.iter().try_for_each(|s| check_symbol(&key("watchlist_override"), s))?
+                }
+                None => {
+                    return Err(invalid(key("watchlist_override"), "must be a list of symbols"));
+                }
+            }
         }
     }
     Ok(())

@@ -209,7 +209,7 @@ impl Execution {
         let sizing = size_entry(
             free(&rules.quote_asset),
             cap,
-            self.size_pct(MANUAL_BOT),
+            self.size_pct(MANUAL_BOT, None),
             req.entry_px,
             &rules,
         )

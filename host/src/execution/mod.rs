@@ -51,10 +51,11 @@ pub use restore::RestoreInput;
 pub use trade::{ClosedTrade, Direction, ProtectionState, Trade, TradeSource, TradeView};
 
 use crate::clock::SharedClock;
-use crate::config::Config;
+use crate::config::{Config, StrategyKeys};
 use crate::dashboard::Dashboard;
 use crate::exchange::{Exchange, ExchangeError, SymbolRules};
 use crate::messenger::{Messenger, Outgoing};
+use crate::plugins::Plugins;
 use crate::store::{Store, StoreError};
 use journal::Journal;
 use orders::Orders;
@@ -176,6 +177,7 @@ struct Inner {
     messenger: Messenger,
     dashboard: Arc<Dashboard>,
     config: Arc<Config>,
+    plugins: Plugins,
     clock: SharedClock,
     tz: Tz,
     timing: Timing,
@@ -204,13 +206,15 @@ pub struct Parts {
     pub messenger: Messenger,
     pub dashboard: Arc<Dashboard>,
     pub config: Arc<Config>,
+    /// Where the strategies' effective configs come from (size, daily limit, tier risk).
+    pub plugins: Plugins,
     pub clock: SharedClock,
     pub timing: Timing,
 }
 
 impl Execution {
     pub fn new(parts: Parts) -> Self {
-        let Parts { exchange, store, messenger, dashboard, config, clock, timing } = parts;
+        let Parts { exchange, store, messenger, dashboard, config, plugins, clock, timing } = parts;
         let tz = config.market.timezone.parse().unwrap_or(Tz::UTC);
         let exchange_name = match &exchange {
             Some(e) => e.name(),
@@ -227,6 +231,7 @@ impl Execution {
                 messenger,
                 dashboard,
                 config,
+                plugins,
                 clock,
                 tz,
                 timing,
@@ -297,10 +302,8 @@ impl Execution {
             return Ok(Some(reason));
         }
         let counters = self.counters()?;
-        let max_trades = self.strategy_number(bot, "max_trades_per_day").unwrap_or_else(|| {
-            Decimal::from(self.inner.config.strategy.mr_combined.max_trades_per_day)
-        });
-        if Decimal::from(counters.trades_today) >= max_trades {
+        let max_trades = self.strategy_keys(bot).max_trades_per_day;
+        if counters.trades_today >= i64::from(max_trades) {
             return Ok(Some(format!(
                 "daily_limit_reached: {} trades today, max_trades_per_day is {max_trades}",
                 counters.trades_today
@@ -323,20 +326,17 @@ impl Execution {
         Ok((before, 0))
     }
 
-    /// A number from the strategy's config section (`size_pct`, `max_trades_per_day`).
-    fn strategy_number(&self, bot: &str, key: &str) -> Option<Decimal> {
-        let section = self.inner.config.strategy.section_json(bot)?;
-        let value = section.get(key)?.as_f64()?;
-        Decimal::from_f64_retain(value).map(|d| d.round_dp(8))
+    /// The keys of `bot`'s effective config that execution acts on.
+    pub fn strategy_keys(&self, bot: &str) -> StrategyKeys {
+        self.inner.plugins.strategy_keys(bot)
     }
 
-    /// Percent of the capital base per trade for `bot` (its section's `size_pct`, else MR
-    /// Combined's).
-    fn size_pct(&self, bot: &str) -> Decimal {
-        self.strategy_number(bot, "size_pct").unwrap_or_else(|| {
-            Decimal::from_f64_retain(self.inner.config.strategy.mr_combined.size_pct)
-                .unwrap_or(Decimal::ONE)
-        })
+    /// Percent of the capital base for an entry of `bot`: its `size_pct` times the risk
+    /// multiplier of the setup's tier (`risk_normal`, `risk_aplus`, `risk_aplusplus`).
+    fn size_pct(&self, bot: &str, tier: Option<&str>) -> Decimal {
+        let keys = self.strategy_keys(bot);
+        let pct = (keys.size_pct * keys.risk_of_tier(tier)).clamp(0.0, 100.0);
+        Decimal::from_f64_retain(pct).map_or(Decimal::ONE, |d| d.round_dp(8))
     }
 
     async fn lock_symbol(&self, symbol: &str) -> tokio::sync::OwnedMutexGuard<()> {

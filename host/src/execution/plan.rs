@@ -30,6 +30,10 @@ pub struct EntryPlan {
     /// Manual LIMIT entries: when the entry is cancelled if it has not filled (epoch ms).
     #[serde(default)]
     pub expires_ms: Option<i64>,
+    /// The setup's tier (`normal`, `A+`, `A++`) when a strategy gave one: it scales the size
+    /// by the strategy's `risk_*` multiplier.
+    #[serde(default)]
+    pub tier: Option<String>,
 }
 
 fn buy() -> Direction {
@@ -65,6 +69,7 @@ impl EntryPlan {
             entry_client_order_id: client_id(entry_prefix, cause_id, symbol),
             oco_client_order_id: client_id(oco_prefix, cause_id, symbol),
             expires_ms: None,
+            tier: None,
         }
     }
 }

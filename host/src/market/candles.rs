@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use super::Timeframe;
 use crate::exchange::{Exchange, ExchangeError, Kline};
+use crate::plugins::model::Candles;
 
 /// Most candles kept per series and fetched per request (the exchange's kline limit).
 pub const MAX_CANDLES: u32 = 1000;
@@ -175,6 +176,22 @@ impl CandleCache {
         }
         map.insert(key, Series { klines, last_read: tick });
         out
+    }
+}
+
+/// Klines as the column form plugins and the market context read (prices as f64: indicator
+/// math, never an order price).
+pub fn columns(timeframe: &str, klines: &[Kline]) -> Candles {
+    use rust_decimal::prelude::ToPrimitive;
+    let f = |d: rust_decimal::Decimal| d.to_f64().unwrap_or(f64::NAN);
+    Candles {
+        timeframe: timeframe.to_string(),
+        open_time: klines.iter().map(|k| k.open_time).collect(),
+        open: klines.iter().map(|k| f(k.open.0)).collect(),
+        high: klines.iter().map(|k| f(k.high.0)).collect(),
+        low: klines.iter().map(|k| f(k.low.0)).collect(),
+        close: klines.iter().map(|k| f(k.close.0)).collect(),
+        volume: klines.iter().map(|k| f(k.volume)).collect(),
     }
 }
 

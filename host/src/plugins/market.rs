@@ -10,8 +10,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use super::model::{CandleNeed, Candles, MarketSnapshot, SymbolData};
-use crate::market::{CandleCache, Timeframe};
+use super::model::{self, CandleNeed, Candles, MarketSnapshot, SymbolData};
+use crate::market::candles::columns;
+use crate::market::{Frames, MarketContexts, Timeframe};
 
 /// A boxed future, so the trait stays object-safe.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -124,31 +125,32 @@ impl MarketData for SyntheticMarket {
 
 /// Market data from the active exchange: the 24 h tickers of the symbols and, per symbol and
 /// manifest timeframe, the most recent klines read through the market area's one
-/// [`CandleCache`] (which fetches only the candles that are new since the last scan). Market
-/// context is not available here; plugins that ask for it get none.
+/// [`crate::market::CandleCache`] (which fetches only the candles that are new since the last
+/// scan). A plugin that asks for market context gets each symbol's context at the default
+/// timeframes (MTF 4h, HTF 1d) from the market area's cache; a symbol whose context cannot be
+/// computed gets none, and the log says why.
 pub struct ExchangeMarket {
-    exchange: Arc<dyn crate::exchange::Exchange>,
-    candles: Arc<CandleCache>,
+    contexts: Arc<MarketContexts>,
 }
 
 impl ExchangeMarket {
-    /// A source with its own candle cache in front of `exchange`.
-    pub fn new(exchange: Arc<dyn crate::exchange::Exchange>) -> Self {
-        let candles = Arc::new(CandleCache::new(exchange.clone()));
-        Self::with_cache(exchange, candles)
+    pub fn new(contexts: Arc<MarketContexts>) -> Self {
+        ExchangeMarket { contexts }
     }
 
-    /// A source reading klines through `candles` (shared with the rest of the market area).
-    pub fn with_cache(
-        exchange: Arc<dyn crate::exchange::Exchange>,
-        candles: Arc<CandleCache>,
-    ) -> Self {
-        ExchangeMarket { exchange, candles }
+    fn exchange(&self) -> &Arc<dyn crate::exchange::Exchange> {
+        self.contexts.exchange()
     }
 
-    /// The cache this source reads klines through.
-    pub fn cache(&self) -> &Arc<CandleCache> {
-        &self.candles
+    async fn context(&self, symbol: &str) -> Option<model::MarketContext> {
+        let frames = Frames::parse(None, None).ok()?;
+        match self.contexts.get(symbol, frames).await {
+            Ok(served) => Some(model::MarketContext::from(&served.context)),
+            Err(err) => {
+                tracing::warn!(symbol, %err, "no market context for the plugin scan");
+                None
+            }
+        }
     }
 
     async fn symbol(
@@ -164,19 +166,12 @@ impl ExchangeMarket {
         for need in needs {
             let timeframe: Timeframe = need.timeframe.parse().map_err(|e| format!("{e}"))?;
             let klines = self
-                .candles
+                .contexts
+                .candles()
                 .klines(symbol, timeframe, need.count, now_ms)
                 .await
                 .map_err(|e| format!("{symbol} {} klines: {e}", need.timeframe))?;
-            candles.push(Candles {
-                timeframe: need.timeframe.clone(),
-                open_time: klines.iter().map(|k| k.open_time).collect(),
-                open: klines.iter().map(|k| f(k.open.0)).collect(),
-                high: klines.iter().map(|k| f(k.high.0)).collect(),
-                low: klines.iter().map(|k| f(k.low.0)).collect(),
-                close: klines.iter().map(|k| f(k.close.0)).collect(),
-                volume: klines.iter().map(|k| f(k.volume)).collect(),
-            });
+            candles.push(columns(&need.timeframe, &klines));
         }
         let ticker = ticker.ok_or_else(|| format!("{symbol}: no 24h ticker on the exchange"))?;
         Ok(SymbolData {
@@ -199,7 +194,7 @@ impl MarketData for ExchangeMarket {
     ) -> BoxFuture<'a, Result<Option<String>, String>> {
         Box::pin(async move {
             for symbol in symbols {
-                match self.exchange.symbol_rules(symbol).await {
+                match self.exchange().symbol_rules(symbol).await {
                     Ok(_) | Err(crate::exchange::ExchangeError::Refused { .. }) => {}
                     Err(crate::exchange::ExchangeError::InvalidSymbol { .. }) => {
                         return Ok(Some(symbol.clone()));
@@ -216,14 +211,18 @@ impl MarketData for ExchangeMarket {
             let mut wanted = query.symbols.clone();
             wanted.extend(query.reference.iter().cloned());
             let tickers = self
-                .exchange
+                .exchange()
                 .tickers_24h(&wanted)
                 .await
                 .map_err(|e| format!("24h tickers: {e}"))?;
             let ticker = |s: &str| tickers.iter().find(|t| t.symbol == s);
             let mut symbols = Vec::with_capacity(query.symbols.len());
             for s in &query.symbols {
-                symbols.push(self.symbol(s, &query.candles, ticker(s), query.now_ms).await?);
+                let mut data = self.symbol(s, &query.candles, ticker(s), query.now_ms).await?;
+                if query.market_context {
+                    data.market_context = self.context(s).await;
+                }
+                symbols.push(data);
             }
             let reference = match &query.reference {
                 Some(r) => Some(self.symbol(r, &query.candles, ticker(r), query.now_ms).await?),

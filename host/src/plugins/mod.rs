@@ -11,6 +11,7 @@ mod cache;
 mod convert;
 pub mod market;
 pub mod model;
+mod needs;
 pub mod registry;
 mod runtime;
 mod validate;
@@ -26,7 +27,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::clock::SharedClock;
-use crate::config::{Config, PluginsConfig};
+use crate::config::{Config, DEFAULT_STRATEGY, PluginsConfig, StrategyKeys};
 use crate::store::{Store, tables};
 pub use market::{ExchangeMarket, MarketData, MarketQuery, NoMarketData, SyntheticMarket};
 pub use model::{Manifest, MarketSnapshot, ScanError, ScanRequest, ScanResponse};
@@ -112,6 +113,8 @@ pub enum LoadError {
     DescribeFailed(String),
     #[error("invalid manifest: {0}")]
     InvalidManifest(String),
+    #[error("the config file's section does not fit the plugin: {0}")]
+    ConfigSection(String),
     #[error("plugin name {name:?} is already served by {served_by}")]
     DuplicateName { name: String, served_by: String },
     #[error("cannot read the file: {0}")]
@@ -123,6 +126,8 @@ pub enum LoadError {
 pub enum PluginError {
     #[error("no plugin named {0:?} is loaded")]
     NotFound(String),
+    #[error("plugin {0:?} is switched off (enabled = false in [strategy.{0}])")]
+    Disabled(String),
     #[error("the plugin did not finish within its deadline of {0} ms (plugins.scan_timeout_ms)")]
     Deadline(u64),
     #[error(
@@ -159,6 +164,7 @@ impl PluginError {
     pub fn code(&self) -> &'static str {
         match self {
             PluginError::NotFound(_) => "plugin_not_found",
+            PluginError::Disabled(_) => "plugin_disabled",
             PluginError::Deadline(_) => "plugin_deadline_exceeded",
             PluginError::Memory { .. } => "plugin_memory_exceeded",
             PluginError::StackOverflow(_) => "plugin_stack_overflow",
@@ -260,6 +266,37 @@ impl StandalonePlugin {
     pub fn scan(&self, request: ScanRequest) -> Result<ScanResponse, PluginError> {
         run_scan(&self.runtime, &self.compiled, &self.manifest, request)
     }
+}
+
+/// Loads every `.wasm` of `[plugins] dir` the way the service does (manifest, the
+/// `[strategy.<name>]` section against the plugin's defaults, the plugin's own judgement of
+/// its effective config) without serving anything: `spotbot check-config`. Sections naming no
+/// loaded plugin are returned as the second list.
+pub fn check_folder(config: &Config) -> anyhow::Result<(Vec<PluginInfo>, Vec<String>)> {
+    let runtime = Runtime::new(Limits::from_config(&config.plugins), None)?;
+    let dir = PathBuf::from(&config.plugins.dir);
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| registry::is_plugin_file(p))
+            .collect(),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(err) => anyhow::bail!("cannot read the plugins folder {}: {err}", dir.display()),
+    };
+    paths.sort();
+    let mut registry = Registry::default();
+    for path in &paths {
+        let now = chrono::Utc::now();
+        registry = registry::load_file(&runtime, &registry, path, &config.strategy, now).0;
+    }
+    let orphans = config
+        .strategy
+        .sections
+        .keys()
+        .filter(|name| registry.plugin(name).is_none())
+        .cloned()
+        .collect();
+    Ok((registry.infos(), orphans))
 }
 
 /// The answer of a scan through the registry.
@@ -422,8 +459,13 @@ impl Plugins {
         let current = self.inner.registry.load_full();
         let file = registry::file_name(path);
         let started = Instant::now();
-        let (next, outcome) =
-            registry::load_file(&self.inner.runtime, &current, path, self.inner.clock.now());
+        let (next, outcome) = registry::load_file(
+            &self.inner.runtime,
+            &current,
+            path,
+            &self.inner.config.strategy,
+            self.inner.clock.now(),
+        );
         let removed = current.files.contains_key(&file) && !next.files.contains_key(&file);
         self.inner.registry.store(Arc::new(next));
         match outcome {
@@ -447,6 +489,7 @@ impl Plugins {
         symbols: Option<Vec<String>>,
     ) -> Result<ScanOutcome, PluginError> {
         let plugin = self.get(name).ok_or_else(|| PluginError::NotFound(name.to_string()))?;
+        let config = self.scan_config(&plugin)?;
         let market = &self.inner.config.market;
         let symbols = symbols.unwrap_or_else(|| market.watchlist.clone());
         if let Some(unknown) =
@@ -454,15 +497,17 @@ impl Plugins {
         {
             return Err(PluginError::UnknownSymbol(unknown));
         }
+        let candles = needs::effective(&plugin.manifest.candles, &config)
+            .map_err(|e| PluginError::Plugin(ScanError::BadConfig(e)))?;
         let query = MarketQuery {
             symbols,
-            candles: plugin.manifest.candles.clone(),
+            candles,
             reference: plugin.manifest.needs_reference.then(|| market.reference_symbol.clone()),
             market_context: plugin.manifest.needs_market_context,
             now_ms: self.inner.clock.now_ms(),
         };
         let snapshot = self.inner.market.snapshot(query).await.map_err(PluginError::MarketData)?;
-        self.scan_plugin(plugin, snapshot).await
+        self.scan_plugin(plugin, config, snapshot).await
     }
 
     /// Scans market data the caller already has with the plugin `name`.
@@ -472,20 +517,32 @@ impl Plugins {
         snapshot: MarketSnapshot,
     ) -> Result<ScanOutcome, PluginError> {
         let plugin = self.get(name).ok_or_else(|| PluginError::NotFound(name.to_string()))?;
-        self.scan_plugin(plugin, snapshot).await
+        let config = self.scan_config(&plugin)?;
+        self.scan_plugin(plugin, config, snapshot).await
+    }
+
+    /// The plugin's effective config for a scan; a plugin switched off (`enabled = false`)
+    /// does not scan.
+    fn scan_config(&self, plugin: &LoadedPlugin) -> Result<serde_json::Value, PluginError> {
+        let name = &plugin.manifest.name;
+        let config = self.effective_config(name).unwrap_or_default();
+        if config.get("enabled") == Some(&serde_json::Value::Bool(false)) {
+            return Err(PluginError::Disabled(name.clone()));
+        }
+        Ok(config)
     }
 
     async fn scan_plugin(
         &self,
         plugin: Arc<LoadedPlugin>,
+        config: serde_json::Value,
         snapshot: MarketSnapshot,
     ) -> Result<ScanOutcome, PluginError> {
         let name = plugin.manifest.name.clone();
-        let section = self.inner.config.strategy.section_json(&name);
         let state = self.state(&name)?;
         let request = ScanRequest {
             now_ms: self.inner.clock.now_ms(),
-            config: validate::effective_config(&plugin.manifest.default_config, section),
+            config: config.to_string(),
             symbols: snapshot.symbols,
             reference: snapshot.reference,
             state: state.into_iter().collect(),
@@ -518,6 +575,28 @@ impl Plugins {
             state_updates,
             duration_ms,
         })
+    }
+
+    /// The effective config of plugin `name`: its manifest's defaults overlaid with its
+    /// `[strategy.<name>]` section; only the section when no plugin of that name is loaded;
+    /// `None` when there is neither.
+    pub fn effective_config(&self, name: &str) -> Option<serde_json::Value> {
+        let section = self.inner.config.strategy.section_json(name);
+        match self.get(name) {
+            Some(plugin) => {
+                let text = validate::effective_config(&plugin.manifest.default_config, section);
+                serde_json::from_str(&text).ok()
+            }
+            None => section,
+        }
+    }
+
+    /// The keys the host acts on for strategy `bot`: its effective config, then
+    /// [`DEFAULT_STRATEGY`]'s, then the host's fallbacks ([`StrategyKeys`]).
+    pub fn strategy_keys(&self, bot: &str) -> StrategyKeys {
+        let own = self.effective_config(bot);
+        let default = (bot != DEFAULT_STRATEGY).then(|| self.effective_config(DEFAULT_STRATEGY));
+        StrategyKeys::resolve(default.flatten().iter().chain(own.iter()))
     }
 
     /// The persisted state of plugin `name`.

@@ -11,9 +11,10 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
-use super::model::{Manifest, PluginKind};
+use super::model::{Manifest, PluginKind, ScanError, ScanRequest};
 use super::runtime::{CallFailure, Compiled, Runtime};
 use super::{LoadError, describe_failure};
+use crate::config::StrategySections;
 
 /// A plugin that passed every load check and serves scans.
 pub struct LoadedPlugin {
@@ -121,6 +122,7 @@ pub(crate) fn load_file(
     runtime: &Runtime,
     current: &Registry,
     path: &Path,
+    sections: &StrategySections,
     now: DateTime<Utc>,
 ) -> (Registry, LoadOutcome) {
     let file = file_name(path);
@@ -143,7 +145,7 @@ pub(crate) fn load_file(
     {
         return (next, LoadOutcome::Unchanged);
     }
-    match load_bytes(runtime, current, &file, &bytes, &sha256, now) {
+    match load_bytes(runtime, current, &file, &bytes, &sha256, sections, now) {
         Ok(plugin) => {
             let plugin = Arc::new(plugin);
             next.files.insert(
@@ -188,6 +190,7 @@ fn load_bytes(
     file: &str,
     bytes: &[u8],
     sha256: &str,
+    sections: &StrategySections,
     now: DateTime<Utc>,
 ) -> Result<LoadedPlugin, LoadError> {
     let (compiled, from_cache) = runtime.compile(bytes)?;
@@ -195,6 +198,10 @@ fn load_bytes(
         LoadError::DescribeFailed(describe_failure(&f, runtime.limits()))
     })?;
     super::validate::manifest(&manifest).map_err(LoadError::InvalidManifest)?;
+    let section = sections.section_json(&manifest.name);
+    super::validate::section(&manifest.name, &manifest.default_config, section.as_ref())
+        .map_err(LoadError::ConfigSection)?;
+    check_config_values(runtime, &compiled, &manifest, section, now)?;
     let other = current.files.iter().find(|(f, e)| {
         f.as_str() != file && e.serving.as_ref().is_some_and(|p| p.manifest.name == manifest.name)
     });
@@ -212,6 +219,31 @@ fn load_bytes(
         from_cache,
         compiled,
     })
+}
+
+/// Lets the plugin judge its effective config before it serves: a scan of no symbols whose
+/// `bad-config` error refuses the file with the plugin's own words (a value out of range, a
+/// malformed window). Any other outcome of that scan is ignored: it has no data to work on.
+fn check_config_values(
+    runtime: &Runtime,
+    compiled: &Compiled,
+    manifest: &Manifest,
+    section: Option<serde_json::Value>,
+    now: DateTime<Utc>,
+) -> Result<(), LoadError> {
+    let request = ScanRequest {
+        now_ms: now.timestamp_millis(),
+        config: super::validate::effective_config(&manifest.default_config, section),
+        symbols: Vec::new(),
+        reference: None,
+        state: Vec::new(),
+    };
+    match runtime.scan(compiled, request) {
+        Ok(Err(ScanError::BadConfig(reason))) => {
+            Err(LoadError::ConfigSection(format!("[strategy.{}]: {reason}", manifest.name)))
+        }
+        _ => Ok(()),
+    }
 }
 
 pub(crate) fn file_name(path: &Path) -> String {

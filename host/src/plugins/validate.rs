@@ -153,6 +153,69 @@ pub fn response(
     Ok(())
 }
 
+/// Checks the `[strategy.<name>]` section against the plugin's default config, the one source
+/// of a plugin's keys: every key of the section must be a key of the defaults, with a value of
+/// the same JSON type (a whole number where the default is one; any number where it is a
+/// fraction; the defaults' element type inside a non-empty list). The error names the key as
+/// written in the config file.
+pub fn section(
+    name: &str,
+    default_config: &str,
+    section: Option<&serde_json::Value>,
+) -> Result<(), String> {
+    use serde_json::Value;
+    let Some(Value::Object(section)) = section else {
+        return Ok(());
+    };
+    let defaults = match serde_json::from_str::<Value>(default_config) {
+        Ok(Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    for (key, value) in section {
+        let at = format!("strategy.{name}.{key}");
+        let Some(default) = defaults.get(key) else {
+            let known: Vec<&str> = defaults.keys().map(String::as_str).collect();
+            return Err(format!(
+                "{at} is not a key of plugin {name} (its keys: {})",
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            ));
+        };
+        if !same_type(default, value) {
+            return Err(format!(
+                "{at} must be {} like its default {default}, got {value}",
+                kind(default)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn same_type(default: &serde_json::Value, value: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (default, value) {
+        (Value::Bool(_), Value::Bool(_)) | (Value::String(_), Value::String(_)) => true,
+        (Value::Number(d), Value::Number(v)) => d.is_f64() || !v.is_f64(),
+        (Value::Array(d), Value::Array(v)) => {
+            d.first().is_none_or(|first| v.iter().all(|item| same_type(first, item)))
+        }
+        (Value::Object(_), Value::Object(_)) | (Value::Null, _) => true,
+        _ => false,
+    }
+}
+
+fn kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Bool(_) => "true or false",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "a whole number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a table",
+        Value::Null => "anything",
+    }
+}
+
 /// The effective config: the manifest's defaults with the top-level keys of the config
 /// section replaced.
 pub fn effective_config(default_config: &str, section: Option<serde_json::Value>) -> String {
@@ -184,6 +247,26 @@ mod tests {
             needs_market_context: false,
             default_config: "{}".into(),
         }
+    }
+
+    #[test]
+    fn a_section_must_use_the_plugins_keys_and_types() {
+        let defaults = r#"{"size_pct":1.0,"max_trades_per_day":2,"enabled":true,"windows":[],"timeframes":["1d"]}"#;
+        let check = |s: serde_json::Value| super::section("mr_combined", defaults, Some(&s));
+        assert!(check(serde_json::json!({"size_pct": 2, "max_trades_per_day": 3})).is_ok());
+        assert!(
+            check(serde_json::json!({"windows": ["13:00-14:00"], "timeframes": ["4h"]})).is_ok()
+        );
+        let err = check(serde_json::json!({"scan_limit": 80})).unwrap_err();
+        assert!(err.starts_with("strategy.mr_combined.scan_limit is not a key"), "{err}");
+        assert!(err.contains("size_pct"), "lists the keys: {err}");
+        let err = check(serde_json::json!({"max_trades_per_day": 2.5})).unwrap_err();
+        assert!(err.contains("strategy.mr_combined.max_trades_per_day must be a whole number"));
+        let err = check(serde_json::json!({"enabled": "yes"})).unwrap_err();
+        assert!(err.contains("strategy.mr_combined.enabled must be true or false"), "{err}");
+        let err = check(serde_json::json!({"timeframes": [4]})).unwrap_err();
+        assert!(err.contains("strategy.mr_combined.timeframes must be a list"), "{err}");
+        assert!(section("x", "{}", None).is_ok());
     }
 
     #[test]

@@ -123,14 +123,8 @@ impl Protection {
             .exchange
             .as_ref()
             .ok_or(ProtectionError::NoExchange(self.inner.execution.exchange_name()))?;
-        let config = &self.inner.config;
-        let report = trailing::run(
-            &self.inner.execution,
-            exchange.as_ref(),
-            config,
-            config.protection.gap_exit,
-        )
-        .await;
+        let gap_exit = self.inner.config.protection.gap_exit;
+        let report = trailing::run(&self.inner.execution, exchange.as_ref(), gap_exit).await;
         if !report.updated.is_empty() {
             self.alert(trailing::raised_message(&report.updated), "trailing stop update");
         }

@@ -11,7 +11,7 @@ use rust_decimal::prelude::ToPrimitive;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::config::{Config, GapExit};
+use crate::config::{GapExit, StrategyKeys};
 use crate::exchange::Exchange;
 use crate::execution::{Direction, Execution, StopMove, Trade};
 use crate::messenger::templates;
@@ -25,20 +25,14 @@ pub struct TrailSettings {
 }
 
 impl TrailSettings {
-    pub fn for_bot(config: &Config, bot: &str) -> Self {
-        let mr = &config.strategy.mr_combined;
-        let section = config.strategy.section_json(bot);
-        let value = |key: &str| section.as_ref().and_then(|s| s.get(key).cloned());
-        let pct = |key: &str, default: f64| {
-            let v = value(key).and_then(|v| v.as_f64()).unwrap_or(default);
-            Decimal::from_f64_retain(v).map(|d| d.round_dp(6)).unwrap_or_default()
-        };
+    /// The trailing keys of a strategy's effective config (`trailing_enabled`,
+    /// `trailing_trigger_pct`, `trailing_distance_pct`).
+    pub fn of(keys: &StrategyKeys) -> Self {
+        let pct = |v: f64| Decimal::from_f64_retain(v).map(|d| d.round_dp(6)).unwrap_or_default();
         Self {
-            enabled: value("trailing_enabled")
-                .and_then(|v| v.as_bool())
-                .unwrap_or(mr.trailing_enabled),
-            trigger_pct: pct("trailing_trigger_pct", mr.trailing_trigger_pct),
-            distance_pct: pct("trailing_distance_pct", mr.trailing_distance_pct),
+            enabled: keys.trailing_enabled,
+            trigger_pct: pct(keys.trailing_trigger_pct),
+            distance_pct: pct(keys.trailing_distance_pct),
         }
     }
 }
@@ -106,7 +100,6 @@ pub struct TrailingReport {
 pub async fn run(
     execution: &Execution,
     exchange: &dyn Exchange,
-    config: &Config,
     gap_exit: GapExit,
 ) -> TrailingReport {
     let mut report = TrailingReport::default();
@@ -126,7 +119,7 @@ pub async fn run(
             Ok(None) => {}
             Err(err) => report.errors.push(format!("{}: stop not checked: {err}", trade.symbol)),
         }
-        let settings = TrailSettings::for_bot(config, &trade.bot);
+        let settings = TrailSettings::of(&execution.strategy_keys(&trade.bot));
         if !settings.enabled || trade.oco_list_id.is_none() {
             continue;
         }

@@ -12,7 +12,9 @@ use crate::api::AppState;
 use crate::config::SchedulerConfig;
 use crate::dashboard::AgentName;
 use crate::execution::{ExecutionError, run_bounded};
+use crate::plugins::PluginError;
 use crate::protection::ProtectionError;
+use crate::scans::{PUMP_MOMENTUM, ScanError};
 
 /// What one run did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,9 +67,6 @@ impl std::fmt::Debug for Job {
         f.debug_struct("Job").field("name", &self.name).field("cron", &self.cron).finish()
     }
 }
-
-/// The pump momentum plugin's name; the scan job runs only while it is loaded.
-pub const PUMP_PLUGIN: &str = "pump_momentum";
 
 /// Every built-in job, in the order `GET /api/scheduler` lists them: the protection loop
 /// first, then housekeeping, then the trading loop.
@@ -128,6 +127,14 @@ pub const JOBS: &[Job] = &[
         switch: |c| c.pump_scan,
         run: |s| Box::pin(pump_scan(s)),
     },
+    Job {
+        name: "pump_outcomes",
+        cron: "30 * * * *",
+        human: "every hour at :30",
+        agent: AgentName::Scout,
+        switch: |c| c.pump_outcomes,
+        run: |s| Box::pin(pump_outcomes(s)),
+    },
 ];
 
 fn execution_failed(err: ExecutionError) -> Outcome {
@@ -172,17 +179,41 @@ async fn signal_cleanup(state: AppState) -> Outcome {
 }
 
 async fn pump_scan(state: AppState) -> Outcome {
-    if state.plugins.get(PUMP_PLUGIN).is_none() {
-        return Outcome::Skipped(format!("no {PUMP_PLUGIN} plugin loaded"));
+    if state.plugins.get(PUMP_MOMENTUM).is_none() {
+        return Outcome::Skipped(format!("no {PUMP_MOMENTUM} plugin loaded"));
     }
-    match state.plugins.scan(PUMP_PLUGIN, None).await {
-        Ok(outcome) => {
+    match state.scans.pump_scan(AgentName::Scout.as_str()).await {
+        Ok(answer) => {
             let summary = format!(
-                "pump scan: {} results, {} alerts",
-                outcome.results.len(),
-                outcome.alerts.len()
+                "pump scan: {} symbols, {} alerts, {} not notified",
+                answer.scanned,
+                answer.count,
+                answer.notify_errors.len()
             );
-            if outcome.alerts.is_empty() {
+            if !answer.notify_errors.is_empty() {
+                Outcome::failed(format!("{summary}; {}", answer.notify_errors.join("; ")))
+            } else if answer.count == 0 {
+                Outcome::quiet(summary)
+            } else {
+                Outcome::notable(summary)
+            }
+        }
+        Err(ScanError::Plugin(err @ PluginError::Disabled(_))) => Outcome::Skipped(err.to_string()),
+        Err(err) => Outcome::failed(err.to_string()),
+    }
+}
+
+async fn pump_outcomes(state: AppState) -> Outcome {
+    if let Some(skipped) = no_exchange(&state) {
+        return skipped;
+    }
+    match state.scans.pump_outcomes().await {
+        Ok(report) => {
+            let summary =
+                format!("pump outcomes: {} updated, {} complete", report.updated, report.completed);
+            if !report.errors.is_empty() {
+                Outcome::failed(format!("{summary}; {}", report.errors.join("; ")))
+            } else if report.updated == 0 {
                 Outcome::quiet(summary)
             } else {
                 Outcome::notable(summary)

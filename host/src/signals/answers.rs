@@ -21,6 +21,23 @@ pub enum CreateStatus {
     TradeExistsSkipped,
     /// A sell signal without an open position.
     NoPositionSellSkipped,
+    /// Created without asking the boss, to be confirmed at once (scan-and-signal only, with
+    /// `[signals] allow_auto_confirm`).
+    AutoConfirmed,
+}
+
+impl CreateStatus {
+    /// The wire name (`duplicate_skipped`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CreateStatus::Pending => "pending",
+            CreateStatus::MessengerFailed => "messenger_failed",
+            CreateStatus::DuplicateSkipped => "duplicate_skipped",
+            CreateStatus::TradeExistsSkipped => "trade_exists_skipped",
+            CreateStatus::NoPositionSellSkipped => "no_position_sell_skipped",
+            CreateStatus::AutoConfirmed => "auto_confirmed",
+        }
+    }
 }
 
 /// The answer of `POST /api/signal`.

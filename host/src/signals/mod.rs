@@ -23,7 +23,8 @@ use crate::execution::{
 };
 use crate::messenger::{Messenger, templates};
 pub use answers::{CleanupAnswer, ConfirmAnswer, CreateAnswer, CreateStatus, TradeResult};
-pub use model::{CheckItem, PendingSignal, SignalInput, SignalStatus, SignalView};
+pub use model::{CheckItem, PendingSignal, SignalInput, SignalStatus, SignalView, Tier};
+pub use scoring::score;
 
 /// A signal may be confirmed for this long after creation.
 pub const EXPIRY_MS: i64 = 5 * 60 * 1000;
@@ -119,6 +120,44 @@ impl Signals {
         input: SignalInput,
         scores: Option<(f64, u32)>,
     ) -> Result<CreateAnswer, SignalError> {
+        self.create_with(input, scores, Approval::AskBoss).await
+    }
+
+    /// Creates the signal without asking the boss and confirms it at once (a scan result with
+    /// `ask_coo = false` while `[signals] allow_auto_confirm` is on). The confirm runs every
+    /// gate a boss-approved one runs; the boss receives the outcome instead of a question.
+    /// Returns the creation answer and, when a signal was created, the confirm answer.
+    pub async fn create_and_confirm(
+        &self,
+        input: SignalInput,
+        scores: Option<(f64, u32)>,
+    ) -> Result<(CreateAnswer, Option<ConfirmAnswer>), SignalError> {
+        let created = self.create_with(input.clone(), scores, Approval::AutoConfirm).await?;
+        if !created.ok {
+            return Ok((created, None));
+        }
+        let confirmed = self.confirm(&created.symbol).await?;
+        let note = templates::AutoConfirmed {
+            symbol: created.symbol.clone(),
+            direction: input.direction.as_str().into(),
+            bot: input.bot.clone(),
+            ev: confirmed.ev,
+            confidence: confirmed.confidence,
+            placed: confirmed.ok,
+            reason: confirmed.reason.clone(),
+        };
+        if let Err(err) = self.inner.messenger.send(&templates::auto_confirmed(&note)).await {
+            tracing::warn!(symbol = %created.symbol, %err, "auto-confirm note not sent");
+        }
+        Ok((created, Some(confirmed)))
+    }
+
+    async fn create_with(
+        &self,
+        input: SignalInput,
+        scores: Option<(f64, u32)>,
+        approval: Approval,
+    ) -> Result<CreateAnswer, SignalError> {
         model::validate(&input)
             .map_err(|(field, reason)| SignalError::Invalid { field, reason })?;
         let symbol = input.symbol.clone();
@@ -159,7 +198,19 @@ impl Signals {
             state.consumed.remove(&symbol);
             state.slots.insert(symbol.clone(), Slot { signal: signal.clone(), executing: false });
         }
-        let status = match self.send_approval(&signal).await {
+        let asked = match approval {
+            Approval::AskBoss => self.send_approval(&signal).await,
+            Approval::AutoConfirm => {
+                return Ok(CreateAnswer {
+                    ok: true,
+                    symbol,
+                    status: CreateStatus::AutoConfirmed,
+                    ev: Some(ev),
+                    confidence: Some(confidence),
+                });
+            }
+        };
+        let status = match asked {
             Ok(()) => {
                 if let Some(slot) = self.state().slots.get_mut(&symbol)
                     && slot.signal.id == signal.id
@@ -391,7 +442,7 @@ impl Signals {
                 let pct = |v: Option<f64>| {
                     v.and_then(Decimal::from_f64_retain).map(|d| d.round_dp(6)).unwrap_or_default()
                 };
-                let plan = EntryPlan::new(
+                let mut plan = EntryPlan::new(
                     &symbol,
                     &i.bot,
                     pct(i.sl_pct),
@@ -400,6 +451,7 @@ impl Signals {
                     &signal.id,
                     format!("signal {} {symbol} confirmed", signal.id),
                 );
+                plan.tier = i.tier.map(|t| t.as_str().to_string());
                 execution.open_trade(&plan).await.map(|t| TradeResult {
                     ok: true,
                     opened: Some(t.view()),
@@ -460,6 +512,13 @@ impl Signals {
         );
         answer
     }
+}
+
+/// Whether a new signal waits for the boss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Approval {
+    AskBoss,
+    AutoConfirm,
 }
 
 enum Claim {

@@ -70,6 +70,35 @@ pub struct SignalInput {
     pub range_resistance: Option<f64>,
     #[schema(minimum = 0)]
     pub range_midline: Option<f64>,
+    /// Setup quality; sizes the entry by the strategy's risk_normal / risk_aplus /
+    /// risk_aplusplus (left out: normal).
+    pub tier: Option<Tier>,
+}
+
+/// A setup's quality label, as MR Combined reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub enum Tier {
+    #[serde(rename = "normal")]
+    Normal,
+    #[serde(rename = "A+")]
+    APlus,
+    #[serde(rename = "A++")]
+    APlusPlus,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Normal => "normal",
+            Tier::APlus => "A+",
+            Tier::APlusPlus => "A++",
+        }
+    }
+
+    /// The label of a plugin result (`None` for anything else).
+    pub fn parse(label: &str) -> Option<Tier> {
+        [Tier::Normal, Tier::APlus, Tier::APlusPlus].into_iter().find(|t| t.as_str() == label)
+    }
 }
 
 /// The spec's PendingSignal.status.
@@ -136,6 +165,7 @@ pub struct SignalView {
     pub range_support: Option<f64>,
     pub range_resistance: Option<f64>,
     pub range_midline: Option<f64>,
+    pub tier: Option<Tier>,
     pub status: SignalStatus,
     /// The approval request reached the messenger.
     pub tg_sent: bool,
@@ -181,6 +211,7 @@ impl PendingSignal {
             range_support: i.range_support,
             range_resistance: i.range_resistance,
             range_midline: i.range_midline,
+            tier: i.tier,
             status: self.status,
             tg_sent: self.tg_sent,
             age_seconds: self.age_seconds(now_ms),

@@ -94,6 +94,7 @@ mod tests {
             range_support: None,
             range_resistance: None,
             range_midline: None,
+            tier: None,
         }
     }
 

@@ -20,7 +20,7 @@ use tables::{KeyedTable, SequencedTable};
 
 /// The schema this build writes. Bump it with a migration when a stored shape changes
 /// incompatibly; an older build then refuses the newer database instead of misreading it.
-pub const SCHEMA_VERSION: u64 = 1;
+pub const SCHEMA_VERSION: u64 = 2;
 
 const SCHEMA_KEY: &str = "schema_version";
 const DB_FILE: &str = "spotbot.redb";
@@ -80,6 +80,10 @@ impl Store {
                         found,
                         supported: SCHEMA_VERSION,
                     });
+                }
+                Some(found) if found < SCHEMA_VERSION => {
+                    migrate(&tx, found)?;
+                    meta.insert(SCHEMA_KEY, SCHEMA_VERSION).map_err(db_err)?;
                 }
                 Some(_) => {}
                 None => {
@@ -148,6 +152,21 @@ impl Store {
             Ok(())
         })
     }
+}
+
+/// Brings a database of schema `from` up to [`SCHEMA_VERSION`] inside the opening transaction.
+fn migrate(tx: &WriteTransaction, from: u64) -> Result<(), StoreError> {
+    if from < 2 {
+        // Schema 1 declared market snapshots as a sequenced table and never wrote to it;
+        // schema 2 keys them by symbol and time.
+        tx.delete_table(tables::MARKET_SNAPSHOTS_V1).map_err(db_err)?;
+    }
+    Ok(())
+}
+
+/// The smallest key after every key that starts with `prefix` (for range scans).
+fn prefix_end(prefix: &str) -> String {
+    format!("{prefix}\u{10FFFF}")
 }
 
 fn decode<T: DeserializeOwned>(table: &str, bytes: &[u8]) -> Result<T, StoreError> {
@@ -236,6 +255,53 @@ impl Reader {
         get_sequenced(&self.tx.open_table(table).map_err(db_err)?, table, seq)
     }
 
+    /// Documents of a sequenced table, newest first, that `keep` accepts, at most `limit`.
+    pub fn newest_matching<T: DeserializeOwned>(
+        &self,
+        table: SequencedTable,
+        limit: usize,
+        mut keep: impl FnMut(u64, &T) -> bool,
+    ) -> Result<Vec<(u64, T)>, StoreError> {
+        let t = self.tx.open_table(table).map_err(db_err)?;
+        let mut out = Vec::new();
+        for entry in t.iter().map_err(db_err)?.rev() {
+            if out.len() >= limit {
+                break;
+            }
+            let (seq, value) = entry.map_err(db_err)?;
+            let doc: T = decode(table.name(), value.value())?;
+            if keep(seq.value(), &doc) {
+                out.push((seq.value(), doc));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Documents of a keyed table whose key starts with `prefix`, in descending key order,
+    /// that `keep` accepts, at most `limit`.
+    pub fn with_prefix_desc<T: DeserializeOwned>(
+        &self,
+        table: KeyedTable,
+        prefix: &str,
+        limit: usize,
+        mut keep: impl FnMut(&str, &T) -> bool,
+    ) -> Result<Vec<(String, T)>, StoreError> {
+        let t = self.tx.open_table(table).map_err(db_err)?;
+        let end = prefix_end(prefix);
+        let mut out = Vec::new();
+        for entry in t.range::<&str>(prefix..end.as_str()).map_err(db_err)?.rev() {
+            if out.len() >= limit {
+                break;
+            }
+            let (key, value) = entry.map_err(db_err)?;
+            let doc: T = decode(table.name(), value.value())?;
+            if keep(key.value(), &doc) {
+                out.push((key.value().to_string(), doc));
+            }
+        }
+        Ok(out)
+    }
+
     pub fn counter(&self, name: &str) -> Result<i64, StoreError> {
         let t = self.tx.open_table(tables::COUNTERS).map_err(db_err)?;
         Ok(t.get(name).map_err(db_err)?.map_or(0, |v| v.value()))
@@ -295,6 +361,25 @@ impl Writer<'_> {
     pub fn remove(&self, table: KeyedTable, key: &str) -> Result<bool, StoreError> {
         let mut t = self.tx.open_table(table).map_err(db_err)?;
         Ok(t.remove(key).map_err(db_err)?.is_some())
+    }
+
+    /// Removes every document whose key is in `from..to`; returns how many.
+    pub fn remove_range(
+        &self,
+        table: KeyedTable,
+        from: &str,
+        to: &str,
+    ) -> Result<usize, StoreError> {
+        let mut t = self.tx.open_table(table).map_err(db_err)?;
+        let keys: Vec<String> = t
+            .range::<&str>(from..to)
+            .map_err(db_err)?
+            .map(|e| e.map(|(k, _)| k.value().to_string()).map_err(db_err))
+            .collect::<Result<_, _>>()?;
+        for key in &keys {
+            t.remove(key.as_str()).map_err(db_err)?;
+        }
+        Ok(keys.len())
     }
 
     /// Appends a document and returns its sequence number.

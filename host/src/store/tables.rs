@@ -25,8 +25,12 @@ pub const CLOSED_TRADES: SequencedTable = TableDefinition::new("closed_trades");
 pub const PENDING_ENTRIES: KeyedTable = TableDefinition::new("pending_entries");
 /// Pump alert history.
 pub const PUMP_ALERTS: SequencedTable = TableDefinition::new("pump_alerts");
-/// Market-context snapshots.
-pub const MARKET_SNAPSHOTS: SequencedTable = TableDefinition::new("market_snapshots");
+/// Market-context snapshots under `SYMBOL/<computed_at, 12 digits>/<mtf>/<htf>`, so a
+/// symbol's history is one key range, newest last (schema 2; schema 1 had an unused sequenced
+/// table of this name).
+pub const MARKET_SNAPSHOTS: KeyedTable = TableDefinition::new("market_snapshots");
+/// The schema-1 definition of [`MARKET_SNAPSHOTS`], deleted by the migration to schema 2.
+pub const MARKET_SNAPSHOTS_V1: SequencedTable = TableDefinition::new("market_snapshots");
 /// Compression-state memory per symbol.
 pub const COMPRESSION_STATE: KeyedTable = TableDefinition::new("compression_state");
 /// Watch-state memory per symbol.
@@ -51,6 +55,7 @@ pub const PROTECTION: KeyedTable = TableDefinition::new("protection");
 pub const KEYED_TABLES: &[KeyedTable] = &[
     OPEN_TRADES,
     PENDING_ENTRIES,
+    MARKET_SNAPSHOTS,
     COMPRESSION_STATE,
     WATCH_STATE,
     LICENSE_CACHE,
@@ -61,5 +66,4 @@ pub const KEYED_TABLES: &[KeyedTable] = &[
     PROTECTION,
 ];
 
-pub const SEQUENCED_TABLES: &[SequencedTable] =
-    &[CLOSED_TRADES, PUMP_ALERTS, MARKET_SNAPSHOTS, ORDER_JOURNAL];
+pub const SEQUENCED_TABLES: &[SequencedTable] = &[CLOSED_TRADES, PUMP_ALERTS, ORDER_JOURNAL];

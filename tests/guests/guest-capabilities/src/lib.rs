@@ -20,12 +20,15 @@ struct Config {
 
 impl Strategy for Guest {
     fn describe() -> Manifest {
-        Manifest::new(
+        let mut m = Manifest::new(
             "guest_capabilities",
             env!("CARGO_PKG_VERSION"),
             PluginKind::Scanner,
             "probes",
-        )
+        );
+        // The host accepts only the keys a plugin declares in its default config.
+        m.default_config = r#"{"file":"","env":"","addr":""}"#.to_string();
+        m
     }
 
     fn scan(request: ScanRequest) -> Result<ScanResponse, ScanError> {

@@ -1,0 +1,217 @@
+//! Gate 2: the multi-timeframe regime. Mean reversion works when nothing is trending or
+//! thrashing: the macro timeframe (1d) must not have just broken out of its range nor lean
+//! against the trade, the regime timeframe (4h) must not trend (ADX), and the entry timeframe
+//! (1h) must not be in volatile chop (ATR blown up with no net progress). The definitions and
+//! thresholds are the host's market-context ones (`docs/market-context.md`), computed here
+//! from the plugin's own candles.
+
+use spotbot_sdk::indicators::{last, swing_highs, swing_lows};
+
+use crate::data::Bars;
+use crate::line::{Line, Side};
+use crate::stats::{efficiency_ratio, median};
+
+/// Wilder ATR period on every timeframe.
+pub const ATR_PERIOD: usize = 14;
+/// Wilder ADX period on the regime timeframe.
+pub const ADX_PERIOD: usize = 14;
+/// ADX at or above this is a trend (the host's `ADX_TREND_MIN`): no mean reversion.
+pub const ADX_TREND_MAX: f64 = 25.0;
+/// The macro dealing range: highest high and lowest low of this many bars ...
+pub const MACRO_RANGE_BARS: usize = 50;
+/// ... ending this many bars before the last closed bar, so a last close outside it is a
+/// fresh break (the host's `RANGE_BARS` / `BREAK_BARS`).
+pub const MACRO_BREAK_BARS: usize = 3;
+/// Bars on each side of a fractal swing (the host's `SWING_SIDE`).
+pub const SWING_SIDE: usize = 2;
+/// Volatile chop: entry-timeframe ATR at least this multiple of its median over the candles
+/// given ...
+pub const CHOP_ATR_RATIO: f64 = 1.5;
+/// ... and Kaufman's efficiency ratio of the last [`CHOP_ER_BARS`] closes below this.
+pub const CHOP_ER_MAX: f64 = 0.3;
+pub const CHOP_ER_BARS: usize = 20;
+
+/// The macro phase from swing structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Higher high and higher low.
+    Bull,
+    /// Lower high and lower low.
+    Bear,
+    /// Anything else, or fewer than two swings of each kind.
+    Range,
+}
+
+impl Phase {
+    fn as_str(self) -> &'static str {
+        match self {
+            Phase::Bull => "bull",
+            Phase::Bear => "bear",
+            Phase::Range => "range",
+        }
+    }
+}
+
+/// The macro read of the last closed bar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Macro {
+    pub phase: Phase,
+    pub range_low: f64,
+    pub range_high: f64,
+    pub close: f64,
+}
+
+impl Macro {
+    /// Needs at least `MACRO_RANGE_BARS + MACRO_BREAK_BARS` bars (`None` otherwise).
+    pub fn read(bars: &Bars) -> Option<Macro> {
+        let n = bars.len();
+        let end = n.checked_sub(MACRO_BREAK_BARS)?;
+        let start = end.checked_sub(MACRO_RANGE_BARS)?;
+        let range_high = bars.high[start..end].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let range_low = bars.low[start..end].iter().copied().fold(f64::INFINITY, f64::min);
+        let last_two = |idx: Vec<usize>, col: &[f64]| match idx.as_slice() {
+            [.., a, b] => Some((col[*a], col[*b])),
+            _ => None,
+        };
+        let highs = last_two(swing_highs(&bars.high, SWING_SIDE, SWING_SIDE), &bars.high);
+        let lows = last_two(swing_lows(&bars.low, SWING_SIDE, SWING_SIDE), &bars.low);
+        let phase = match (highs, lows) {
+            (Some((h1, h2)), Some((l1, l2))) if h2 > h1 && l2 > l1 => Phase::Bull,
+            (Some((h1, h2)), Some((l1, l2))) if h2 < h1 && l2 < l1 => Phase::Bear,
+            _ => Phase::Range,
+        };
+        Some(Macro { phase, range_low, range_high, close: bars.close[n - 1] })
+    }
+
+    /// Consistent with a mean-reversion trade on `side`: the last close is inside the dealing
+    /// range (no fresh breakout either way) and the phase does not lean against the trade (no
+    /// buying supports of a bear phase, no selling resistances of a bull phase).
+    pub fn line(&self, tf: &str, side: Side) -> Line {
+        let width = self.range_high - self.range_low;
+        let position = if width > 0.0 { (self.close - self.range_low) / width } else { 0.5 };
+        let where_ = format!(
+            "{tf} close {:.6} at {:.2} of its {MACRO_RANGE_BARS}-bar range {:.6}-{:.6}",
+            self.close, position, self.range_low, self.range_high
+        );
+        let against =
+            matches!((self.phase, side), (Phase::Bear, Side::Buy) | (Phase::Bull, Side::Sell));
+        let (pass, why) = if self.close > self.range_high {
+            (false, "broken out upwards")
+        } else if self.close < self.range_low {
+            (false, "broken out downwards")
+        } else if against {
+            (false, "phase against the trade")
+        } else {
+            (true, "inside")
+        };
+        Line::new(
+            "regime_macro",
+            pass,
+            format!("{where_} ({why}); phase {} for a {}", self.phase.as_str(), side.as_str()),
+        )
+    }
+}
+
+/// The regime timeframe must not trend: ADX below [`ADX_TREND_MAX`].
+pub fn trend_line(tf: &str, adx: Option<f64>) -> Line {
+    match adx {
+        Some(a) if a < ADX_TREND_MAX => {
+            Line::new("regime_trend", true, format!("{tf} ADX {a:.1} < {ADX_TREND_MAX}"))
+        }
+        Some(a) => {
+            Line::new("regime_trend", false, format!("{tf} ADX {a:.1} >= {ADX_TREND_MAX} (trend)"))
+        }
+        None => Line::new("regime_trend", false, format!("{tf} ADX n/a")),
+    }
+}
+
+/// The entry timeframe's chop read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chop {
+    /// Last ATR over the median ATR of the candles given (0 when the median is 0).
+    pub atr_ratio: f64,
+    /// Efficiency ratio of the last [`CHOP_ER_BARS`] closes (0 when flat).
+    pub efficiency: f64,
+}
+
+impl Chop {
+    /// `atr` is the entry timeframe's ATR series; `None` when its last value is undefined.
+    pub fn read(bars: &Bars, atr: &[f64]) -> Option<Chop> {
+        let now = last(atr)?;
+        let atr_ratio = median(atr).filter(|m| *m > 0.0).map_or(0.0, |m| now / m);
+        let efficiency = efficiency_ratio(&bars.close, CHOP_ER_BARS).unwrap_or(0.0);
+        Some(Chop { atr_ratio, efficiency })
+    }
+
+    pub fn is_chop(&self) -> bool {
+        self.atr_ratio >= CHOP_ATR_RATIO && self.efficiency < CHOP_ER_MAX
+    }
+
+    /// Fails when the numbers are not finite (an overflow): "no chop" must be measured.
+    pub fn line(&self, tf: &str) -> Line {
+        if !(self.atr_ratio.is_finite() && self.efficiency.is_finite()) {
+            return Line::new("regime_chop", false, format!("{tf} chop n/a"));
+        }
+        let numbers = format!(
+            "{tf} ATR {:.2}x its median (chop >= {CHOP_ATR_RATIO}), efficiency {:.2} (chop < {CHOP_ER_MAX})",
+            self.atr_ratio, self.efficiency
+        );
+        if self.is_chop() {
+            Line::new("regime_chop", false, format!("{tf} volatile chop: {numbers}"))
+        } else {
+            Line::new("regime_chop", true, format!("no chop: {numbers}"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bars(high: Vec<f64>, low: Vec<f64>, close: Vec<f64>) -> Bars {
+        Bars {
+            timeframe: "1d".into(),
+            open: close.clone(),
+            volume: vec![1.0; close.len()],
+            high,
+            low,
+            close,
+        }
+    }
+
+    #[test]
+    fn macro_breakout_and_phase() {
+        // A flat 10..20 range for 60 bars with alternating swings of equal height.
+        let n = 60;
+        let high: Vec<f64> = (0..n).map(|i| if i % 6 == 3 { 20.0 } else { 15.0 }).collect();
+        let low: Vec<f64> = (0..n).map(|i| if i % 6 == 0 { 10.0 } else { 14.0 }).collect();
+        let mut close = vec![14.5; n];
+        let m = Macro::read(&bars(high.clone(), low.clone(), close.clone())).unwrap();
+        assert_eq!((m.phase, m.range_low, m.range_high), (Phase::Range, 10.0, 20.0));
+        assert!(m.line("1d", Side::Buy).pass && m.line("1d", Side::Sell).pass);
+        close[n - 1] = 9.0;
+        let m = Macro::read(&bars(high.clone(), low.clone(), close.clone())).unwrap();
+        let l = m.line("1d", Side::Buy);
+        assert!(!l.pass && l.detail.contains("broken out downwards"), "{}", l.detail);
+        // Rising swing lows and highs: bull; a sell leans against it.
+        let high: Vec<f64> = high.iter().enumerate().map(|(i, h)| h + i as f64 * 0.01).collect();
+        let low: Vec<f64> = low.iter().enumerate().map(|(i, l)| l + i as f64 * 0.01).collect();
+        close[n - 1] = 15.0;
+        let m = Macro::read(&bars(high, low, close)).unwrap();
+        assert_eq!(m.phase, Phase::Bull);
+        assert!(m.line("1d", Side::Buy).pass);
+        assert!(!m.line("1d", Side::Sell).pass);
+        assert!(Macro::read(&bars(vec![1.0; 52], vec![1.0; 52], vec![1.0; 52])).is_none());
+    }
+
+    #[test]
+    fn trend_and_chop_lines() {
+        assert!(trend_line("4h", Some(24.9)).pass);
+        assert_eq!(trend_line("4h", Some(38.24)).detail, "4h ADX 38.2 >= 25 (trend)");
+        assert!(!trend_line("4h", None).pass);
+        let c = Chop { atr_ratio: 2.0, efficiency: 0.1 };
+        assert!(c.is_chop() && c.line("1h").detail.starts_with("1h volatile chop"));
+        assert!(!Chop { atr_ratio: 2.0, efficiency: 0.5 }.is_chop());
+        assert!(!Chop { atr_ratio: 1.2, efficiency: 0.1 }.is_chop());
+    }
+}
