@@ -150,6 +150,10 @@ impl Path {
 pub struct Market {
     pub synthetic: Synthetic,
     pub paths: HashMap<String, Path>,
+    /// Scripted traded volume per symbol: (time, base volume traded at that time), sorted.
+    /// When a symbol has a script, a candle's volume is the sum of the script's volumes inside
+    /// the candle, instead of the synthetic estimate.
+    pub volumes: HashMap<String, Vec<(Millis, Decimal)>>,
 }
 
 /// One candle in exchange units.
@@ -170,7 +174,7 @@ pub struct Candle {
 
 impl Market {
     pub fn new(seed: u64) -> Self {
-        Self { synthetic: Synthetic { seed }, paths: HashMap::new() }
+        Self { synthetic: Synthetic { seed }, paths: HashMap::new(), volumes: HashMap::new() }
     }
 
     pub fn price(&self, rules: &SymbolRules, t: Millis) -> Decimal {
@@ -192,6 +196,12 @@ impl Market {
     pub fn set_path(&mut self, symbol: &str, mut points: Vec<(Millis, Decimal)>) {
         points.sort_by_key(|(t, _)| *t);
         self.paths.insert(symbol.to_string(), Path { points });
+    }
+
+    /// Replaces the volume script of a symbol (see [`Market::volumes`]).
+    pub fn set_volumes(&mut self, symbol: &str, mut points: Vec<(Millis, Decimal)>) {
+        points.sort_by_key(|(t, _)| *t);
+        self.volumes.insert(symbol.to_string(), points);
     }
 
     /// Prices the engine walks through in (from, to]: scripted points in the window, plus
@@ -222,10 +232,11 @@ impl Market {
         times.into_iter().map(|t| (t, self.price(rules, t))).collect()
     }
 
-    /// One candle [open, open+len) (the still-open candle is cut at `now`).
+    /// One candle [open, open+len) (the still-open candle is cut at `now`). Its close is the
+    /// last price inside it, at `open + len - 1` ms.
     pub fn candle(&self, rules: &SymbolRules, open: Millis, len: Millis, now: Millis) -> Candle {
         let close_time = open + len - 1;
-        let end = (open + len).min(now.max(open));
+        let end = close_time.min(now.max(open));
         let o = self.price(rules, open);
         let c = self.price(rules, end);
         let mut hi = o.max(c);
@@ -241,11 +252,10 @@ impl Market {
             lo = lo.min(p);
         }
         if let Some(path) = self.paths.get(&rules.symbol) {
-            for (t, p) in &path.points {
-                if *t >= open && *t <= end {
-                    hi = hi.max(*p);
-                    lo = lo.min(*p);
-                }
+            let first = path.points.partition_point(|(t, _)| *t < open);
+            for (_, p) in path.points[first..].iter().take_while(|(t, _)| *t <= end) {
+                hi = hi.max(*p);
+                lo = lo.min(*p);
             }
         }
         // Volume: deterministic, larger when the candle moved more.
@@ -254,11 +264,24 @@ impl Market {
         let mid = ((hi + lo) / Decimal::TWO).max(rules.tick);
         let range = if mid.is_zero() { Decimal::ZERO } else { (hi - lo) / mid };
         let minutes = Decimal::from((end - open).max(0) / MINUTE + 1);
-        let notional_per_min = Decimal::from(20_000)
-            * (Decimal::ONE + range * Decimal::from(50))
-            * Decimal::from_f64(0.5 + r).unwrap_or(Decimal::ONE);
-        let quote_volume = (notional_per_min * minutes).round_dp(8);
-        let volume = (quote_volume / mid).round_dp(8);
+        let (volume, quote_volume) = match self.volumes.get(&rules.symbol) {
+            Some(script) => {
+                let first = script.partition_point(|(t, _)| *t < open);
+                let volume: Decimal = script[first..]
+                    .iter()
+                    .take_while(|(t, _)| *t < open + len && *t <= end)
+                    .map(|(_, v)| *v)
+                    .sum();
+                (volume.round_dp(8), (volume * mid).round_dp(8))
+            }
+            None => {
+                let notional_per_min = Decimal::from(20_000)
+                    * (Decimal::ONE + range * Decimal::from(50))
+                    * Decimal::from_f64(0.5 + r).unwrap_or(Decimal::ONE);
+                let quote_volume = (notional_per_min * minutes).round_dp(8);
+                (((quote_volume / mid).round_dp(8)), quote_volume)
+            }
+        };
         let trades = (minutes * Decimal::from(30)).to_u64().unwrap_or(0);
         let taker = Decimal::from_f64(0.4 + 0.2 * r).unwrap_or(Decimal::ONE / Decimal::TWO);
         Candle {

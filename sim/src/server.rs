@@ -361,6 +361,18 @@ impl Sim {
         e.market.set_path(symbol, points);
         Ok(())
     }
+    /// Scripts the traded volume of `symbol`: (time, base volume) points; a candle's volume
+    /// becomes the sum of the points inside it.
+    pub fn set_volumes(
+        &self,
+        symbol: &str,
+        points: Vec<(Millis, Decimal)>,
+    ) -> Result<(), ApiError> {
+        let mut e = self.engine();
+        e.rules(symbol)?;
+        e.market.set_volumes(symbol, points);
+        Ok(())
+    }
     pub fn advance(&self, ms: Millis) {
         self.shared.clock.advance(ms);
         let now = self.now_ms();
@@ -477,6 +489,7 @@ pub fn router(sim: Sim) -> Router {
         .route("/sim/price", post(admin_price))
         .route("/sim/path", post(admin_path))
         .route("/sim/csv", post(admin_csv))
+        .route("/sim/volume", post(admin_volume))
         .route("/sim/time", get(admin_time))
         .route("/sim/time/advance", post(admin_advance))
         .route("/sim/fund", post(admin_fund))
@@ -1134,6 +1147,19 @@ async fn admin_path(State(sim): State<Sim>, Json(r): Json<PathReq>) -> AdminResu
     let pts =
         r.points.iter().map(|(t, p)| positive(p).map(|d| (*t, d))).collect::<Result<_, _>>()?;
     sim.set_path(&r.symbol, pts)?;
+    ok()
+}
+
+async fn admin_volume(State(sim): State<Sim>, Json(r): Json<PathReq>) -> AdminResult {
+    let pts = r
+        .points
+        .iter()
+        .map(|(t, v)| match v.parse::<Decimal>() {
+            Ok(d) if d >= Decimal::ZERO => Ok((*t, d)),
+            _ => Err(ApiError::bad(-1100, format!("volume {v:?} must be a number >= 0"))),
+        })
+        .collect::<Result<_, _>>()?;
+    sim.set_volumes(&r.symbol, pts)?;
     ok()
 }
 

@@ -1,6 +1,7 @@
 //! Helpers for the end-to-end tests: start real servers on loopback and talk HTTP to them.
 
 pub mod fake_messenger;
+pub mod scripted;
 
 use std::sync::Arc;
 

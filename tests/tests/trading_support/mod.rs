@@ -23,6 +23,20 @@ pub fn d(s: &str) -> Decimal {
     s.parse().expect("decimal")
 }
 
+/// The rig's test clock as the simulator's clock.
+struct RigClock(spotbot::clock::TestClock);
+
+impl spotbot_sim::Clock for RigClock {
+    fn now_ms(&self) -> spotbot_sim::Millis {
+        use spotbot::clock::Clock as _;
+        self.0.now_ms()
+    }
+
+    fn advance(&self, ms: spotbot_sim::Millis) {
+        self.0.advance(chrono::Duration::milliseconds(ms));
+    }
+}
+
 pub struct Trading {
     pub rig: Rig,
     pub sim: RunningSim,
@@ -38,10 +52,24 @@ impl Trading {
         Self::start_with("").await
     }
 
-    /// As [`Trading::start`] with `extra` appended to the host's config.
+    /// As [`Trading::start`] with `extra` appended to the host's config (inside its
+    /// `[strategy.mr_combined]` table until `extra` opens another).
     pub async fn start_with(extra: &str) -> Self {
+        Self::start_inner(extra, false).await
+    }
+
+    /// As [`Trading::start_with`], with the simulator on the rig's test clock: advancing the
+    /// rig moves the exchange's candles too (scripted candle paths, market context, scans).
+    pub async fn start_synced(extra: &str) -> Self {
+        Self::start_inner(extra, true).await
+    }
+
+    async fn start_inner(extra: &str, synced: bool) -> Self {
         let rig = Rig::new().await;
         let mut sim_config = SimConfig::new(11, KEY, SECRET);
+        if synced {
+            sim_config.clock = std::sync::Arc::new(RigClock(rig.clock.clone()));
+        }
         sim_config.initial_funds = vec![("USDT".into(), Decimal::from(10_000))];
         let sim = spotbot_sim::serve(sim_config, "127.0.0.1:0").await.expect("simulator binds");
         sim.sim.set_price("ETHUSDT", d("3000")).expect("price");
@@ -221,7 +249,10 @@ pub fn signal_with(symbol: &str, direction: &str, passed: usize, total: usize) -
 
 async fn start_host(rig: &Rig, toml: &str, dir: tempfile::TempDir) -> Host {
     let mut config = rig.config_with(toml, dir.path(), None);
-    config.plugins.dir = dir.path().join("plugins").display().to_string();
+    // A test that names a plugins folder keeps it; the others get an empty one of their own.
+    if config.plugins.dir == spotbot::config::PluginsConfig::default().dir {
+        config.plugins.dir = dir.path().join("plugins").display().to_string();
+    }
     config.secrets.exchange_api_key = Some(Secret::new(KEY));
     config.secrets.exchange_api_secret = Some(Secret::new(SECRET));
     config.secrets.messenger_bot_token = Some(Secret::new(BOT_TOKEN));

@@ -1,0 +1,277 @@
+//! The two strategies of the spec as loaded Wasm plugins, on scripted candle paths served by
+//! the exchange simulator: MR Combined's scan-and-signal (a clean range bounce becomes a signal
+//! with the right targets, the boss is asked, a confirm places the bracket at the simulator;
+//! trend, chop and a news window give skips with their reasons) and Pump Momentum's alerts
+//! (pump_watch, then pump_signal on follow-through, nothing after the expiry, never an order).
+
+mod license_support;
+mod trading_support;
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use spotbot_tests::scripted::script;
+use trading_support::Trading;
+
+/// A plugins folder holding the given components from the workspace's `plugins/` (what
+/// `cargo xtask plugins` builds), and its config lines.
+fn plugins_dir(files: &[&str]) -> (tempfile::TempDir, String) {
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("plugins");
+    let dir = tempfile::tempdir().unwrap();
+    for file in files {
+        let from = built.join(file);
+        assert!(from.exists(), "{} is missing: run `cargo xtask plugins`", from.display());
+        std::fs::copy(&from, dir.path().join(file)).unwrap();
+    }
+    let toml = format!("[plugins]\ndir = {:?}\n", dir.path().display().to_string());
+    (dir, toml)
+}
+
+fn now_ms(t: &Trading) -> i64 {
+    t.rig.now().timestamp_millis()
+}
+
+async fn scan_and_signal(t: &Trading, symbols: &[&str]) -> Value {
+    let (status, body) =
+        t.post("/api/mr-combined/scan-and-signal", json!({ "symbols": symbols })).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["ok"], true, "{body}");
+    body
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(1.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_range_bounce_becomes_a_signal_with_its_targets_and_a_confirm_places_them() {
+    let (_plugins, plugins_toml) = plugins_dir(&["mr_combined.wasm"]);
+    let t = Trading::start_synced(&format!("\n{plugins_toml}")).await;
+    let candles = mr_combined::scenarios::range_bounce_buy(now_ms(&t));
+    script(&t.sim.sim, "SOLUSDT", &candles);
+
+    let body = scan_and_signal(&t, &["SOLUSDT"]).await;
+    let signaled = body["signaled"].as_array().unwrap();
+    assert_eq!(signaled.len(), 1, "{body}");
+    assert_eq!(signaled[0]["symbol"], "SOLUSDT");
+    assert_eq!(signaled[0]["direction"], "buy");
+    assert_eq!(signaled[0]["status"], "pending", "the boss is asked: {body}");
+    assert!(body["skipped"].as_array().unwrap().is_empty(), "{body}");
+    assert!(body.get("reason").is_none(), "{body}");
+
+    let (status, signal) = t.get("/api/signal/SOLUSDT").await;
+    assert_eq!(status, 200, "{signal}");
+    assert_eq!(signal["bot"], "mr_combined");
+    // The range of the scenario, to the cent, and the targets the README defines from it.
+    use mr_combined::scenarios::{RESISTANCE, SUPPORT};
+    assert_eq!(signal["range_support"].as_f64(), Some(SUPPORT), "{signal}");
+    assert_eq!(signal["range_resistance"].as_f64(), Some(RESISTANCE), "{signal}");
+    let mid = (SUPPORT + RESISTANCE) / 2.0;
+    assert_eq!(signal["range_midline"].as_f64(), Some(mid), "{signal}");
+    let price = signal["price"].as_f64().unwrap();
+    let last_close = *candles.close.last().unwrap();
+    assert!(close(price, last_close), "price {price} is the last close {last_close}");
+    let tp1 = signal["tp1_pct"].as_f64().unwrap();
+    assert!(close(tp1, (mid / price - 1.0) * 100.0), "TP1 is the midline: {tp1}");
+    let (sl, tp) = (signal["sl_pct"].as_f64().unwrap(), signal["tp_pct"].as_f64().unwrap());
+    assert!(sl > 0.0 && tp / sl >= 2.5, "min_rr 2.5 holds: sl {sl} tp {tp}");
+    let passed = signal["passed"].as_u64().unwrap();
+    let total = signal["total"].as_u64().unwrap();
+    // The service scores the result with its own formula (docs/signals.md).
+    let confidence = (10.0 * passed as f64 / total as f64).round() as u64;
+    assert_eq!(signal["confidence"].as_u64(), Some(confidence), "{signal}");
+    assert!(confidence >= 8, "{signal}");
+    assert!(signal["ev"].as_f64().unwrap() > 25.0, "{signal}");
+    assert!(["normal", "A+", "A++"].contains(&signal["tier"].as_str().unwrap()), "{signal}");
+    let ask = t.message_containing("SOLUSDT").await;
+    assert!(ask.text.to_uppercase().contains("BUY"), "{}", ask.text);
+    assert!(t.orders().is_empty(), "nothing is traded before the boss says yes");
+
+    let (status, confirmed) = t.confirm("SOLUSDT").await;
+    assert_eq!(status, 200, "{confirmed}");
+    assert_eq!(confirmed["ok"], true, "{confirmed}");
+    let entry = t.orders_of("MARKET", "BUY");
+    assert_eq!(entry.len(), 1, "one entry");
+    assert_eq!(entry[0]["symbol"], "SOLUSDT");
+    let fill = entry[0]["cummulativeQuoteQty"].as_str().unwrap().parse::<f64>().unwrap()
+        / entry[0]["executedQty"].as_str().unwrap().parse::<f64>().unwrap();
+    let take = t.orders_of("LIMIT_MAKER", "SELL");
+    let stop = t.orders_of("STOP_LOSS_LIMIT", "SELL");
+    assert_eq!((take.len(), stop.len()), (1, 1), "one OCO");
+    let px = |o: &Value, k: &str| o[k].as_str().unwrap().parse::<f64>().unwrap();
+    // The simulator received the plugin's distances from the fill, rounded to the tick.
+    let tick = 0.01;
+    assert!((px(&take[0], "price") - fill * (1.0 + tp / 100.0)).abs() <= tick, "{take:?}");
+    assert!((px(&stop[0], "stopPrice") - fill * (1.0 - sl / 100.0)).abs() <= tick, "{stop:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trend_and_chop_are_skipped_with_the_failing_gate_and_nothing_is_asked() {
+    let (_plugins, plugins_toml) = plugins_dir(&["mr_combined.wasm"]);
+    let t = Trading::start_synced(&format!("\n{plugins_toml}")).await;
+    let now = now_ms(&t);
+    script(&t.sim.sim, "AVAXUSDT", &mr_combined::scenarios::strong_trend(now));
+    script(&t.sim.sim, "LINKUSDT", &mr_combined::scenarios::volatile_chop(now));
+
+    let body = scan_and_signal(&t, &["AVAXUSDT", "LINKUSDT"]).await;
+    assert!(body["signaled"].as_array().unwrap().is_empty(), "{body}");
+    let skipped = body["skipped"].as_array().unwrap();
+    let reason = |symbol: &str| {
+        skipped.iter().find(|s| s["symbol"] == symbol).unwrap()["reason"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(reason("AVAXUSDT").starts_with("regime"), "{body}");
+    assert!(reason("LINKUSDT").starts_with("regime"), "{body}");
+    assert!(reason("LINKUSDT").contains("chop"), "{body}");
+    let (status, _) = t.get("/api/signal/AVAXUSDT").await;
+    assert_eq!(status, 404, "a skip creates no signal");
+    assert!(t.messenger.sent().is_empty(), "nobody is asked about a skip");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_news_window_blocks_the_clean_setup() {
+    let (_plugins, plugins_toml) = plugins_dir(&["mr_combined.wasm"]);
+    // The rig's clock is 08:00 UTC; the window wraps nothing and covers it.
+    let t = Trading::start_synced(&format!(
+        "news_blackout_windows_utc = [\"07:30-08:30\"]\n{plugins_toml}"
+    ))
+    .await;
+    script(&t.sim.sim, "SOLUSDT", &mr_combined::scenarios::range_bounce_buy(now_ms(&t)));
+    let body = scan_and_signal(&t, &["SOLUSDT"]).await;
+    assert!(body["signaled"].as_array().unwrap().is_empty(), "{body}");
+    let reason = body["skipped"][0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("news_blackout"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daily_limit_skips_the_scan_and_a_bad_section_refuses_the_plugin() {
+    let (_plugins, plugins_toml) = plugins_dir(&["mr_combined.wasm"]);
+    let t = Trading::start_synced(&format!("\n{plugins_toml}")).await;
+    t.buy("ETHUSDT").await;
+    let (status, _) = t.post_empty("/api/reset-daily").await;
+    assert_eq!(status, 200);
+    // max_trades_per_day is 5 in the rig: fill the day.
+    for symbol in ["BNBUSDT", "XRPUSDT", "LINKUSDT", "AVAXUSDT", "DOTUSDT"] {
+        t.buy(symbol).await;
+    }
+    let body = scan_and_signal(&t, &["SOLUSDT"]).await;
+    assert_eq!(body["reason"], "daily_limit_reached", "{body}");
+    assert!(body["signaled"].as_array().unwrap().is_empty());
+    assert!(body["skipped"].as_array().unwrap().is_empty());
+
+    // A key the plugin does not have refuses the plugin, naming the key.
+    let (_plugins, plugins_toml) = plugins_dir(&["mr_combined.wasm"]);
+    let bad = Trading::start_synced(&format!("scan_limit = 80\n{plugins_toml}")).await;
+    let (_, list) = bad.get("/api/strategies").await;
+    let row = &list["plugins"][0];
+    assert_eq!(row["status"], "failed", "{list}");
+    let error = row["last_error"].as_str().unwrap();
+    assert!(error.contains("strategy.mr_combined.scan_limit is not a key"), "{error}");
+    let (status, body) = bad.post("/api/mr-combined/scan-and-signal", json!({})).await;
+    assert_eq!((status, body["error"].as_str()), (404, Some("plugin_not_found")), "{body}");
+}
+
+/// Pump scenario: 80 15m candles whose candle 60 ignites and, `follow` candles later, follows
+/// through; candle 60 closes at the rig's start.
+fn pump_paths(t: &Trading, follow: Option<usize>) -> pump_momentum::scenarios::Scenario {
+    use pump_momentum::scenarios as s;
+    const STEP: i64 = 15 * 60_000;
+    let end = now_ms(t) + 19 * STEP;
+    let scenario = match follow {
+        Some(k) => s::pump_then_follow_through(end, 80, 60, k),
+        None => s::pump_without_follow_through(end, 80, 60),
+    };
+    assert_eq!(scenario.closed_at(60), now_ms(t), "the ignition closes at the rig's start");
+    script(&t.sim.sim, "SOLUSDT", &scenario.candles);
+    script(&t.sim.sim, "BTCUSDT", &s::reference(end, 80));
+    scenario
+}
+
+const PUMP_CONFIG: &str =
+    "\n[strategy.pump_momentum]\nuse_universe = false\nwatchlist_override = [\"SOLUSDT\"]\n";
+
+async fn pump_scan(t: &Trading) -> Value {
+    let (status, body) = t.post_empty("/api/pump-momentum/scan?agent=scout").await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pump_is_watched_then_signalled_on_follow_through_stored_notified_and_never_traded() {
+    let (_plugins, plugins_toml) = plugins_dir(&["pump_momentum.wasm"]);
+    let t = Trading::start_synced(&format!("{PUMP_CONFIG}{plugins_toml}")).await;
+    let scenario = pump_paths(&t, Some(1));
+
+    let first = pump_scan(&t).await;
+    assert_eq!(first["count"], 1, "{first}");
+    assert_eq!(first["signals"], json!([{"symbol": "SOLUSDT", "stage": "pump_watch"}]));
+    assert_eq!(first["notify_errors"], json!([]));
+    t.message_containing("Pump watch SOLUSDT").await;
+    let again = pump_scan(&t).await;
+    assert_eq!(again["count"], 0, "the same candle is not alerted twice: {again}");
+
+    t.rig.advance_minutes(15);
+    let second = pump_scan(&t).await;
+    assert_eq!(second["signals"], json!([{"symbol": "SOLUSDT", "stage": "pump_signal"}]));
+    t.message_containing("Pump signal SOLUSDT").await;
+
+    let (status, list) = t.get("/api/pump-momentum/signals?symbol=SOLUSDT").await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["count"], 2, "{list}");
+    let (signal, watch) = (&list["signals"][0], &list["signals"][1]);
+    assert_eq!(
+        (signal["stage"].as_str(), watch["stage"].as_str()),
+        (Some("pump_signal"), Some("pump_watch"))
+    );
+    assert_eq!(watch["timestamp_signal"].as_i64(), Some(scenario.closed_at(60)));
+    let ignition = &watch["ignition"];
+    assert_eq!(ignition["open_time"].as_i64(), Some(scenario.ignition_open_time), "{watch}");
+    assert!(close(ignition["close"].as_f64().unwrap(), scenario.candles.close[60]), "{watch}");
+    assert!(close(watch["price"].as_f64().unwrap(), scenario.candles.close[60]), "{watch}");
+    for key in ["vol_ratio", "candle_return_pct", "close_strength", "rel_strength_15m", "atr"] {
+        assert!(watch["metrics"][key].is_number(), "{key}: {watch}");
+    }
+    assert!(watch["metrics"]["vol_ratio"].as_f64().unwrap() >= 3.0, "{watch}");
+    assert!(signal["metrics"]["follow_vol_ratio"].as_f64().unwrap() >= 1.5, "{signal}");
+    assert_eq!(watch["notified"], true);
+    let (_, filtered) = t.get("/api/pump-momentum/signals?stage=pump_signal&limit=1").await;
+    assert_eq!(filtered["count"], 1, "{filtered}");
+    let (_, by_symbol) = t.get("/api/pump-momentum/signals/SOLUSDT?confidence=high").await;
+    assert!(by_symbol["signals"].as_array().unwrap().iter().all(|a| a["confidence"] == "high"));
+    let (status, _) = t.get("/api/pump-momentum/signals?limit=201").await;
+    assert_eq!(status, 422);
+    assert!(t.orders().is_empty(), "the scanner never trades");
+
+    // A day later the outcomes are filled from the simulator's candles.
+    t.rig.advance_hours(25);
+    let (status, report) = t.post_empty("/api/pump-momentum/outcomes").await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["updated"], 2, "{report}");
+    let (_, list) = t.get("/api/pump-momentum/signals?stage=pump_watch").await;
+    let outcome = &list["signals"][0]["outcome"];
+    // The watch was raised when candle 60 closed (candle 61 opened): an hour later candle 65
+    // opens, and its close is the price an hour after.
+    let after = outcome["price_1h_after"].as_f64().unwrap();
+    assert!(close(after, scenario.candles.close[65]), "{outcome}");
+    assert!(outcome["price_24h_after"].is_number(), "{outcome}");
+    assert!(outcome["mfe_24h_pct"].as_f64().unwrap() >= 0.0, "{outcome}");
+    assert!(outcome["reached_5pct"].is_boolean() && outcome["reversed"].is_boolean(), "{outcome}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_without_follow_through_expires_after_stage2_expiry_candles() {
+    let (_plugins, plugins_toml) = plugins_dir(&["pump_momentum.wasm"]);
+    let t = Trading::start_synced(&format!("{PUMP_CONFIG}{plugins_toml}")).await;
+    pump_paths(&t, None);
+    assert_eq!(pump_scan(&t).await["count"], 1);
+    let mut later = 0;
+    for _ in 0..5 {
+        t.rig.advance_minutes(15);
+        later += pump_scan(&t).await["count"].as_u64().unwrap();
+    }
+    assert_eq!(later, 0, "no pump_signal without follow-through, none after the expiry");
+    let (_, list) = t.get("/api/pump-momentum/signals").await;
+    assert_eq!(list["count"], 1, "{list}");
+}
