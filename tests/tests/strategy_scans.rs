@@ -16,7 +16,12 @@ use trading_support::Trading;
 /// A plugins folder holding the given components from the workspace's `plugins/` (what
 /// `cargo xtask plugins` builds), and its config lines.
 fn plugins_dir(files: &[&str]) -> (tempfile::TempDir, String) {
-    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("plugins");
+    plugins_from("plugins", files)
+}
+
+/// As [`plugins_dir`], from `folder` of the workspace (e.g. `target/test-guests`).
+fn plugins_from(folder: &str, files: &[&str]) -> (tempfile::TempDir, String) {
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(folder);
     let dir = tempfile::tempdir().unwrap();
     for file in files {
         let from = built.join(file);
@@ -274,4 +279,55 @@ async fn a_watch_without_follow_through_expires_after_stage2_expiry_candles() {
     assert_eq!(later, 0, "no pump_signal without follow-through, none after the expiry");
     let (_, list) = t.get("/api/pump-momentum/signals").await;
     assert_eq!(list["count"], 1, "{list}");
+}
+
+/// `ask_coo = false` from a plugin: ignored unless `[signals] allow_auto_confirm`; honoured,
+/// the service confirms by itself through every gate and tells the boss the outcome.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_coo_false_is_honoured_only_when_the_operator_allows_it_and_the_gates_still_apply() {
+    let guest = || plugins_from("target/test-guests", &["guest_auto_confirm.wasm"]);
+
+    let (_plugins, toml) = guest();
+    let asks = Trading::start_synced(&format!("\n{toml}")).await;
+    let body = scan_and_signal(&asks, &["SOLUSDT"]).await;
+    assert_eq!(body["signaled"][0]["status"], "pending", "asked like any other: {body}");
+    asks.message_containing("SOLUSDT").await;
+    let (_, state) = asks.get("/api/state").await;
+    let logged = state["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["action"].as_str().is_some_and(|a| a.contains("allow_auto_confirm is off")));
+    assert!(logged, "the log says why the boss was asked: {state}");
+    assert!(asks.orders().is_empty());
+
+    let (_plugins, toml) = guest();
+    let auto =
+        Trading::start_synced(&format!("\n{toml}[signals]\nallow_auto_confirm = true\n")).await;
+    let body = scan_and_signal(&auto, &["SOLUSDT"]).await;
+    let signaled = &body["signaled"][0];
+    assert_eq!(signaled["status"], "auto_confirmed", "{body}");
+    assert_eq!(signaled["confirm"]["ok"], true, "{body}");
+    assert_eq!(auto.orders_of("MARKET", "BUY").len(), 1, "the entry");
+    assert_eq!(auto.orders_of("LIMIT_MAKER", "SELL").len(), 1, "its OCO");
+    let note = auto.message_containing("Auto-confirmed").await;
+    assert!(note.text.contains("SOLUSDT") && note.text.contains("placed"), "{}", note.text);
+    assert!(
+        !auto.messenger.sent().iter().any(|m| m.text.contains("YES")),
+        "no approval question was sent"
+    );
+
+    // A result under the confidence gate is refused by the same confirm a boss would run.
+    let (_plugins, toml) = guest();
+    let weak = Trading::start_synced(&format!(
+        "passed = 5\ntotal = 10\n{toml}[signals]\nallow_auto_confirm = true\n"
+    ))
+    .await;
+    let body = scan_and_signal(&weak, &["SOLUSDT"]).await;
+    let confirm = &body["signaled"][0]["confirm"];
+    assert_eq!(confirm["ok"], false, "{body}");
+    assert!(confirm["reason"].as_str().unwrap().contains("confidence"), "{body}");
+    assert!(weak.orders().is_empty(), "nothing placed");
+    let note = weak.message_containing("Auto-confirmed").await;
+    assert!(note.text.contains("nothing placed"), "{}", note.text);
 }
