@@ -79,6 +79,13 @@ pub const ROUTES: &[RouteRule] = &[
     rule("POST", "/api/pump-momentum/scan", "pump momentum", false, "alerts only, never trades"),
     rule("GET", "/api/pump-momentum/signals", "pump momentum", false, READ),
     rule("GET", "/api/pump-momentum/signals/{symbol}", "pump momentum", false, READ),
+    rule(
+        "POST",
+        "/api/pump-momentum/outcomes",
+        "pump momentum",
+        false,
+        "fills outcome fields of stored alerts from candles; never trades",
+    ),
     // Market multi-timeframe: analysis only.
     rule("GET", "/api/market/{symbol}", "market", false, READ),
     rule("GET", "/api/market/scan", "market", false, "analysis only, never trades"),
