@@ -54,6 +54,10 @@ pub fn run() -> anyhow::Result<()> {
     println!("spotbot demo is running (paper exchange, synthetic market, no keys needed)");
     println!("  dashboard: http://{API_ADDR}/api/dashboard");
     println!("  API:       http://{API_ADDR}/api   (OpenAPI: http://{API_ADDR}/api/openapi.json)");
+    println!("  strategies (plugins/ mr_combined, pump_momentum, template):");
+    println!("    curl -s -XPOST http://{API_ADDR}/api/mr-combined/scan-and-signal");
+    println!("    curl -s http://{API_ADDR}/api/market/scan");
+    println!("    curl -s http://{API_ADDR}/api/pump-momentum/signals   (scanned every 5 minutes)");
     println!("  Ctrl-C stops it; data lives in {}", data.display());
     let status = host.0.wait()?;
     if !status.success() {
@@ -91,9 +95,10 @@ fn start_license_server(release: &Path, data: &Path) -> anyhow::Result<(Child, S
     }
 }
 
-/// The example config with the demo's license server filled in.
+/// The example config with the demo's license server filled in and the built-in pump scan
+/// switched on, so Pump Momentum scans the paper market every 5 minutes by itself.
 fn write_demo_config(example: &Path, dest: &Path, public_key: &str) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(example)?;
+    let text = std::fs::read_to_string(example)?.replace("pump_scan = false", "pump_scan = true");
     let license_at =
         text.find("[license]").context("examples/config.toml has a [license] section")?;
     let demo = format!(
