@@ -12,7 +12,8 @@
 //! fixed candle count per timeframe and compute over all of it.
 //!
 //! Not in TA-Lib, documented here: [`bb_width`], [`volume_ratio`], [`swing_highs`] /
-//! [`swing_lows`]. No indicator here crate-depends on anything: the maintained Rust crates
+//! [`swing_lows`], [`median`], [`efficiency_ratio`] (the last two define "volatile chop" for
+//! the host's market context and MR Combined alike). No indicator here crate-depends on anything: the maintained Rust crates
 //! differ from TA-Lib in seeds or definitions (see `docs/strategies.md`).
 
 /// TA-Lib's zero band (`TA_EPSILON` of TA-Lib C 0.6+; 0.4 used 1e-8, which zeroed RSI and
@@ -436,6 +437,28 @@ fn swings(
         .collect()
 }
 
+/// The median of the finite values (`None` when there are none).
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    Some(if v.len().is_multiple_of(2) { (v[m - 1] + v[m]) / 2.0 } else { v[m] })
+}
+
+/// Kaufman's efficiency ratio over the last `period` changes: |net change| / sum of |changes|;
+/// 1 for a straight line, near 0 for back-and-forth. `None` when too short or flat.
+pub fn efficiency_ratio(close: &[f64], period: usize) -> Option<f64> {
+    if period == 0 || close.len() <= period {
+        return None;
+    }
+    let w = &close[close.len() - 1 - period..];
+    let path: f64 = w.windows(2).map(|p| (p[1] - p[0]).abs()).sum();
+    (path > 0.0).then(|| (w[period] - w[0]).abs() / path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,5 +507,17 @@ mod tests {
         let w = bb_width(&b);
         assert!((w[0] - 0.2).abs() < 1e-15);
         assert!(w[1].is_nan());
+    }
+
+    #[test]
+    fn median_and_efficiency_ratio() {
+        assert_eq!(median(&[3.0, f64::NAN, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0]), Some(2.5));
+        assert_eq!(median(&[f64::NAN]), None);
+        assert_eq!(median(&[]), None);
+        assert_eq!(efficiency_ratio(&[1.0, 2.0, 3.0], 2), Some(1.0));
+        assert_eq!(efficiency_ratio(&[1.0, 2.0, 1.0], 2), Some(0.0));
+        assert_eq!(efficiency_ratio(&[1.0, 1.0, 1.0], 2), None);
+        assert_eq!(efficiency_ratio(&[1.0, 2.0], 2), None);
     }
 }

@@ -178,6 +178,23 @@ pub fn request(needs: &[CandleNeed], symbols: usize, config: &str, now_ms: i64) 
     }
 }
 
+/// Applies state updates to a state list the way the host does (in order, then sorted by key),
+/// so native tests can carry a plugin's memory from one scan to the next.
+pub fn apply_state(state: &mut Vec<crate::StateEntry>, updates: &[crate::StateUpdate]) {
+    use crate::StateUpdate;
+    for u in updates {
+        match u {
+            StateUpdate::Set(e) => {
+                state.retain(|x| x.key != e.key);
+                state.push(e.clone());
+            }
+            StateUpdate::Remove(k) => state.retain(|x| &x.key != k),
+            StateUpdate::Clear => state.clear(),
+        }
+    }
+    state.sort_by(|a, b| a.key.cmp(&b.key));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,8 +14,8 @@ use serde::Deserialize;
 use spotbot_sdk::indicators::{self as ind, last, nth_last};
 use spotbot_sdk::{
     CandleNeed, Checklist, Direction, Manifest, PluginKind, ScanError, ScanRequest, ScanResponse,
-    ScanResult, StateEntry, StateUpdate, Strategy, SymbolData, export_strategy, parse_config,
-    set_state, state_value,
+    ScanResult, StateEntry, Strategy, SymbolData, export_strategy, parse_config, set_state,
+    state_value,
 };
 
 /// The plugin name: `bot` of every result, `[strategy.template]` in the config.
@@ -270,25 +270,11 @@ pub fn evaluate(
     Ok(result.with_checklist(c))
 }
 
-/// Applies state updates to a state list the way the host does (for native multi-scan tests).
-pub fn apply_state(state: &mut Vec<StateEntry>, updates: &[StateUpdate]) {
-    for u in updates {
-        match u {
-            StateUpdate::Set(e) => {
-                state.retain(|x| x.key != e.key);
-                state.push(e.clone());
-            }
-            StateUpdate::Remove(k) => state.retain(|x| &x.key != k),
-            StateUpdate::Clear => state.clear(),
-        }
-    }
-    state.sort_by(|a, b| a.key.cmp(&b.key));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use spotbot_sdk::testing;
+    use spotbot_sdk::testing::apply_state;
 
     const NOW: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 

@@ -17,8 +17,9 @@ use crate::scans::{AlertFilter, OutcomeReport, PumpAlert, PumpScan};
 
 /// Scans the Pump Momentum universe (symbols with 24 h quote volume >= min_quote_volume_usd
 /// when use_universe, else watchlist_override or the watchlist), stores every alert and sends
-/// it to the boss. Never places a trade.
-#[utoipa::path(get, path = "/api/pump-momentum/scan", tag = "pump momentum", params(ScanQuery),
+/// it to the boss. Never places a trade. GET and POST do the same (no body).
+#[utoipa::path(method(get, post), path = "/api/pump-momentum/scan", tag = "pump momentum",
+    params(ScanQuery),
     responses(
         (status = 200, description = "The alerts this scan raised", body = PumpScan),
         (status = 404, description = "`plugin_not_found`: the pump_momentum plugin is not \
@@ -31,35 +32,10 @@ use crate::scans::{AlertFilter, OutcomeReport, PumpAlert, PumpScan};
             cannot be fetched", body = ErrorBody),
     ),
     extensions(("x-valid-input-statuses" = json!([404, 409, 422, 503]))))]
-async fn scan_get(
+async fn scan(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<ScanQuery>,
 ) -> Result<Json<PumpScan>, ApiError> {
-    run_scan(state, query).await
-}
-
-/// The same scan as `GET /api/pump-momentum/scan` (no body).
-#[utoipa::path(post, path = "/api/pump-momentum/scan", tag = "pump momentum", params(ScanQuery),
-    responses(
-        (status = 200, description = "The alerts this scan raised", body = PumpScan),
-        (status = 404, description = "`plugin_not_found`: the pump_momentum plugin is not \
-            loaded", body = ErrorBody),
-        (status = 409, description = "`plugin_disabled`: [strategy.pump_momentum] enabled = \
-            false", body = ErrorBody),
-        (status = 422, description = "The plugin failed (`plugin_error`, `plugin_trapped`, \
-            ...)", body = ErrorBody),
-        (status = 503, description = "`market_data_unavailable`: the universe or the candles \
-            cannot be fetched", body = ErrorBody),
-    ),
-    extensions(("x-valid-input-statuses" = json!([404, 409, 422, 503]))))]
-async fn scan_post(
-    State(state): State<AppState>,
-    ApiQuery(query): ApiQuery<ScanQuery>,
-) -> Result<Json<PumpScan>, ApiError> {
-    run_scan(state, query).await
-}
-
-async fn run_scan(state: AppState, query: ScanQuery) -> Result<Json<PumpScan>, ApiError> {
     let agent = query.agent.unwrap_or(AgentName::Scout).as_str();
     match state.scans.pump_scan(agent).await {
         Ok(answer) => Ok(Json(answer)),
@@ -188,7 +164,7 @@ async fn outcomes(State(state): State<AppState>) -> Result<Json<OutcomeReport>, 
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(scan_get, scan_post))
+        .routes(routes!(scan))
         .routes(routes!(signals))
         .routes(routes!(symbol_signals))
         .routes(routes!(outcomes))

@@ -20,7 +20,6 @@ pub mod line;
 pub mod range;
 pub mod regime;
 pub mod scenarios;
-pub mod stats;
 pub mod targets;
 pub mod tier;
 pub mod windows;

@@ -6,7 +6,7 @@
 use crate::data::Bars;
 use crate::line::{Line, Side};
 use crate::regime::ADX_TREND_MAX;
-use crate::stats::median;
+use spotbot_sdk::indicators::median;
 
 /// Bars of the regime timeframe that make the range: 120 × 4h = 20 days. A range wide enough
 /// for the default reward/risk (about 7 ATR, see the README) with ADX below 25 needs legs of

@@ -9,7 +9,7 @@ use spotbot_sdk::indicators::{last, swing_highs, swing_lows};
 
 use crate::data::Bars;
 use crate::line::{Line, Side};
-use crate::stats::{efficiency_ratio, median};
+use spotbot_sdk::indicators::{efficiency_ratio, median};
 
 /// Wilder ATR period on every timeframe.
 pub const ATR_PERIOD: usize = 14;

@@ -24,8 +24,8 @@ pub use config::{Config, default_config_json};
 
 use series::Series;
 use spotbot_sdk::{
-    CandleNeed, Manifest, PluginKind, ScanError, ScanRequest, ScanResponse, StateEntry,
-    StateUpdate, Strategy, export_strategy,
+    CandleNeed, Manifest, PluginKind, ScanError, ScanRequest, ScanResponse, Strategy,
+    export_strategy,
 };
 use std::collections::BTreeSet;
 
@@ -112,18 +112,6 @@ impl Strategy for PumpMomentum {
 
 export_strategy!(PumpMomentum);
 
-/// Applies state updates to a state list the way the host does (in order, then sorted by
-/// key), for multi-scan tests here and in the host.
-pub fn apply_state(state: &mut Vec<StateEntry>, updates: &[StateUpdate]) {
-    for u in updates {
-        match u {
-            StateUpdate::Set(e) => {
-                state.retain(|x| x.key != e.key);
-                state.push(e.clone());
-            }
-            StateUpdate::Remove(k) => state.retain(|x| &x.key != k),
-            StateUpdate::Clear => state.clear(),
-        }
-    }
-    state.sort_by(|a, b| a.key.cmp(&b.key));
-}
+/// Applies state updates the way the host does (the SDK's helper, re-exported for the tests
+/// here and in the host that carry state between scans).
+pub use spotbot_sdk::testing::apply_state;

@@ -2,11 +2,9 @@
 //! from those the regime, trend direction, BOS mode, trend age and compression bias.
 
 use serde_json::json;
-use spotbot_sdk::indicators::{atr, bb_width, bollinger, dmi, last};
+use spotbot_sdk::indicators::{atr, bb_width, bollinger, dmi, efficiency_ratio, last, median};
 
-use super::structure::{
-    BOS_MAX_AGE_BARS, Direction, NONE, efficiency_ratio, latest_bos, median, r, swings,
-};
+use super::structure::{BOS_MAX_AGE_BARS, Direction, NONE, latest_bos, r, swings};
 use super::{ADX_PERIOD, ATR_PERIOD, MtfContext};
 use crate::plugins::model::{BosMode, Candles, Regime, TrendAge};
 
