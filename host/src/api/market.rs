@@ -55,11 +55,11 @@ fn listed_form(symbol: &str) -> Result<(), ApiError> {
 #[into_params(parameter_in = Query)]
 pub struct ContextQuery {
     /// Medium timeframe: 15m, 30m, 1h, 4h, 1d or 1w (default 4h).
-    #[param(example = "4h")]
+    #[param(example = "4h", pattern = "^(15m|30m|1h|4h|1d|1w)$")]
     pub mtf_tf: Option<String>,
     /// Higher timeframe override (same values); default: the HTF the spec pairs with the MTF
     /// (15m→1h, 30m→4h, 1h→4h, 4h→1d, 1d→1d, 1w→1w).
-    #[param(example = "1d")]
+    #[param(example = "1d", pattern = "^(15m|30m|1h|4h|1d|1w)$")]
     pub htf_tf: Option<String>,
 }
 
@@ -96,9 +96,9 @@ async fn one(
 #[into_params(parameter_in = Query)]
 pub struct ScanQuery {
     /// Medium timeframe (default 4h); the HTF is the spec's pair for it.
-    #[param(example = "4h")]
+    #[param(example = "4h", pattern = "^(15m|30m|1h|4h|1d|1w)$")]
     pub mtf_tf: Option<String>,
-    /// Agent whose card and log entry reflect the scan (default scout).
+    /// Agent whose log entry reflects the scan (default scout).
     pub agent: Option<AgentName>,
 }
 
@@ -207,8 +207,10 @@ pub struct HistoryQuery {
     #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
     pub limit: Option<String>,
     /// Only snapshots of this HTF.
+    #[param(pattern = "^(15m|30m|1h|4h|1d|1w)$")]
     pub htf_tf: Option<String>,
     /// Only snapshots of this MTF.
+    #[param(pattern = "^(15m|30m|1h|4h|1d|1w)$")]
     pub mtf_tf: Option<String>,
 }
 
@@ -220,13 +222,15 @@ pub struct MarketHistory {
     pub data: Vec<SnapshotRow>,
 }
 
-/// Stored snapshots of a symbol's market context, newest first. A symbol never analysed has
-/// an empty history.
+/// Stored snapshots of a symbol's market context, newest first. A well-formed symbol never
+/// analysed has an empty history (a symbol delisted since keeps its history).
 #[utoipa::path(get, path = "/api/market/{symbol}/history", tag = "market",
     params(("symbol" = String, Path, description = "Exchange pair symbol", example = "BTCUSDT"),
         HistoryQuery),
     responses(
         (status = 200, description = "The snapshots", body = MarketHistory),
+        (status = 404, description = "`symbol_not_found`: the path is not a symbol of the \
+            exchange's form (2-20 characters A-Z, 0-9)", body = ErrorBody),
         (status = 422, description = "`invalid_query`: limit is not 1-100; \
             `invalid_timeframe`: htf_tf or mtf_tf is not a market timeframe", body = ErrorBody),
         (status = 500, description = "`market_analysis_failed`: the store could not be read",
@@ -239,6 +243,7 @@ async fn history(
     ApiPath(symbol): ApiPath<String>,
     ApiQuery(q): ApiQuery<HistoryQuery>,
 ) -> Result<Json<MarketHistory>, ApiError> {
+    listed_form(&symbol)?;
     let limit = bounded_number("limit", q.limit.as_deref(), 10, 1..=100)?;
     for (field, value) in [("htf_tf", &q.htf_tf), ("mtf_tf", &q.mtf_tf)] {
         if let Some(value) = value {

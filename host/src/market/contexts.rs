@@ -109,6 +109,9 @@ pub struct MarketContexts {
     clock: SharedClock,
     retention_days: u32,
     cache: Mutex<HashMap<String, MarketContext>>,
+    /// One computation per symbol at a time: concurrent misses wait for the first and are
+    /// served from its result (one fetch, one snapshot, one memory observation).
+    computing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl MarketContexts {
@@ -126,6 +129,7 @@ impl MarketContexts {
             clock,
             retention_days,
             cache: Mutex::new(HashMap::new()),
+            computing: Mutex::new(HashMap::new()),
         }
     }
 
@@ -151,16 +155,32 @@ impl MarketContexts {
     /// The context of `symbol` for `frames`: from the cache when fresh and for the same
     /// timeframes, else computed, cached, stored and observed by the memories.
     pub async fn get(&self, symbol: &str, frames: Frames) -> Result<Served, ContextError> {
-        let now_s = self.clock.now_ms().div_euclid(1000);
-        let hit = self.cache().get(symbol).cloned().filter(|c| {
-            frames.matches(c) && now_s - c.timestamp < CACHE_TTL_SECONDS && c.timestamp <= now_s
-        });
-        if let Some(context) = hit {
+        if let Some(context) = self.fresh(symbol, frames) {
+            return Ok(Served { context, from_cache: true });
+        }
+        let gate = self
+            .computing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(symbol.to_string())
+            .or_default()
+            .clone();
+        let _computing = gate.lock().await;
+        // Another request may have computed it while this one waited.
+        if let Some(context) = self.fresh(symbol, frames) {
             return Ok(Served { context, from_cache: true });
         }
         self.check_listed(symbol).await?;
         let context = self.compute(symbol, frames).await?;
         Ok(Served { context, from_cache: false })
+    }
+
+    /// The cached context of `symbol` if it is younger than the TTL and for `frames`.
+    fn fresh(&self, symbol: &str, frames: Frames) -> Option<MarketContext> {
+        let now_s = self.clock.now_ms().div_euclid(1000);
+        self.cache().get(symbol).cloned().filter(|c| {
+            frames.matches(c) && now_s - c.timestamp < CACHE_TTL_SECONDS && c.timestamp <= now_s
+        })
     }
 
     async fn check_listed(&self, symbol: &str) -> Result<(), ContextError> {

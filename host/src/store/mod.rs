@@ -454,6 +454,48 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_1_database_is_migrated_and_takes_keyed_market_snapshots() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            // What schema 1 wrote: its version, an open trade, and market snapshots declared
+            // as a sequenced table.
+            let db = Database::create(dir.path().join(DB_FILE)).unwrap();
+            let tx = db.begin_write().unwrap();
+            tx.open_table(tables::META).unwrap().insert(SCHEMA_KEY, 1).unwrap();
+            tx.open_table(tables::OPEN_TRADES)
+                .unwrap()
+                .insert("BTCUSDT", br#"{"size":0.5}"#.as_slice())
+                .unwrap();
+            let v1: redb::TableDefinition<u64, &[u8]> =
+                redb::TableDefinition::new("market_snapshots");
+            tx.open_table(v1).unwrap();
+            tx.commit().unwrap();
+        }
+
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        assert_eq!(SCHEMA_VERSION, 2);
+        let row = serde_json::json!({"symbol": "BTCUSDT", "computed_at": 1_772_438_400});
+        store
+            .write(|w| w.put(tables::MARKET_SNAPSHOTS, "BTCUSDT/001772438400/4h/1d", &row))
+            .unwrap();
+        let rows: Vec<(String, serde_json::Value)> = store
+            .read(|r| r.with_prefix_desc(tables::MARKET_SNAPSHOTS, "BTCUSDT/", 10, |_, _| true))
+            .unwrap();
+        assert_eq!(rows, vec![("BTCUSDT/001772438400/4h/1d".to_string(), row)]);
+        let trade: serde_json::Value =
+            store.read(|r| r.get(tables::OPEN_TRADES, "BTCUSDT")).unwrap().unwrap();
+        assert_eq!(trade["size"], 0.5, "the migration keeps the other tables");
+        drop(store);
+        // Migrated once: a second open finds schema 2 and the snapshot still there.
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        let kept: Option<serde_json::Value> =
+            store.read(|r| r.get(tables::MARKET_SNAPSHOTS, "BTCUSDT/001772438400/4h/1d")).unwrap();
+        assert_eq!(kept.map(|r| r["computed_at"].clone()), Some(1_772_438_400.into()));
+    }
+
+    #[test]
     fn a_database_from_a_newer_schema_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         Store::open(dir.path()).unwrap().set_schema_version(SCHEMA_VERSION + 1).unwrap();
