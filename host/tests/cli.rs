@@ -69,3 +69,67 @@ fn serve_answers_health_and_stops_gracefully_on_sigterm() {
     let status = child.wait().unwrap();
     assert!(status.success(), "graceful shutdown exits 0, got {status}");
 }
+
+/// A config whose plugins folder holds MR Combined (built by `cargo xtask plugins`) and whose
+/// `[strategy.mr_combined]` section is `section`.
+fn config_with_mr_combined(dir: &std::path::Path, section: &str) -> std::path::PathBuf {
+    let built = format!("{}/../plugins/mr_combined.wasm", env!("CARGO_MANIFEST_DIR"));
+    assert!(std::path::Path::new(&built).exists(), "{built} is missing: run `cargo xtask plugins`");
+    let plugins = dir.join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(&built, plugins.join("mr_combined.wasm")).unwrap();
+    let config = dir.join("config.toml");
+    let toml = format!("[plugins]\ndir = {:?}\n[strategy.mr_combined]\n{section}", plugins);
+    std::fs::write(&config, toml).unwrap();
+    config
+}
+
+#[test]
+fn check_config_loads_the_plugins_and_refuses_a_section_that_does_not_fit() {
+    let check = |section: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config_with_mr_combined(dir.path(), section);
+        Command::new(BIN).args(["check-config", config.to_str().unwrap()]).output().unwrap()
+    };
+    let ok = check("size_pct = 2.0\n");
+    let stdout = String::from_utf8_lossy(&ok.stdout);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(stdout.contains("plugin mr_combined (mr_combined.wasm): ok"), "{stdout}");
+
+    let unknown = check("scan_limit = 80\n");
+    assert!(!unknown.status.success());
+    let stderr = String::from_utf8_lossy(&unknown.stderr);
+    assert!(stderr.contains("strategy.mr_combined.scan_limit is not a key"), "{stderr}");
+
+    // The plugin itself judges values only it understands.
+    let ratios = check("tp3_ratio = 0.5\n");
+    assert!(!ratios.status.success());
+    let stderr = String::from_utf8_lossy(&ratios.stderr);
+    assert!(stderr.contains("[strategy.mr_combined]") && stderr.contains("ratio"), "{stderr}");
+}
+
+#[cfg(unix)]
+#[test]
+fn pump_outcomes_asks_the_running_service_and_says_when_none_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--config", &example_config(), "--addr", "127.0.0.1:0"])
+        .args(["--data-dir", dir.path().to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr = support::announced_addr(&mut child);
+    let url = format!("http://{addr}");
+    let run = Command::new(BIN).args(["pump-outcomes", "--url", &url]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(stdout.contains("\"ok\":true") && stdout.contains("\"updated\":0"), "{stdout}");
+    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let _ = child.wait();
+
+    let down = Command::new(BIN).args(["pump-outcomes", "--url", &url]).output().unwrap();
+    assert!(!down.status.success());
+    let stderr = String::from_utf8_lossy(&down.stderr);
+    assert!(stderr.contains("does not answer"), "{stderr}");
+}

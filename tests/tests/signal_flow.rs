@@ -327,6 +327,29 @@ async fn the_capital_cap_sizes_the_position() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signals_tier_scales_the_size_by_the_strategys_risk_multiplier() {
+    // balance 10 000, cap 2 000, size_pct 10, A+ risk 3 -> 600 USDT.
+    let t = Trading::start_with("risk_aplus = 3.0\n[risk]\nmax_trading_usdt = 2000.0\n").await;
+    let mut signal = good_signal("ETHUSDT");
+    signal["tier"] = json!("A+");
+    t.create_signal(signal).await;
+    let (_, view) = t.get("/api/signal/ETHUSDT").await;
+    assert_eq!(view["tier"], "A+", "{view}");
+    let (status, body) = t.confirm("ETHUSDT").await;
+    assert_eq!((status, &body["ok"]), (200, &json!(true)), "{body}");
+    let entry = &t.orders_of("MARKET", "BUY")[0];
+    assert_eq!(dec(&entry["origQty"]).normalize(), d("0.2"), "600 / 3000: {entry}");
+    let (status, body) = t
+        .post(
+            "/api/signal",
+            json!({"symbol": "SOLUSDT", "direction": "buy",
+        "bot": "mr_combined", "tier": "A+++"}),
+        )
+        .await;
+    assert_eq!((status, body["error"].as_str()), (422, Some("invalid_body")), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_messenger_failure_never_blocks_a_trade_and_is_logged() {
     let t = Trading::start().await;
     t.create_signal(good_signal("ETHUSDT")).await;
