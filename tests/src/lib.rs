@@ -2,6 +2,7 @@
 
 pub mod fake_messenger;
 pub mod scripted;
+pub mod sdk_convert;
 
 use std::sync::Arc;
 
