@@ -54,7 +54,7 @@ pub fn run() -> anyhow::Result<()> {
     println!("spotbot demo is running (paper exchange, synthetic market, no keys needed)");
     println!("  dashboard: http://{API_ADDR}/api/dashboard");
     println!("  API:       http://{API_ADDR}/api   (OpenAPI: http://{API_ADDR}/api/openapi.json)");
-    println!("  strategies (plugins/ mr_combined, pump_momentum, template):");
+    println!("  plugins/: mr_combined, pump_momentum, template, scanner_template");
     println!("    curl -s -XPOST http://{API_ADDR}/api/mr-combined/scan-and-signal");
     println!("    curl -s http://{API_ADDR}/api/market/scan");
     println!("    curl -s http://{API_ADDR}/api/pump-momentum/signals   (scanned every 5 minutes)");

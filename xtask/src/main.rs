@@ -4,19 +4,27 @@
 mod contract;
 mod demo;
 mod http;
+mod new_strategy;
 mod plugins;
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context, bail};
 
-const USAGE: &str = "usage: cargo xtask <demo|test|contract|plugins>
+const USAGE: &str = "usage: cargo xtask <demo|test|contract|plugins|new-strategy>
   demo      build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000
   test      everything CI checks: fmt, clippy, plugin build, all tests, the API contract
   contract  check the running service against its OpenAPI document with schemathesis
             (installs it into target/xtask-venv with python3)
-  plugins   build every plugin into the plugins folder";
+  plugins [-p <name>]...
+            build every plugin (or only the named ones) for wasm32-wasip2 into the plugins
+            folder, atomically, so a running service hot-loads them
+  new-strategy <name> [--scanner]
+            create strategies/<name> from examples/strategy-template (or, with --scanner,
+            examples/scanner-template) with every name replaced; <name> is like my_strategy or
+            my-strategy";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,7 +32,8 @@ fn main() -> ExitCode {
         Some("demo") => demo::run(),
         Some("test") => test(),
         Some("contract") => contract::run(),
-        Some("plugins") => plugins::build_all(),
+        Some("plugins") => plugins::run(&args[1..]),
+        Some("new-strategy") => new_strategy::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;
@@ -41,21 +50,62 @@ fn main() -> ExitCode {
 
 /// Runs `cargo <args>` in the workspace root and fails when it fails.
 pub fn cargo(args: &[&str]) -> anyhow::Result<()> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    println!("$ cargo {}", args.join(" "));
-    let status = Command::new(cargo)
-        .args(args)
-        .current_dir(workspace_root())
-        .status()
-        .with_context(|| format!("cannot run cargo {}", args.join(" ")))?;
-    if !status.success() {
-        bail!("cargo {} failed ({status})", args.join(" "));
-    }
-    Ok(())
+    Cargo::workspace().run(args)
 }
 
-pub fn workspace_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+/// Where cargo runs: a workspace root and, optionally, a target directory other than the
+/// workspace's own (the tests build a scratch workspace into the real target directory).
+#[derive(Debug, Clone)]
+pub struct Cargo {
+    pub root: PathBuf,
+    pub target_dir: Option<PathBuf>,
+}
+
+impl Cargo {
+    /// This repository's workspace.
+    pub fn workspace() -> Self {
+        Cargo { root: workspace_root(), target_dir: None }
+    }
+
+    /// `cargo <args>` in the root, not yet started.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut command = Command::new(cargo);
+        command.args(args).current_dir(&self.root);
+        if let Some(dir) = &self.target_dir {
+            command.env("CARGO_TARGET_DIR", dir);
+        }
+        command
+    }
+
+    /// Runs `cargo <args>` in the root and fails when it fails.
+    pub fn run(&self, args: &[&str]) -> anyhow::Result<()> {
+        println!("$ cargo {}", args.join(" "));
+        let status = self
+            .command(args)
+            .status()
+            .with_context(|| format!("cannot run cargo {}", args.join(" ")))?;
+        if !status.success() {
+            bail!("cargo {} failed ({status})", args.join(" "));
+        }
+        Ok(())
+    }
+
+    /// `cargo metadata --no-deps` of the root.
+    pub fn metadata(&self) -> anyhow::Result<serde_json::Value> {
+        let output = self
+            .command(&["metadata", "--format-version", "1", "--no-deps"])
+            .output()
+            .context("cannot run cargo metadata")?;
+        if !output.status.success() {
+            bail!("cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr));
+        }
+        Ok(serde_json::from_slice(&output.stdout)?)
+    }
+}
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("xtask lives in the workspace")
         .to_path_buf()

@@ -1,16 +1,18 @@
-//! `template`: a complete, small spotbot strategy to copy.
+//! `template`: buy pullbacks in an uptrend. A small, complete strategy plugin (an example of
+//! the SDK, not a trading edge); `cargo xtask new-strategy <name>` copies it, every name
+//! replaced, as the start of a new one.
 //!
-//! Idea: buy pullbacks in an uptrend. The daily and 4h trends must point up, the 1h chart must
-//! be stretched down (RSI low, price near the lower Bollinger band) and turning (MACD histogram
-//! rising), the 15m stochastic oversold, volume present and ADX showing a real trend. Each
-//! condition is one checklist line; the result is a buy when enough lines pass, otherwise a
-//! skip with the reason. Stop-loss is a multiple of the 1h ATR, take-profit a reward/risk
-//! multiple of it. The plugin remembers when it last signalled each symbol (plugin state) and
-//! stays quiet for a cooldown.
+//! The daily and 4h trends must point up, the 1h chart must be stretched down (RSI low, price
+//! near the lower Bollinger band) and turning (MACD histogram rising), the 15m stochastic
+//! oversold, volume present and ADX showing a real trend. Each condition is one checklist
+//! line; the result is a buy when enough lines pass, otherwise a skip with the reason.
+//! Stop-loss is a multiple of the 1h ATR, take-profit a reward/risk multiple of it. The plugin
+//! remembers when it last signalled each symbol (plugin state) and stays quiet for a cooldown.
 //!
-//! This is an example of the SDK, not a trading edge.
+//! A scan only returns results: how a `buy` becomes a trade is in the README ("From a result
+//! to a trade").
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use spotbot_sdk::indicators::{self as ind, last, nth_last};
 use spotbot_sdk::{
     CandleNeed, Checklist, Direction, Manifest, PluginKind, ScanError, ScanRequest, ScanResponse,
@@ -24,8 +26,9 @@ pub const NAME: &str = "template";
 /// Candles per timeframe the strategy computes over.
 pub const CANDLES: u32 = 200;
 
-/// The configuration, `[strategy.template]`. Every key is optional.
-#[derive(Debug, Clone, Deserialize)]
+/// The configuration, `[strategy.template]`. Every key is optional; the manifest publishes the
+/// defaults (`default_config_json`), which makes them the keys the service accepts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// RSI(14) on 1h must be below this.
@@ -70,27 +73,10 @@ impl Default for Config {
     }
 }
 
-/// The default config as JSON, published in the manifest.
+/// The default config as JSON, published in the manifest: every field of [`Config`] with its
+/// default (a fraction stays a fraction, e.g. `40.0`, so the service accepts `rsi_max = 35.5`).
 pub fn default_config_json() -> String {
-    let c = Config::default();
-    format!(
-        concat!(
-            "{{\"rsi_max\":{},\"band_proximity_pct\":{},\"adx_min\":{},\"stoch_max\":{},",
-            "\"vol_ratio_min\":{},\"min_quote_volume\":{},\"min_passed\":{},\"sl_atr_mult\":{},",
-            "\"reward_risk\":{},\"cooldown_minutes\":{},\"ask_coo\":{}}}"
-        ),
-        c.rsi_max,
-        c.band_proximity_pct,
-        c.adx_min,
-        c.stoch_max,
-        c.vol_ratio_min,
-        c.min_quote_volume,
-        c.min_passed,
-        c.sl_atr_mult,
-        c.reward_risk,
-        c.cooldown_minutes,
-        c.ask_coo
-    )
+    serde_json::to_string(&Config::default()).expect("the config serializes")
 }
 
 /// The strategy. `Strategy` is the SDK trait generated from the WIT contract.
@@ -259,11 +245,13 @@ pub fn evaluate(
     let signal = liquid && cooled && passed >= config.min_passed && result.sl_pct > 0.0;
     if signal {
         // Illustrative scoring: hit rate p = passed/total, ev = 100 * (p * RR - (1 - p)).
+        // confidence is 0..=10 in the contract: the share of lines passed, in tenths.
         let p = f64::from(passed) / f64::from(total);
         result.direction = Direction::Buy;
         result.ev = Some(100.0 * (p * config.reward_risk - (1.0 - p)));
-        result.confidence = Some(passed);
-        result.tier = Some(if passed == total { "A+".to_string() } else { "A".to_string() });
+        result.confidence = (10 * passed + total / 2).checked_div(total);
+        // The signal flow's tiers are `normal`, `A+` and `A++` (they size the entry).
+        result.tier = Some(if passed == total { "A+".to_string() } else { "normal".to_string() });
     } else {
         result.reason = Some(format!("{passed}/{total} checks passed, need {}", config.min_passed));
     }
@@ -272,19 +260,48 @@ pub fn evaluate(
 
 #[cfg(test)]
 mod tests {
+    //! Two kinds of tests. The contract tests check what the service relies on whatever the
+    //! logic decides (a valid manifest and config, one result per requested symbol, a reason
+    //! for every skip, determinism, the cooldown memory), so they keep passing while you change
+    //! `evaluate()`. The `example_*` tests pin today's logic on hand-made data: adapt them (or
+    //! replace them with your own) when you change it.
+
     use super::*;
+    use spotbot_sdk::StateUpdate;
     use spotbot_sdk::testing;
     use spotbot_sdk::testing::apply_state;
 
     const NOW: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
+    const MINUTE: i64 = 60_000;
+    /// The timeframes the service can fetch (docs/strategies.md).
+    const TIMEFRAMES: [&str; 14] =
+        ["1m", "3m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "8h", "12h", "1d", "3d", "1w"];
 
     fn request(symbols: usize, config: &str) -> ScanRequest {
         testing::request(&Template::describe().candles, symbols, config, NOW)
     }
 
-    /// Makes one symbol's data a textbook setup: strong up-trend on 1d/4h, a sharp 1h dip
-    /// that just started to turn, oversold 15m, volume spike.
-    fn setup(data: &mut SymbolData) {
+    /// A varied batch ending at `now_ms` (the same market whatever `now_ms`): random walks,
+    /// plus a textbook setup, an illiquid symbol and one with a short history.
+    fn batch(now_ms: i64) -> ScanRequest {
+        let mut req = testing::request(&Template::describe().candles, 24, "{}", now_ms);
+        textbook_setup(&mut req.symbols[0]);
+        textbook_setup(&mut req.symbols[1]);
+        req.symbols[1].quote_volume_24h = 10.0;
+        let short = &mut req.symbols[2];
+        for c in &mut short.candles {
+            *c = testing::candles(3, &c.timeframe, 5, 100.0, 0.0, now_ms);
+        }
+        req
+    }
+
+    fn scan(req: &ScanRequest) -> ScanResponse {
+        Template::scan(req.clone()).unwrap()
+    }
+
+    /// Today's textbook case on any timeframes: a steady up-trend everywhere, and on the
+    /// timeframes below 4h a sharp dip that just started to turn, with a volume spike.
+    fn textbook_setup(data: &mut SymbolData) {
         for c in &mut data.candles {
             let n = c.len();
             for i in 0..n {
@@ -296,104 +313,203 @@ mod tests {
                 c.low[i] = c.open[i].min(c.close[i]) * 0.998;
                 c.volume[i] = 1_000.0;
             }
-        }
-        for tf in ["1h", "15m"] {
-            let c = data.candles.iter_mut().find(|c| c.timeframe == tf).unwrap();
-            let n = c.len();
-            // Ten falling candles, then a small bounce that still closes low.
-            for k in 0..12 {
-                let i = n - 12 + k;
-                let prev = c.close[i - 1];
-                let close = if k < 11 { prev * 0.985 } else { prev * 0.997 };
-                c.open[i] = prev;
-                c.close[i] = close;
-                c.high[i] = prev.max(close) * 1.001;
-                c.low[i] = prev.min(close) * 0.999;
+            let short = testing::timeframe_ms(&c.timeframe).is_some_and(|ms| ms < 4 * 3_600_000);
+            if short && n > 12 {
+                // Ten falling candles, then a small bounce that still closes low.
+                for k in 0..12 {
+                    let i = n - 12 + k;
+                    let prev = c.close[i - 1];
+                    let close = if k < 11 { prev * 0.985 } else { prev * 0.997 };
+                    c.open[i] = prev;
+                    c.close[i] = close;
+                    c.high[i] = prev.max(close) * 1.001;
+                    c.low[i] = prev.min(close) * 0.999;
+                }
+                c.volume[n - 1] = 5_000.0;
             }
-            c.volume[n - 1] = 5_000.0;
         }
-        data.last_price = data.candles[1].close.last().copied().unwrap();
+        data.last_price = data.candles[0].close.last().copied().unwrap_or(data.last_price);
     }
 
+    // ---- Contract tests: they hold whatever evaluate() decides. ----
+
     #[test]
-    fn manifest_is_valid_and_default_config_parses() {
+    fn manifest_is_valid() {
         let m = Template::describe();
         assert_eq!(m.name, NAME);
-        assert_eq!(m.candles.len(), 4);
-        let c: Config = parse_config(&m.default_config).unwrap();
-        assert_eq!(c.min_passed, Config::default().min_passed);
-    }
-
-    #[test]
-    fn random_walks_give_one_result_per_symbol_in_order() {
-        let r = Template::scan(request(5, "{}")).unwrap();
-        assert_eq!(r.results.len(), 5);
-        for (i, res) in r.results.iter().enumerate() {
-            assert_eq!(res.symbol, format!("SYM{i}USDT"));
-            assert_eq!(res.bot, NAME);
-            assert_eq!(res.total, 10);
-            assert_eq!(res.passed as usize, res.checklist.iter().filter(|c| c.pass).count());
-            assert!(res.rsi.is_some() && res.adx.is_some() && res.sl_pct > 0.0);
-            assert!((res.tp_pct - 2.0 * res.sl_pct).abs() < 1e-12);
+        let mut chars = NAME.chars();
+        assert!(chars.next().is_some_and(|c| c.is_ascii_lowercase()), "{NAME}");
+        assert!(chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
+        assert!(NAME.len() <= 64);
+        assert_eq!(m.version, env!("CARGO_PKG_VERSION"));
+        assert_eq!(m.version.split('.').filter(|p| p.parse::<u64>().is_ok()).count(), 3);
+        assert_eq!(m.kind, PluginKind::Strategy);
+        assert!(!m.candles.is_empty() && m.candles.len() <= 8, "{:?}", m.candles);
+        for (i, need) in m.candles.iter().enumerate() {
+            assert!(TIMEFRAMES.contains(&need.timeframe.as_str()), "{need:?}");
+            assert!((1..=1000).contains(&need.count), "{need:?}");
+            assert!(m.candles[..i].iter().all(|n| n.timeframe != need.timeframe), "{need:?}");
         }
     }
 
     #[test]
-    fn textbook_setup_buys_then_cools_down() {
+    fn default_config_lists_every_key_and_parses() {
+        let published: serde_json::Value =
+            serde_json::from_str(&Template::describe().default_config).unwrap();
+        let all_keys = serde_json::to_value(Config::default()).unwrap();
+        assert!(published.is_object(), "{published}");
+        assert_eq!(published, all_keys, "the manifest must publish every key with its default");
+        let parsed: Config = parse_config(&Template::describe().default_config).unwrap();
+        assert_eq!(parsed, Config::default());
+    }
+
+    #[test]
+    fn the_default_config_is_accepted_and_a_bad_one_refused() {
+        // The service validates a config section with a scan of no symbols.
+        for config in ["{}".to_string(), Template::describe().default_config] {
+            let r = Template::scan(request(0, &config)).unwrap();
+            assert!(r.results.is_empty() && r.alerts.is_empty(), "{r:?}");
+        }
+        let e = Template::scan(request(1, r#"{"no_such_key": 1}"#)).unwrap_err();
+        assert!(matches!(e, ScanError::BadConfig(_)), "{e:?}");
+        let defaults = serde_json::to_value(Config::default()).unwrap();
+        for key in defaults.as_object().unwrap().keys() {
+            let config = format!(r#"{{"{key}": {{"not": "a value"}}}}"#);
+            let e = Template::scan(request(1, &config)).unwrap_err();
+            assert!(matches!(e, ScanError::BadConfig(_)), "{key}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn one_result_per_requested_symbol_in_order() {
+        let req = batch(NOW);
+        let r = scan(&req);
+        let requested: Vec<&str> = req.symbols.iter().map(|s| s.symbol.as_str()).collect();
+        let answered: Vec<&str> = r.results.iter().map(|s| s.symbol.as_str()).collect();
+        assert_eq!(answered, requested);
+        assert!(r.alerts.is_empty(), "a strategy returns results, not alerts");
+        let subset = ScanRequest { symbols: req.symbols[3..5].to_vec(), ..req };
+        assert_eq!(scan(&subset).results.len(), 2);
+    }
+
+    #[test]
+    fn every_result_is_one_the_service_accepts() {
+        for res in scan(&batch(NOW)).results {
+            let name = &res.symbol;
+            assert_eq!(res.bot, NAME);
+            assert_eq!(res.total as usize, res.checklist.len(), "{name}");
+            assert_eq!(res.passed as usize, res.checklist.iter().filter(|c| c.pass).count());
+            for v in [res.price, res.sl_pct, res.tp_pct] {
+                assert!(v.is_finite() && v >= 0.0, "{name}: {res:?}");
+            }
+            assert!(res.confidence.is_none_or(|c| c <= 10), "{name}: {res:?}");
+            assert!(res.ev.is_none_or(f64::is_finite), "{name}: {res:?}");
+            let tiers = ["normal", "A+", "A++"];
+            assert!(res.tier.as_deref().is_none_or(|t| tiers.contains(&t)), "{name}: {res:?}");
+            if res.direction != Direction::Skip {
+                // A trade needs a bracket: both a stop-loss and a take-profit.
+                assert!(res.sl_pct > 0.0 && res.tp_pct > 0.0, "{name}: {res:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_skip_says_why() {
+        for res in scan(&batch(NOW)).results {
+            if res.direction == Direction::Skip {
+                let reason = res.reason.as_deref().unwrap_or_default();
+                assert!(!reason.trim().is_empty(), "{}: skip without reason", res.symbol);
+            }
+        }
+    }
+
+    #[test]
+    fn scans_are_deterministic() {
+        assert_eq!(scan(&batch(NOW)), scan(&batch(NOW)));
+    }
+
+    #[test]
+    fn too_little_history_is_a_skip_and_a_missing_timeframe_an_error() {
         let mut req = request(1, "{}");
-        setup(&mut req.symbols[0]);
-        let r = Template::scan(req.clone()).unwrap();
+        for c in &mut req.symbols[0].candles {
+            *c = testing::candles(1, &c.timeframe, 3, 100.0, 0.0, NOW);
+        }
+        assert_eq!(scan(&req).results[0].direction, Direction::Skip);
+
+        for need in Template::describe().candles {
+            let mut req = request(1, "{}");
+            req.symbols[0].candles.retain(|c| c.timeframe != need.timeframe);
+            let e = Template::scan(req).unwrap_err();
+            let named = matches!(&e, ScanError::MissingData(m) if m.contains(&need.timeframe));
+            assert!(named, "{}: {e:?}", need.timeframe);
+        }
+    }
+
+    #[test]
+    fn state_records_the_buys_and_the_cooldown_survives_a_round_trip() {
+        let first = scan(&batch(NOW));
+        let buys: Vec<&str> = first
+            .results
+            .iter()
+            .filter(|r| r.direction == Direction::Buy)
+            .map(|r| r.symbol.as_str())
+            .collect();
+        let expected: Vec<StateUpdate> =
+            buys.iter().map(|s| set_state(cooldown_key(s), NOW.to_string())).collect();
+        assert_eq!(first.state_updates, expected, "one record per buy, at the scan's time");
+
+        // The same market a minute later, with the persisted state: no buy repeats, and the
+        // other symbols answer as before.
+        let mut state = Vec::new();
+        apply_state(&mut state, &first.state_updates);
+        let mut later = batch(NOW + MINUTE);
+        later.state = state.clone();
+        let second = scan(&later);
+        for (a, b) in first.results.iter().zip(&second.results) {
+            if a.direction == Direction::Buy {
+                assert_ne!(b.direction, Direction::Buy, "{} bought again", a.symbol);
+            } else {
+                assert_eq!(a.direction, b.direction, "{}", a.symbol);
+            }
+        }
+        assert!(second.state_updates.is_empty(), "{:?}", second.state_updates);
+
+        // Once the cooldown is over, the same market gives the same answers again.
+        let cooldown = Config::default().cooldown_minutes * MINUTE;
+        let mut after = batch(NOW + cooldown);
+        after.state = state;
+        let third = scan(&after);
+        let directions =
+            |r: &ScanResponse| r.results.iter().map(|x| x.direction).collect::<Vec<_>>();
+        assert_eq!(directions(&third), directions(&first));
+    }
+
+    // ---- Examples of today's logic: adapt or replace them when you change evaluate(). ----
+
+    #[test]
+    fn example_textbook_pullback_buys_then_cools_down() {
+        let mut req = request(1, "{}");
+        textbook_setup(&mut req.symbols[0]);
+        let r = scan(&req);
         let res = &r.results[0];
         assert_eq!(res.direction, Direction::Buy, "{:#?}", res.checklist);
         assert!(res.ev.unwrap() > 25.0 && res.confidence.unwrap() >= 7);
-        assert_eq!(r.state_updates, vec![set_state("last_buy:SYM0USDT", NOW.to_string())]);
+        assert!((res.tp_pct - Config::default().reward_risk * res.sl_pct).abs() < 1e-12);
 
-        // Ten minutes later with the persisted state: the cooldown line fails, no buy.
+        // Ten minutes later with the persisted state: the cooldown line fails.
         apply_state(&mut req.state, &r.state_updates);
-        req.now_ms = NOW + 10 * 60_000;
-        let again = Template::scan(req.clone()).unwrap();
-        assert_eq!(again.results[0].direction, Direction::Skip);
-        assert!(!again.results[0].checklist.iter().find(|c| c.name == "cooldown").unwrap().pass);
-        assert!(again.state_updates.is_empty());
+        req.now_ms = NOW + 10 * MINUTE;
+        let again = &scan(&req).results[0];
+        assert_eq!(again.direction, Direction::Skip);
+        assert!(!again.checklist.iter().find(|c| c.name == "cooldown").unwrap().pass);
 
-        // After the cooldown it may buy again.
-        req.now_ms = NOW + 241 * 60_000;
-        assert_eq!(Template::scan(req).unwrap().results[0].direction, Direction::Buy);
-    }
-
-    #[test]
-    fn illiquid_symbol_never_buys() {
-        let mut req = request(1, "{}");
-        setup(&mut req.symbols[0]);
-        req.symbols[0].quote_volume_24h = 10.0;
-        let res = &Template::scan(req).unwrap().results[0];
-        assert_eq!(res.direction, Direction::Skip);
-        assert!(res.reason.as_deref().unwrap().contains("checks passed"));
-    }
-
-    #[test]
-    fn config_is_validated() {
-        let e = Template::scan(request(1, r#"{"min_passed": "many"}"#)).unwrap_err();
-        assert!(matches!(e, ScanError::BadConfig(_)), "{e:?}");
-        let e = Template::scan(request(1, r#"{"unknown_key": 1}"#)).unwrap_err();
-        assert!(matches!(e, ScanError::BadConfig(_)), "{e:?}");
-        let strict = Template::scan(request(3, r#"{"min_passed": 11}"#)).unwrap();
-        assert!(strict.results.iter().all(|r| r.direction == Direction::Skip));
-    }
-
-    #[test]
-    fn missing_timeframe_is_an_error_and_short_history_a_skip() {
-        let mut req = request(1, "{}");
-        req.symbols[0].candles.retain(|c| c.timeframe != "4h");
-        let e = Template::scan(req).unwrap_err();
-        assert!(matches!(&e, ScanError::MissingData(m) if m.contains("4h")), "{e:?}");
-
-        let mut req = request(1, "{}");
-        for c in &mut req.symbols[0].candles {
-            *c = testing::candles(1, &c.timeframe, 30, 100.0, 0.0, NOW);
-        }
-        let res = &Template::scan(req).unwrap().results[0];
-        assert_eq!(res.direction, Direction::Skip);
-        assert_eq!(res.reason.as_deref(), Some("not enough history"));
+        // The same setup without liquidity, or with a stricter config, is a skip.
+        let mut illiquid = request(1, "{}");
+        textbook_setup(&mut illiquid.symbols[0]);
+        illiquid.symbols[0].quote_volume_24h = 10.0;
+        assert_eq!(scan(&illiquid).results[0].direction, Direction::Skip);
+        let mut strict = request(1, r#"{"min_passed": 11}"#);
+        textbook_setup(&mut strict.symbols[0]);
+        assert_eq!(scan(&strict).results[0].direction, Direction::Skip);
     }
 }
