@@ -12,7 +12,11 @@
 //!   Stochastic (all following TA-Lib's conventions and checked against TA-Lib reference
 //!   values), volume ratio, swing highs and lows.
 //! - [`Checklist`]: builds the checklist of a result and counts `passed`/`total`.
-//! - [`testing`]: deterministic synthetic candles for native tests and benchmarks.
+//! - [`log!`]: one line into the plugin's log (stderr; the host logs it under the plugin's
+//!   name and a preview scan returns it).
+//! - [`testing`]: deterministic synthetic candles for native tests and benchmarks, and
+//!   [`testing::read_request`] to load a request saved from the host
+//!   (`GET /api/strategies/{name}/request`) as a [`ScanRequest`].
 //!
 //! ```
 //! use spotbot_sdk::*;
@@ -95,6 +99,43 @@ macro_rules! export_strategy {
         #[cfg(target_arch = "wasm32")]
         $crate::bindings::__export_strategy_world!($ty with_types_in $crate::bindings);
     };
+}
+
+/// Writes one line to the plugin's log, formatted like `format!`.
+///
+/// In the host the line goes to the plugin's stderr, which the host captures per call (16 KiB),
+/// logs under the plugin's name and returns with a preview scan
+/// (`POST /api/strategies/{name}/scan`, field `logs`). Line breaks inside the message become
+/// spaces, so one call is one line. Output beyond the per-call cap is dropped (the host marks
+/// the scan's log as truncated); the macro never panics on a failed write, unlike
+/// `eprintln!`. In native tests it prints like `eprintln!` (captured by the test harness).
+///
+/// ```
+/// spotbot_sdk::log!("{}: rsi {:.1} below {}", "BTCUSDT", 27.25, 30);
+/// ```
+#[macro_export]
+macro_rules! log {
+    ($($arg:tt)*) => {
+        $crate::__log_line(::core::format_args!($($arg)*))
+    };
+}
+
+/// The body of [`log!`].
+#[doc(hidden)]
+pub fn __log_line(args: std::fmt::Arguments<'_>) {
+    let mut line = std::fmt::format(args);
+    if line.contains(['\n', '\r']) {
+        line = line.replace(['\n', '\r'], " ");
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        use std::io::Write as _;
+        line.push('\n');
+        // One write per line; a full buffer is the host's cap, not the plugin's error.
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    eprintln!("{line}");
 }
 
 impl Manifest {

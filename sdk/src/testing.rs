@@ -1,8 +1,30 @@
-//! Deterministic synthetic market data for strategy tests and benchmarks.
+//! Deterministic synthetic market data for strategy tests and benchmarks, and fixtures from a
+//! running host.
 //!
 //! The same seed always gives bit-identical candles on every platform (a xorshift generator
 //! and plain f64 arithmetic, no `exp`/`ln`), so a native test, a Wasm run and a benchmark can
 //! share inputs.
+//!
+//! [`read_request`] / [`load_request`] load the JSON of `GET /api/strategies/{name}/request`
+//! (the exact request the host would send the plugin now) as a [`ScanRequest`]:
+//!
+//! ```no_run
+//! # struct MyStrategy;
+//! # impl spotbot_sdk::Strategy for MyStrategy {
+//! #     fn describe() -> spotbot_sdk::Manifest { unimplemented!() }
+//! #     fn scan(_: spotbot_sdk::ScanRequest)
+//! #         -> Result<spotbot_sdk::ScanResponse, spotbot_sdk::ScanError> { unimplemented!() }
+//! # }
+//! use spotbot_sdk::Strategy as _;
+//! // curl 'http://127.0.0.1:8000/api/strategies/my_strategy/request?symbols=SOLUSDT' \
+//! //     > tests/fixtures/sol.json
+//! let request = spotbot_sdk::testing::read_request("tests/fixtures/sol.json").unwrap();
+//! let response = MyStrategy::scan(request).unwrap();
+//! ```
+
+mod fixture;
+
+pub use fixture::{load_request, read_request};
 
 use crate::{CandleNeed, Candles, ScanRequest, SymbolData};
 

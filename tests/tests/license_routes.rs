@@ -23,7 +23,7 @@ fn documented_rows() -> BTreeSet<(String, String, bool)> {
     let end = text.find("<!-- /license-table -->").expect("license table end marker");
     text[start..end]
         .lines()
-        .filter(|line| line.starts_with("| GET") || line.starts_with("| POST"))
+        .filter(|line| ["| GET", "| POST", "| DELETE"].iter().any(|m| line.starts_with(m)))
         .map(|line| {
             let cells: Vec<&str> = line.split('|').map(str::trim).collect();
             let licensed = match cells[4] {

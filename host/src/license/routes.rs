@@ -142,6 +142,15 @@ pub const ROUTES: &[RouteRule] = &[
         false,
         "raw results, no signals, never trades",
     ),
+    rule("GET", "/api/strategies/{name}/request", "strategies", false, READ),
+    rule("GET", "/api/strategies/{name}/state", "strategies", false, READ),
+    rule(
+        "DELETE",
+        "/api/strategies/{name}/state",
+        "strategies",
+        false,
+        "plugin memory only, like a scan's state updates; no signals, no orders",
+    ),
 ];
 
 /// The rule for a matched route, if the table has one.

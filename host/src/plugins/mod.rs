@@ -2,18 +2,24 @@
 //! plugins folder, hot-reloaded, and run in a sandbox with no capability.
 //!
 //! Owns: the wasmtime engine and linker ([`runtime`]), the compiled-artifact cache
-//! ([`cache`]), the registry of loaded files ([`registry`]), hot reload ([`watcher`]), and scan
-//! orchestration (config section, persisted plugin state, response checks). Must never: let a
-//! wasmtime type out of this module, let a plugin touch files, network, environment or a real
-//! clock, or let one plugin's failure affect another scan. [`Plugins`] is the public face.
+//! ([`cache`]), the registry of loaded files ([`registry`]) and the canary scan that gates a
+//! version ([`canary`]), hot reload ([`watcher`]), and scan orchestration (config section and
+//! preview overrides, persisted plugin state ([`state`]), response checks, the plugin's log
+//! ([`logs`]), per-version scan statistics ([`stats`])). Must never: let a wasmtime type out
+//! of this module, let a plugin touch files, network, environment or a real clock, or let one
+//! plugin's failure affect another scan. [`Plugins`] is the public face.
 
 mod cache;
+pub mod canary;
 mod convert;
+pub mod logs;
 pub mod market;
 pub mod model;
 mod needs;
 pub mod registry;
 mod runtime;
+mod state;
+pub mod stats;
 mod validate;
 mod watcher;
 
@@ -28,7 +34,9 @@ use utoipa::ToSchema;
 
 use crate::clock::SharedClock;
 use crate::config::{Config, DEFAULT_STRATEGY, PluginsConfig, StrategyKeys};
-use crate::store::{Store, tables};
+use crate::store::Store;
+use canary::CanaryInputs;
+use logs::PluginLog;
 pub use market::{ExchangeMarket, MarketData, MarketQuery, NoMarketData, SyntheticMarket};
 pub use model::{Manifest, MarketSnapshot, ScanError, ScanRequest, ScanResponse};
 use registry::{LoadOutcome, Registry};
@@ -66,7 +74,7 @@ pub struct Limits {
     pub max_stack_bytes: usize,
     /// Quiet time after a file change before it is read.
     pub reload_debounce: Duration,
-    /// Captured stderr of a call (shown with traps).
+    /// Captured stderr of a call: the plugin's log lines, also shown with traps.
     pub stderr_bytes: usize,
 }
 
@@ -115,6 +123,8 @@ pub enum LoadError {
     InvalidManifest(String),
     #[error("the config file's section does not fit the plugin: {0}")]
     ConfigSection(String),
+    #[error("the canary scan on synthetic data failed, so the previous version keeps serving: {0}")]
+    Canary(String),
     #[error("plugin name {name:?} is already served by {served_by}")]
     DuplicateName { name: String, served_by: String },
     #[error("cannot read the file: {0}")]
@@ -128,6 +138,10 @@ pub enum PluginError {
     NotFound(String),
     #[error("plugin {0:?} is switched off (enabled = false in [strategy.{0}])")]
     Disabled(String),
+    #[error("the config override does not fit the plugin: {0}")]
+    InvalidConfig(String),
+    #[error("no persisted state is stored for plugin {0:?}")]
+    NoState(String),
     #[error("the plugin did not finish within its deadline of {0} ms (plugins.scan_timeout_ms)")]
     Deadline(u64),
     #[error(
@@ -165,6 +179,8 @@ impl PluginError {
         match self {
             PluginError::NotFound(_) => "plugin_not_found",
             PluginError::Disabled(_) => "plugin_disabled",
+            PluginError::InvalidConfig(_) => "invalid_config",
+            PluginError::NoState(_) => "state_not_found",
             PluginError::Deadline(_) => "plugin_deadline_exceeded",
             PluginError::Memory { .. } => "plugin_memory_exceeded",
             PluginError::StackOverflow(_) => "plugin_stack_overflow",
@@ -221,27 +237,33 @@ fn clone_failure(f: &CallFailure) -> CallFailure {
     }
 }
 
-/// Runs one scan call and checks the response (size cap, fields, symbols).
+/// Runs one scan call and checks the response (size cap, fields, symbols); returns what the
+/// plugin wrote to stderr meanwhile whatever the outcome.
 fn run_scan(
     runtime: &Runtime,
     compiled: &Compiled,
     manifest: &Manifest,
     request: ScanRequest,
-) -> Result<ScanResponse, PluginError> {
+) -> (Result<ScanResponse, PluginError>, PluginLog) {
     let symbols: std::collections::BTreeSet<String> =
         request.symbols.iter().map(|s| s.symbol.clone()).collect();
-    let response = runtime
-        .scan(compiled, request)
-        .map_err(|f| call_error(f, runtime.limits()))?
-        .map_err(PluginError::Plugin)?;
-    let size = response.approx_size();
-    let cap = runtime.limits().max_result_bytes;
-    if size > cap {
-        return Err(PluginError::ResultTooLarge { size, cap });
-    }
-    let symbols = symbols.iter().map(String::as_str).collect();
-    validate::response(manifest, &symbols, &response).map_err(PluginError::InvalidResponse)?;
-    Ok(response)
+    let call = runtime.scan(compiled, request);
+    let checked = call
+        .result
+        .map_err(|f| call_error(f, runtime.limits()))
+        .and_then(|answer| answer.map_err(PluginError::Plugin))
+        .and_then(|response| {
+            let size = response.approx_size();
+            let cap = runtime.limits().max_result_bytes;
+            if size > cap {
+                return Err(PluginError::ResultTooLarge { size, cap });
+            }
+            let symbols = symbols.iter().map(String::as_str).collect();
+            validate::response(manifest, &symbols, &response)
+                .map_err(PluginError::InvalidResponse)?;
+            Ok(response)
+        });
+    (checked, call.log)
 }
 
 /// One plugin loaded from bytes outside the registry, called synchronously (benchmarks,
@@ -264,6 +286,14 @@ impl StandalonePlugin {
 
     /// Runs `scan` in a fresh instance (blocking) and checks the response.
     pub fn scan(&self, request: ScanRequest) -> Result<ScanResponse, PluginError> {
+        self.scan_logged(request).0
+    }
+
+    /// As [`StandalonePlugin::scan`], with the lines the plugin logged.
+    pub fn scan_logged(
+        &self,
+        request: ScanRequest,
+    ) -> (Result<ScanResponse, PluginError>, PluginLog) {
         run_scan(&self.runtime, &self.compiled, &self.manifest, request)
     }
 }
@@ -285,9 +315,13 @@ pub fn check_folder(config: &Config) -> anyhow::Result<(Vec<PluginInfo>, Vec<Str
     };
     paths.sort();
     let mut registry = Registry::default();
+    // No store is opened here: the canary runs on empty state.
+    let no_state = |_: &str| Vec::new();
+    let inputs =
+        CanaryInputs { reference_symbol: &config.market.reference_symbol, state: &no_state };
     for path in &paths {
         let now = chrono::Utc::now();
-        registry = registry::load_file(&runtime, &registry, path, &config.strategy, now).0;
+        registry = registry::load_file(&runtime, &registry, path, &config.strategy, &inputs, now).0;
     }
     let orphans = config
         .strategy
@@ -307,10 +341,28 @@ pub struct ScanOutcome {
     pub sha256: String,
     pub results: Vec<model::ScanResult>,
     pub alerts: Vec<model::ScannerAlert>,
-    /// Number of state updates persisted.
+    /// Number of state updates the plugin returned.
     pub state_updates: usize,
+    /// Whether they were persisted: false for a preview with a config override, which
+    /// persists nothing.
+    pub state_persisted: bool,
     /// Wall time of the Wasm call, milliseconds.
     pub duration_ms: f64,
+    /// What the plugin wrote to stderr during the call (the SDK's `log!`), one entry a line.
+    pub logs: Vec<String>,
+    /// Whether the per-call log buffer filled up and later lines were dropped.
+    pub logs_truncated: bool,
+}
+
+/// How a scan through the registry treats its outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScanMode {
+    /// A scan of the service (a job, scan-and-signal, the scan route): persists the plugin's
+    /// state and counts in its statistics.
+    Serve,
+    /// A preview with a config override: an experiment that persists nothing and leaves the
+    /// statistics alone.
+    Experiment,
 }
 
 struct Inner {
@@ -459,11 +511,26 @@ impl Plugins {
         let current = self.inner.registry.load_full();
         let file = registry::file_name(path);
         let started = Instant::now();
+        let store = &self.inner.store;
+        let persisted = |name: &str| -> Vec<(String, String)> {
+            match state::stored(store, name) {
+                Ok(state) => state.unwrap_or_default().into_iter().collect(),
+                Err(err) => {
+                    tracing::warn!(name, %err, "the canary runs on empty state");
+                    Vec::new()
+                }
+            }
+        };
+        let inputs = CanaryInputs {
+            reference_symbol: &self.inner.config.market.reference_symbol,
+            state: &persisted,
+        };
         let (next, outcome) = registry::load_file(
             &self.inner.runtime,
             &current,
             path,
             &self.inner.config.strategy,
+            &inputs,
             self.inner.clock.now(),
         );
         let removed = current.files.contains_key(&file) && !next.files.contains_key(&file);
@@ -471,6 +538,7 @@ impl Plugins {
         match outcome {
             LoadOutcome::Loaded(p) => tracing::info!(
                 file, name = %p.manifest.name, version = %p.manifest.version, cached = p.from_cache,
+                canary = %p.canary.outcome, canary_ms = p.canary.duration_ms,
                 ms = started.elapsed().as_millis() as u64, "plugin loaded"
             ),
             LoadOutcome::Refused(err) => tracing::warn!(file, %err, "plugin file refused"),
@@ -488,8 +556,47 @@ impl Plugins {
         name: &str,
         symbols: Option<Vec<String>>,
     ) -> Result<ScanOutcome, PluginError> {
+        self.preview(name, symbols, None).await
+    }
+
+    /// [`Plugins::scan`] with an optional `config` override merged over the plugin's
+    /// effective config for this scan only. The override is checked like a config section
+    /// (every key one of the plugin's, of its type; `invalid_config` names the key). A scan
+    /// with an override is an experiment: it persists no state update and is not counted in
+    /// the plugin's statistics; without one it is an ordinary scan.
+    pub async fn preview(
+        &self,
+        name: &str,
+        symbols: Option<Vec<String>>,
+        config: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<ScanOutcome, PluginError> {
         let plugin = self.get(name).ok_or_else(|| PluginError::NotFound(name.to_string()))?;
-        let config = self.scan_config(&plugin)?;
+        let mode = if config.is_some() { ScanMode::Experiment } else { ScanMode::Serve };
+        let config = self.scan_config(&plugin, config.as_ref())?;
+        let request = self.build_request(&plugin, config, symbols).await?;
+        self.scan_plugin(plugin, request, mode).await
+    }
+
+    /// The exact request a scan of `symbols` (default: the watchlist) by plugin `name` would
+    /// send now: the same market data, config, state and time. Runs nothing; a plugin switched
+    /// off still answers (authors save it as a fixture, see `spotbot_sdk::testing`).
+    pub async fn request(
+        &self,
+        name: &str,
+        symbols: Option<Vec<String>>,
+    ) -> Result<ScanRequest, PluginError> {
+        let plugin = self.get(name).ok_or_else(|| PluginError::NotFound(name.to_string()))?;
+        let config = self.config_with(&plugin, None)?;
+        self.build_request(&plugin, config, symbols).await
+    }
+
+    /// Fetches the market data `plugin` asks for and builds its scan request.
+    async fn build_request(
+        &self,
+        plugin: &LoadedPlugin,
+        config: serde_json::Value,
+        symbols: Option<Vec<String>>,
+    ) -> Result<ScanRequest, PluginError> {
         let market = &self.inner.config.market;
         let symbols = symbols.unwrap_or_else(|| market.watchlist.clone());
         if let Some(unknown) =
@@ -507,7 +614,23 @@ impl Plugins {
             now_ms: self.inner.clock.now_ms(),
         };
         let snapshot = self.inner.market.snapshot(query).await.map_err(PluginError::MarketData)?;
-        self.scan_plugin(plugin, config, snapshot).await
+        self.request_for(&plugin.manifest.name, config, snapshot)
+    }
+
+    /// The request of a scan of `snapshot` with `config`, at the service clock's now.
+    fn request_for(
+        &self,
+        name: &str,
+        config: serde_json::Value,
+        snapshot: MarketSnapshot,
+    ) -> Result<ScanRequest, PluginError> {
+        Ok(ScanRequest {
+            now_ms: self.inner.clock.now_ms(),
+            config: config.to_string(),
+            symbols: snapshot.symbols,
+            reference: snapshot.reference,
+            state: self.state(name)?.into_iter().collect(),
+        })
     }
 
     /// Scans market data the caller already has with the plugin `name`.
@@ -517,17 +640,40 @@ impl Plugins {
         snapshot: MarketSnapshot,
     ) -> Result<ScanOutcome, PluginError> {
         let plugin = self.get(name).ok_or_else(|| PluginError::NotFound(name.to_string()))?;
-        let config = self.scan_config(&plugin)?;
-        self.scan_plugin(plugin, config, snapshot).await
+        let config = self.scan_config(&plugin, None)?;
+        let request = self.request_for(name, config, snapshot)?;
+        self.scan_plugin(plugin, request, ScanMode::Serve).await
     }
 
-    /// The plugin's effective config for a scan; a plugin switched off (`enabled = false`)
-    /// does not scan.
-    fn scan_config(&self, plugin: &LoadedPlugin) -> Result<serde_json::Value, PluginError> {
-        let name = &plugin.manifest.name;
-        let config = self.effective_config(name).unwrap_or_default();
+    /// The plugin's effective config for a scan, with `over` merged in; a plugin switched off
+    /// (`enabled = false`) does not scan.
+    fn scan_config(
+        &self,
+        plugin: &LoadedPlugin,
+        over: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<serde_json::Value, PluginError> {
+        let config = self.config_with(plugin, over)?;
         if config.get("enabled") == Some(&serde_json::Value::Bool(false)) {
-            return Err(PluginError::Disabled(name.clone()));
+            return Err(PluginError::Disabled(plugin.manifest.name.clone()));
+        }
+        Ok(config)
+    }
+
+    /// The plugin's effective config with `over` checked and merged over it.
+    fn config_with(
+        &self,
+        plugin: &LoadedPlugin,
+        over: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<serde_json::Value, PluginError> {
+        let name = &plugin.manifest.name;
+        let mut config = self.effective_config(name).unwrap_or_default();
+        if let Some(over) = over {
+            validate::keys("config", name, &plugin.manifest.default_config, over)
+                .map_err(PluginError::InvalidConfig)?;
+            match &mut config {
+                serde_json::Value::Object(map) => map.extend(over.clone()),
+                other => *other = serde_json::Value::Object(over.clone()),
+            }
         }
         Ok(config)
     }
@@ -535,18 +681,11 @@ impl Plugins {
     async fn scan_plugin(
         &self,
         plugin: Arc<LoadedPlugin>,
-        config: serde_json::Value,
-        snapshot: MarketSnapshot,
+        request: ScanRequest,
+        mode: ScanMode,
     ) -> Result<ScanOutcome, PluginError> {
         let name = plugin.manifest.name.clone();
-        let state = self.state(&name)?;
-        let request = ScanRequest {
-            now_ms: self.inner.clock.now_ms(),
-            config: config.to_string(),
-            symbols: snapshot.symbols,
-            reference: snapshot.reference,
-            state: state.into_iter().collect(),
-        };
+        let symbols = request.symbols.len();
         let _permit = self
             .inner
             .permits
@@ -556,24 +695,37 @@ impl Plugins {
         let runtime = self.inner.runtime.clone();
         let serving = plugin.clone();
         let started = Instant::now();
-        let response = tokio::task::spawn_blocking(move || {
+        let (result, log) = tokio::task::spawn_blocking(move || {
             run_scan(&runtime, &serving.compiled, &serving.manifest, request)
         })
         .await
-        .map_err(|e| PluginError::Internal(format!("plugin call panicked: {e}")))??;
+        .map_err(|e| PluginError::Internal(format!("plugin call panicked: {e}")))?;
         let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let state_updates = response.state_updates.len();
-        if state_updates > 0 {
-            self.apply_state(&name, &response.state_updates)?;
+        log.emit(&name, if mode == ScanMode::Serve { "scan" } else { "preview" });
+        let persist = mode == ScanMode::Serve;
+        let result = result.and_then(|response| {
+            if persist && !response.state_updates.is_empty() {
+                let cap = self.inner.runtime.limits().max_state_bytes;
+                state::apply(&self.inner.store, &name, &response.state_updates, cap)?;
+            }
+            Ok(response)
+        });
+        if mode == ScanMode::Serve {
+            let outcome = result.as_ref().map(|_| ());
+            plugin.stats.record(self.inner.clock.now(), duration_ms, symbols, outcome);
         }
+        let response = result?;
         Ok(ScanOutcome {
             plugin: name,
             version: plugin.manifest.version.clone(),
             sha256: plugin.sha256.clone(),
             results: response.results,
             alerts: response.alerts,
-            state_updates,
+            state_updates: response.state_updates.len(),
+            state_persisted: persist,
             duration_ms,
+            logs: log.lines,
+            logs_truncated: log.truncated,
         })
     }
 
@@ -599,47 +751,45 @@ impl Plugins {
         StrategyKeys::resolve(default.flatten().iter().chain(own.iter()))
     }
 
-    /// The persisted state of plugin `name`.
+    /// The persisted state of plugin `name` (empty when none is stored).
     pub fn state(&self, name: &str) -> Result<BTreeMap<String, String>, PluginError> {
-        self.inner
-            .store
-            .read(|r| r.get::<BTreeMap<String, String>>(tables::PLUGIN_STATE, name))
-            .map(Option::unwrap_or_default)
-            .map_err(|e| PluginError::Internal(e.to_string()))
+        Ok(state::stored(&self.inner.store, name)?.unwrap_or_default())
     }
 
-    fn apply_state(&self, name: &str, updates: &[model::StateUpdate]) -> Result<(), PluginError> {
-        let cap = self.inner.runtime.limits().max_state_bytes;
-        let mut too_large = None;
-        self.inner
-            .store
-            .write(|w| {
-                let mut state: BTreeMap<String, String> =
-                    w.get(tables::PLUGIN_STATE, name)?.unwrap_or_default();
-                for u in updates {
-                    match u {
-                        model::StateUpdate::Set { key, value } => {
-                            state.insert(key.clone(), value.clone());
-                        }
-                        model::StateUpdate::Remove { key } => {
-                            state.remove(key);
-                        }
-                        model::StateUpdate::Clear => state.clear(),
-                    }
-                }
-                let size: usize = state.iter().map(|(k, v)| k.len() + v.len()).sum();
-                if size > cap {
-                    too_large = Some(size);
-                    return Ok(());
-                }
-                w.put(tables::PLUGIN_STATE, name, &state)
-            })
-            .map_err(|e| PluginError::Internal(e.to_string()))?;
-        match too_large {
-            Some(size) => Err(PluginError::StateTooLarge { size, cap }),
-            None => Ok(()),
-        }
+    /// The persisted state of plugin `name` for the API, loaded or not (the state of a removed
+    /// plugin stays readable); `NoState` when none is stored (never scanned with an update, or
+    /// reset).
+    pub fn state_of(&self, name: &str) -> Result<PluginState, PluginError> {
+        let state = state::stored(&self.inner.store, name)?
+            .ok_or_else(|| PluginError::NoState(name.to_string()))?;
+        Ok(PluginState {
+            plugin: name.to_string(),
+            bytes: state::size(&state),
+            cap_bytes: self.inner.runtime.limits().max_state_bytes,
+            state,
+        })
     }
+
+    /// Deletes the persisted state of plugin `name`; returns how many keys it had. The next
+    /// scan starts from an empty state. `NoState` when none is stored.
+    pub fn reset_state(&self, name: &str) -> Result<usize, PluginError> {
+        let removed = state::reset(&self.inner.store, name)?
+            .ok_or_else(|| PluginError::NoState(name.to_string()))?;
+        tracing::info!(plugin = name, keys = removed, "plugin state reset");
+        Ok(removed)
+    }
+}
+
+/// A plugin's persisted state as the API shows it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PluginState {
+    pub plugin: String,
+    /// Every key with its value, sorted by key (what the next scan's request carries).
+    pub state: BTreeMap<String, String>,
+    /// Bytes of keys and values, counted against `cap_bytes`.
+    pub bytes: usize,
+    /// `plugins.max_state_kib` in bytes.
+    pub cap_bytes: usize,
 }
 
 /// A non-owning handle for the watcher thread, so dropping [`Plugins`] ends everything.

@@ -121,8 +121,10 @@ pub enum PriorityDecision {
     WatchRegimeShift,
 }
 
-/// The market context of one symbol, as the plugin receives it.
+/// The market context of one symbol, as the plugin receives it: flat, without the analysis
+/// details of the market routes' `MarketContext` (hence its own schema name).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[schema(as = PluginMarketContext)]
 pub struct MarketContext {
     pub htf_tf: String,
     pub mtf_tf: String,
@@ -248,16 +250,49 @@ pub enum StateUpdate {
     Clear,
 }
 
-/// The full input of one `scan` call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The full input of one `scan` call. Its JSON (`GET /api/strategies/{name}/request`) is what
+/// `spotbot_sdk::testing::load_request` reads, so authors test natively on the host's input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ScanRequest {
+    /// The only clock a plugin has, epoch milliseconds UTC.
     pub now_ms: i64,
     /// The effective config, a JSON object as text.
     pub config: String,
     pub symbols: Vec<SymbolData>,
     pub reference: Option<SymbolData>,
-    /// The persisted state, sorted by key.
+    /// The persisted state, sorted by key; in JSON a list of `{key, value}` like the WIT's
+    /// `state-entry`.
+    #[serde(with = "state_entries")]
+    #[schema(value_type = Vec<StateEntry>)]
     pub state: Vec<(String, String)>,
+}
+
+/// One key of a plugin's persisted state, as the JSON of a [`ScanRequest`] spells it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct StateEntry {
+    pub key: String,
+    pub value: String,
+}
+
+/// `(key, value)` pairs as `[{"key": .., "value": ..}]`: readable, and the shape of the WIT
+/// record, so a fixture file reads like the contract.
+mod state_entries {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::StateEntry;
+
+    pub fn serialize<S: Serializer>(state: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+        let entries: Vec<StateEntry> = state
+            .iter()
+            .map(|(key, value)| StateEntry { key: key.clone(), value: value.clone() })
+            .collect();
+        entries.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+        let entries = Vec::<StateEntry>::deserialize(d)?;
+        Ok(entries.into_iter().map(|e| (e.key, e.value)).collect())
+    }
 }
 
 /// What a successful `scan` returned.

@@ -1,6 +1,10 @@
 //! The plugins folder as the host sees it: per `.wasm` file, the plugin it serves (if any)
 //! and the last load error. Replaced as a whole through an `ArcSwap`, so a scan that already
 //! took its `Arc<LoadedPlugin>` finishes on that version whatever happens to the file.
+//!
+//! A file is loaded in steps: compile, `describe()`, manifest checks, the config section
+//! against the plugin's keys, the name not served by another file, then the canary scan on
+//! synthetic data ([`super::canary`]); only a version that passes them all is published.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,8 +15,10 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
-use super::model::{Manifest, PluginKind, ScanError, ScanRequest};
+use super::canary::{self, CanaryInputs, CanaryReport, Verdict};
+use super::model::{Manifest, PluginKind};
 use super::runtime::{CallFailure, Compiled, Runtime};
+use super::stats::{LastScan, ScanCounts, ScanStats, StatsView};
 use super::{LoadError, describe_failure};
 use crate::config::StrategySections;
 
@@ -24,6 +30,10 @@ pub struct LoadedPlugin {
     pub loaded_at: DateTime<Utc>,
     /// Whether the compiled artifact came from the on-disk cache.
     pub from_cache: bool,
+    /// How its canary scan went.
+    pub canary: CanaryReport,
+    /// Its scans since it was loaded.
+    pub stats: ScanStats,
     pub(crate) compiled: Compiled,
 }
 
@@ -69,9 +79,30 @@ pub struct PluginInfo {
     #[schema(value_type = Option<String>, format = DateTime)]
     pub loaded_at: Option<DateTime<Utc>>,
     pub status: PluginStatus,
+    /// The canary scan of the serving version on synthetic data; null when nothing serves.
+    pub canary: Option<CanaryReport>,
+    /// The serving version's most recent scan; null before its first.
+    pub last_scan: Option<LastScan>,
+    /// Scans of the serving version since it was loaded (zero when nothing serves).
+    pub scans: ScanCounts,
+    /// The most recent error of this file: a refused load, a failed canary of the serving
+    /// version, or a failed scan of it, whichever came last. A newly loaded version starts
+    /// clean.
     pub last_error: Option<String>,
     #[schema(value_type = Option<String>, format = DateTime)]
     pub last_error_at: Option<DateTime<Utc>>,
+    /// Where `last_error` comes from.
+    pub last_error_source: Option<ErrorSource>,
+}
+
+/// `load`: a content of the file was refused. `canary`: the serving version (a first load)
+/// failed its canary scan. `scan`: a scan of the serving version failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorSource {
+    Load,
+    Canary,
+    Scan,
 }
 
 impl Registry {
@@ -93,6 +124,12 @@ impl Registry {
                     (Some(_), Some(_)) => PluginStatus::Stale,
                     (None, _) => PluginStatus::Failed,
                 };
+                let stats = p.map(|p| p.stats.view()).unwrap_or_default();
+                let (last_error, last_error_at, last_error_source) =
+                    match newest_error(e, p, &stats) {
+                        Some((message, at, source)) => (Some(message), Some(at), Some(source)),
+                        None => (None, None, None),
+                    };
                 PluginInfo {
                     name: p.map(|p| p.manifest.name.clone()),
                     version: p.map(|p| p.manifest.version.clone()),
@@ -102,12 +139,33 @@ impl Registry {
                     sha256: p.map_or_else(|| e.tried_sha256.clone(), |p| p.sha256.clone()),
                     loaded_at: p.map(|p| p.loaded_at),
                     status,
-                    last_error: e.last_error.clone(),
-                    last_error_at: e.error_at,
+                    canary: p.map(|p| p.canary.clone()),
+                    last_scan: stats.last_scan,
+                    scans: stats.counts,
+                    last_error,
+                    last_error_at,
+                    last_error_source,
                 }
             })
             .collect()
     }
+}
+
+/// The newest of a file's refused load, its serving version's failed canary (a first load)
+/// and that version's last failed scan; at the same instant a load error wins.
+fn newest_error(
+    entry: &FileEntry,
+    serving: Option<&LoadedPlugin>,
+    stats: &StatsView,
+) -> Option<(String, DateTime<Utc>, ErrorSource)> {
+    let load =
+        entry.last_error.clone().zip(entry.error_at).map(|(m, at)| (m, at, ErrorSource::Load));
+    let canary = serving
+        .map(|p| &p.canary)
+        .filter(|c| c.failed())
+        .and_then(|c| c.detail.clone().map(|m| (m, c.at, ErrorSource::Canary)));
+    let scan = stats.last_error.clone().map(|f| (f.message, f.at, ErrorSource::Scan));
+    [load, canary, scan].into_iter().flatten().reduce(|a, b| if b.1 > a.1 { b } else { a })
 }
 
 /// What loading one file decided.
@@ -123,6 +181,7 @@ pub(crate) fn load_file(
     current: &Registry,
     path: &Path,
     sections: &StrategySections,
+    inputs: &CanaryInputs<'_>,
     now: DateTime<Utc>,
 ) -> (Registry, LoadOutcome) {
     let file = file_name(path);
@@ -145,7 +204,7 @@ pub(crate) fn load_file(
     {
         return (next, LoadOutcome::Unchanged);
     }
-    match load_bytes(runtime, current, &file, &bytes, &sha256, sections, now) {
+    match load_bytes(runtime, current, &file, &bytes, &sha256, sections, inputs, now) {
         Ok(plugin) => {
             let plugin = Arc::new(plugin);
             next.files.insert(
@@ -184,6 +243,7 @@ fn record_error(
     entry.error_at = Some(now);
 }
 
+#[allow(clippy::too_many_arguments)]
 fn load_bytes(
     runtime: &Runtime,
     current: &Registry,
@@ -191,6 +251,7 @@ fn load_bytes(
     bytes: &[u8],
     sha256: &str,
     sections: &StrategySections,
+    inputs: &CanaryInputs<'_>,
     now: DateTime<Utc>,
 ) -> Result<LoadedPlugin, LoadError> {
     let (compiled, from_cache) = runtime.compile(bytes)?;
@@ -201,7 +262,6 @@ fn load_bytes(
     let section = sections.section_json(&manifest.name);
     super::validate::section(&manifest.name, &manifest.default_config, section.as_ref())
         .map_err(LoadError::ConfigSection)?;
-    check_config_values(runtime, &compiled, &manifest, section, now)?;
     let other = current.files.iter().find(|(f, e)| {
         f.as_str() != file && e.serving.as_ref().is_some_and(|p| p.manifest.name == manifest.name)
     });
@@ -211,39 +271,23 @@ fn load_bytes(
             served_by: other_file.clone(),
         });
     }
+    // The plugin judges its effective config and shows it survives a scan before it serves.
+    let config = super::validate::effective_config(&manifest.default_config, section);
+    let replacing = current.files.get(file).is_some_and(|e| e.serving.is_some());
+    let canary = match canary::run(runtime, &compiled, &manifest, &config, inputs, replacing, now) {
+        Verdict::Serve(report) => report,
+        Verdict::Refuse(err) => return Err(err),
+    };
     Ok(LoadedPlugin {
         manifest,
         file: file.to_string(),
         sha256: sha256.to_string(),
         loaded_at: now,
         from_cache,
+        canary,
+        stats: ScanStats::default(),
         compiled,
     })
-}
-
-/// Lets the plugin judge its effective config before it serves: a scan of no symbols whose
-/// `bad-config` error refuses the file with the plugin's own words (a value out of range, a
-/// malformed window). Any other outcome of that scan is ignored: it has no data to work on.
-fn check_config_values(
-    runtime: &Runtime,
-    compiled: &Compiled,
-    manifest: &Manifest,
-    section: Option<serde_json::Value>,
-    now: DateTime<Utc>,
-) -> Result<(), LoadError> {
-    let request = ScanRequest {
-        now_ms: now.timestamp_millis(),
-        config: super::validate::effective_config(&manifest.default_config, section),
-        symbols: Vec::new(),
-        reference: None,
-        state: Vec::new(),
-    };
-    match runtime.scan(compiled, request) {
-        Ok(Err(ScanError::BadConfig(reason))) => {
-            Err(LoadError::ConfigSection(format!("[strategy.{}]: {reason}", manifest.name)))
-        }
-        _ => Ok(()),
-    }
 }
 
 pub(crate) fn file_name(path: &Path) -> String {

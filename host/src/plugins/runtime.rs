@@ -4,7 +4,8 @@
 //!
 //! A plugin gets no capability: no preopened directory, no environment, no arguments, no
 //! network (TCP, UDP and name lookup denied), stdin closed, stdout discarded, stderr captured
-//! into a small bounded buffer for error messages, a wall clock frozen at the Unix epoch, a
+//! into a small bounded buffer per call (the plugin's log, and the text of a trap), a wall
+//! clock frozen at the Unix epoch, a
 //! monotonic clock that never moves, and fixed "random" bytes. The time comes only from the
 //! scan request.
 
@@ -24,6 +25,7 @@ use wasmtime_wasi::{
 
 use super::bindings::{Strategy, StrategyPre};
 use super::cache::ArtifactCache;
+use super::logs::PluginLog;
 use super::model;
 use super::{Limits, LoadError, PluginError};
 
@@ -108,6 +110,12 @@ impl HostMonotonicClock for FrozenMonotonicClock {
 #[derive(Clone)]
 pub struct Compiled {
     pre: StrategyPre<Sandbox>,
+}
+
+/// The outcome of one call and what the plugin wrote to stderr during it.
+pub(crate) struct Call<R> {
+    pub result: Result<R, CallFailure>,
+    pub log: PluginLog,
 }
 
 /// Why one call into a plugin failed.
@@ -246,6 +254,7 @@ impl Runtime {
         self.call(compiled, self.limits.load_timeout, |plugin, store| {
             plugin.spotbot_strategy_plugin().call_describe(store)
         })
+        .result
         .map(Into::into)
     }
 
@@ -254,12 +263,12 @@ impl Runtime {
         &self,
         compiled: &Compiled,
         request: model::ScanRequest,
-    ) -> Result<Result<model::ScanResponse, model::ScanError>, CallFailure> {
+    ) -> Call<Result<model::ScanResponse, model::ScanError>> {
         let request = request.into();
-        self.call(compiled, self.limits.scan_timeout, |plugin, store| {
+        let call = self.call(compiled, self.limits.scan_timeout, |plugin, store| {
             plugin.spotbot_strategy_plugin().call_scan(store, &request)
-        })
-        .map(|r| r.map(Into::into).map_err(Into::into))
+        });
+        Call { result: call.result.map(|r| r.map(Into::into).map_err(Into::into)), log: call.log }
     }
 
     fn call<R>(
@@ -267,11 +276,12 @@ impl Runtime {
         compiled: &Compiled,
         timeout: Duration,
         f: impl FnOnce(&Strategy, &mut Store<Sandbox>) -> wasmtime::Result<R>,
-    ) -> Result<R, CallFailure> {
+    ) -> Call<R> {
         let (mut store, stderr) = self.store(timeout);
         let outcome =
             compiled.pre.instantiate(&mut store).and_then(|plugin| f(&plugin, &mut store));
-        outcome.map_err(|err| classify(err, store.data().memory_refused, &stderr))
+        let result = outcome.map_err(|err| classify(err, store.data().memory_refused, &stderr));
+        Call { result, log: PluginLog::from_capture(&stderr.contents(), self.limits.stderr_bytes) }
     }
 }
 

@@ -163,16 +163,29 @@ pub fn section(
     default_config: &str,
     section: Option<&serde_json::Value>,
 ) -> Result<(), String> {
+    match section {
+        Some(serde_json::Value::Object(section)) => {
+            keys(&format!("strategy.{name}"), name, default_config, section)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The check of [`section`] for any object of config keys; errors name a key as
+/// `<at>.<key>` (a preview's `config` override uses `config`).
+pub fn keys(
+    at: &str,
+    name: &str,
+    default_config: &str,
+    object: &serde_json::Map<String, serde_json::Value>,
+) -> Result<(), String> {
     use serde_json::Value;
-    let Some(Value::Object(section)) = section else {
-        return Ok(());
-    };
     let defaults = match serde_json::from_str::<Value>(default_config) {
         Ok(Value::Object(map)) => map,
         _ => serde_json::Map::new(),
     };
-    for (key, value) in section {
-        let at = format!("strategy.{name}.{key}");
+    for (key, value) in object {
+        let at = format!("{at}.{key}");
         let Some(default) = defaults.get(key) else {
             let known: Vec<&str> = defaults.keys().map(String::as_str).collect();
             return Err(format!(
@@ -267,6 +280,19 @@ mod tests {
         let err = check(serde_json::json!({"timeframes": [4]})).unwrap_err();
         assert!(err.contains("strategy.mr_combined.timeframes must be a list"), "{err}");
         assert!(section("x", "{}", None).is_ok());
+    }
+
+    #[test]
+    fn an_override_is_checked_like_a_section_and_named_as_config() {
+        let defaults = r#"{"size_pct":1.0,"enabled":true}"#;
+        let check = |v: serde_json::Value| {
+            super::keys("config", "mr_combined", defaults, v.as_object().unwrap())
+        };
+        assert!(check(serde_json::json!({"size_pct": 3})).is_ok());
+        let err = check(serde_json::json!({"sizepct": 3})).unwrap_err();
+        assert!(err.starts_with("config.sizepct is not a key of plugin mr_combined"), "{err}");
+        let err = check(serde_json::json!({"enabled": 1})).unwrap_err();
+        assert!(err.starts_with("config.enabled must be true or false"), "{err}");
     }
 
     #[test]

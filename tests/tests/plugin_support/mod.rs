@@ -27,6 +27,8 @@ const PACKAGES: &[&str] = &[
     "guest-echo",
     "guest-echo-next",
     "guest-v2",
+    "guest-logger",
+    "guest-logger-broken",
 ];
 
 fn workspace_root() -> PathBuf {
@@ -115,6 +117,24 @@ impl PluginHost {
     pub async fn get(&self, path: &str) -> (u16, Value) {
         let r = self.host.http.get(self.host.url(path)).send().await.unwrap();
         (r.status().as_u16(), r.json().await.unwrap())
+    }
+
+    /// `POST path` with a JSON body; status and body.
+    pub async fn post_json(&self, path: &str, body: &Value) -> (u16, Value) {
+        let r = self.host.http.post(self.host.url(path)).json(body).send().await.unwrap();
+        (r.status().as_u16(), r.json().await.unwrap())
+    }
+
+    /// `DELETE path`; status and body.
+    pub async fn delete(&self, path: &str) -> (u16, Value) {
+        let r = self.host.http.delete(self.host.url(path)).send().await.unwrap();
+        (r.status().as_u16(), r.json().await.unwrap())
+    }
+
+    /// `GET path`; status and the body as text.
+    pub async fn get_text(&self, path: &str) -> (u16, String) {
+        let r = self.host.http.get(self.host.url(path)).send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
     }
 
     /// `POST /api/strategies/{name}/scan` with an optional `symbols` list; status, body, time.

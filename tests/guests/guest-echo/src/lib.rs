@@ -21,9 +21,10 @@ impl Strategy for Guest {
                 + 1;
         let config: serde_json::Value = parse_config(&request.config)?;
         // `spin`: burn this many iterations first, so tests can keep a scan in flight (not in
-        // the host's config check at load, which scans no symbols).
+        // the host's canary at load, whose synthetic symbols are CANARY1USDT...).
         let spin = config.get("spin").and_then(serde_json::Value::as_u64).unwrap_or(0);
-        let spin = if request.symbols.is_empty() { 0 } else { spin };
+        let canary = request.symbols.iter().all(|s| s.symbol.starts_with("CANARY"));
+        let spin = if canary { 0 } else { spin };
         let mut x = 0u64;
         for i in 0..spin {
             x = std::hint::black_box(x.wrapping_add(i));
