@@ -24,9 +24,12 @@
 //! - [`config`]: the TOML file and environment secrets, validated before anything starts.
 //! - [`clock`]: the one source of "now", replaceable by a test clock.
 //! - [`app`]: wires the areas together and serves them; used by `main` and by tests.
+//! - [`backtest`]: replays a plugin over history, its brackets in the simulator's matching
+//!   engine (`spotbot backtest`).
 
 pub mod api;
 pub mod app;
+pub mod backtest;
 pub mod clock;
 pub mod config;
 pub mod dashboard;

@@ -43,6 +43,39 @@ enum Command {
         #[arg(long)]
         url: Option<String>,
     },
+    /// Replay a strategy plugin over history: its buy results become bracket orders in the
+    /// exchange simulator's matching engine, without approval (docs/backtest.md).
+    Backtest {
+        /// The plugin's .wasm file (the same artifact the service loads).
+        #[arg(long)]
+        plugin: PathBuf,
+        /// Symbols to scan and trade, comma-separated (BTCUSDT,ETHUSDT).
+        #[arg(long, value_delimiter = ',', required = true)]
+        symbols: Vec<String>,
+        /// First step: YYYY-MM-DD, RFC 3339 or epoch ms (UTC).
+        #[arg(long)]
+        from: String,
+        /// Last step, same forms.
+        #[arg(long)]
+        to: String,
+        /// Folder of <SYMBOL>_<timeframe>.csv files (open_time,open,high,low,close,volume);
+        /// without it, the configured exchange's klines, cached under <data_dir>.
+        #[arg(long)]
+        candles: Option<PathBuf>,
+        /// Config file ([strategy.<name>], [risk], [exchange] paper_usdt apply); the defaults
+        /// when the default file does not exist.
+        #[arg(long, default_value = "config.toml")]
+        config: PathBuf,
+        /// Folder of the kline cache and compiled plugins (default: [server] data_dir).
+        #[arg(long)]
+        data_dir: Option<String>,
+        /// The HTML report (default: backtest-<plugin>.html in the current folder).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Also write the whole report as JSON (every trade and equity sample).
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
 }
 
 fn parse_log_format(text: &str) -> Result<LogFormat, String> {
@@ -80,6 +113,17 @@ fn main() -> ExitCode {
                 }
                 Err(err) => {
                     eprintln!("spotbot pump-outcomes: {err:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Backtest { plugin, symbols, from, to, candles, config, data_dir, out, json } => {
+            let args =
+                BacktestArgs { plugin, symbols, from, to, candles, config, data_dir, out, json };
+            match backtest(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    eprintln!("spotbot backtest: {err:#}");
                     ExitCode::FAILURE
                 }
             }
@@ -130,6 +174,63 @@ fn serve(config: Config) -> anyhow::Result<()> {
         tracing::info!("shutting down");
         app.stop().await
     })
+}
+
+struct BacktestArgs {
+    plugin: PathBuf,
+    symbols: Vec<String>,
+    from: String,
+    to: String,
+    candles: Option<PathBuf>,
+    config: PathBuf,
+    data_dir: Option<String>,
+    out: Option<PathBuf>,
+    json: Option<PathBuf>,
+}
+
+/// Runs a backtest, prints the summary and writes the HTML (and JSON) report.
+fn backtest(args: BacktestArgs) -> anyhow::Result<()> {
+    use spotbot::backtest::{self, Progress, Spec, history::parse_time};
+    let mut config = if args.config.exists() || args.config != std::path::Path::new("config.toml") {
+        Config::load(&args.config)?
+    } else {
+        eprintln!("no config.toml here: using the defaults");
+        let mut config = Config::default();
+        config.secrets = spotbot::config::Secrets::from_env();
+        config
+    };
+    if let Some(data_dir) = args.data_dir {
+        config.server.data_dir = data_dir;
+    }
+    let time = |flag: &str, text: &str| {
+        parse_time(text).ok_or_else(|| {
+            anyhow::anyhow!("--{flag} {text:?}: use YYYY-MM-DD, RFC 3339 or epoch milliseconds")
+        })
+    };
+    let spec = Spec {
+        plugin: args.plugin,
+        symbols: args.symbols.iter().map(|s| s.trim().to_uppercase()).collect(),
+        from_ms: time("from", &args.from)?,
+        to_ms: time("to", &args.to)?,
+        candles: args.candles,
+    };
+    let runtime = tokio::runtime::Runtime::new()?;
+    let report = runtime.block_on(async {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        backtest::run(&config, &spec, &mut Progress::stderr()).await
+    })?;
+    print!("{}", report.summary());
+    let out = args.out.unwrap_or_else(|| PathBuf::from(format!("backtest-{}.html", report.plugin)));
+    std::fs::write(&out, backtest::html::page(&report))
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
+    println!("report: {}", out.display());
+    if let Some(json) = args.json {
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(&json, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", json.display()))?;
+        println!("json: {}", json.display());
+    }
+    Ok(())
 }
 
 /// Loads the plugins folder against the config's `[strategy.*]` sections and prints one line

@@ -399,6 +399,63 @@ pub fn parse_csv(text: &str) -> Result<Vec<(Millis, Decimal)>, String> {
     Ok(out)
 }
 
+/// One candle of a price script, prices as `f64` (the way candle files and plugins carry them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ohlc {
+    pub open_time: Millis,
+    pub open: f64,
+    pub high: f64,
+    pub low: f64,
+    pub close: f64,
+}
+
+fn script_price(x: f64) -> Decimal {
+    Decimal::from_f64_retain(x).unwrap_or_default().round_dp(8)
+}
+
+/// The price path that makes the simulator's candles of length `len` equal `candles`: per
+/// candle, the open at its open time, the two extremes a quarter and a half into it (the low
+/// first on an up candle, the high first on a down one), the close three quarters in. Each
+/// point holds until the next (see [`Path`]), so the simulator's candle of that span has
+/// exactly this open, high, low and close.
+///
+/// With `max_move` (a fraction of the price, e.g. `0.001`), points are added on straight lines
+/// between those four so that two consecutive prices inside a candle differ by at most that
+/// fraction: the price walks through the levels between open, extremes and close instead of
+/// jumping, so a stop triggers near its stop price rather than at the candle's extreme (where
+/// the limit of a stop-limit may already be out of reach). The candle is unchanged: every
+/// added point lies between its two neighbours. Nothing is added between a close and the next
+/// candle's open: a gap there stays a gap.
+pub fn path_from_candles(
+    len: Millis,
+    candles: &[Ohlc],
+    max_move: Option<f64>,
+) -> Vec<(Millis, Decimal)> {
+    let mut points = Vec::with_capacity(candles.len() * 4);
+    for c in candles {
+        let (first, second) = if c.close >= c.open { (c.low, c.high) } else { (c.high, c.low) };
+        let t = c.open_time;
+        let anchors =
+            [(t, c.open), (t + len / 4, first), (t + len / 2, second), (t + 3 * len / 4, c.close)];
+        points.push((anchors[0].0, script_price(anchors[0].1)));
+        for pair in anchors.windows(2) {
+            let ((t0, p0), (t1, p1)) = (pair[0], pair[1]);
+            if let Some(max_move) = max_move.filter(|m| *m > 0.0) {
+                let base = p0.min(p1);
+                let span = if base > 0.0 { (p1 - p0).abs() / base } else { 0.0 };
+                let steps = ((span / max_move).ceil() as i64).clamp(1, (t1 - t0).max(1));
+                for k in 1..steps {
+                    let at = t0 + (t1 - t0) * k / steps;
+                    let price = p0 + (p1 - p0) * k as f64 / steps as f64;
+                    points.push((at, script_price(price)));
+                }
+            }
+            points.push((t1, script_price(p1)));
+        }
+    }
+    points
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,5 +503,54 @@ mod tests {
         let pts = parse_csv("time,price\n1000,1.5\n2000,1.6\n").unwrap_or_default();
         assert_eq!(pts.len(), 2);
         assert!(parse_csv("1000,-1").is_err());
+    }
+
+    fn ohlc(open_time: Millis, open: f64, high: f64, low: f64, close: f64) -> Ohlc {
+        Ohlc { open_time, open, high, low, close }
+    }
+
+    #[test]
+    fn a_candle_path_reproduces_the_candles() {
+        let up = ohlc(0, 100.0, 106.0, 99.0, 104.0);
+        let down = ohlc(HOUR, 104.0, 105.0, 95.5, 96.0);
+        let path = path_from_candles(HOUR, &[up, down], None);
+        let d = |x: f64| Decimal::from_f64_retain(x).unwrap_or_default();
+        let expected = vec![
+            (0, d(100.0)),
+            (15 * MINUTE, d(99.0)),
+            (30 * MINUTE, d(106.0)),
+            (45 * MINUTE, d(104.0)),
+            (HOUR, d(104.0)),
+            (HOUR + 15 * MINUTE, d(105.0)),
+            (HOUR + 30 * MINUTE, d(95.5)),
+            (HOUR + 45 * MINUTE, d(96.0)),
+        ];
+        assert_eq!(path, expected);
+
+        // The simulator's candles over the scripted path are the candles again.
+        let rules = &default_listing()[3];
+        let mut m = Market::new(1);
+        m.set_path(&rules.symbol, path);
+        let c = m.candle(rules, HOUR, HOUR, 3 * HOUR);
+        assert_eq!((c.open, c.high, c.low, c.close), (d(104.0), d(105.0), d(95.5), d(96.0)));
+
+        // Dense: no step above the bound, the same anchors, the same extremes.
+        let dense = path_from_candles(HOUR, &[up, down], Some(0.001));
+        assert!(dense.len() > 100, "{}", dense.len());
+        for anchor in &expected {
+            assert!(dense.contains(anchor), "{anchor:?}");
+        }
+        for w in dense.windows(2) {
+            assert!(w[0].0 < w[1].0, "times increase: {w:?}");
+            if w[1].0 % (HOUR) == 0 {
+                continue; // a candle boundary: close to next open
+            }
+            let (a, b) = (w[0].1.to_f64().unwrap(), w[1].1.to_f64().unwrap());
+            assert!((a - b).abs() / a.min(b) <= 0.001 + 1e-9, "{w:?}");
+        }
+        let mut m = Market::new(1);
+        m.set_path(&rules.symbol, dense);
+        let c = m.candle(rules, 0, HOUR, 3 * HOUR);
+        assert_eq!((c.open, c.high, c.low, c.close), (d(100.0), d(106.0), d(99.0), d(104.0)));
     }
 }

@@ -5,33 +5,30 @@
 
 use rust_decimal::Decimal;
 use spotbot_sdk::Candles;
+use spotbot_sim::market::{Ohlc, path_from_candles};
 use spotbot_sim::server::Sim;
 
 fn dec(x: f64) -> Decimal {
     Decimal::from_f64_retain(x).unwrap_or_default().round_dp(8)
 }
 
-/// Scripts `symbol` so that its candles of `candles.timeframe` are `candles`: per candle, the
-/// open at its open time, the two extremes (low first on an up candle) a quarter and a half
-/// into it, the close three quarters in; the candle's volume is traded at its open.
+/// Scripts `symbol` so that its candles of `candles.timeframe` are `candles`: the price path of
+/// [`path_from_candles`] (per candle the open at its open time, the two extremes a quarter and
+/// a half into it, the close three quarters in); the candle's volume is traded at its open.
 pub fn script(sim: &Sim, symbol: &str, candles: &Candles) {
     let len = spotbot_sdk::testing::timeframe_ms(&candles.timeframe).expect("a fixed timeframe");
-    let mut prices = Vec::with_capacity(candles.len() * 4);
-    let mut volumes = Vec::with_capacity(candles.len());
-    for i in 0..candles.len() {
-        let t = candles.open_time[i];
-        let (open, close) = (candles.open[i], candles.close[i]);
-        let (first, second) = if close >= open {
-            (candles.low[i], candles.high[i])
-        } else {
-            (candles.high[i], candles.low[i])
-        };
-        prices.push((t, dec(open)));
-        prices.push((t + len / 4, dec(first)));
-        prices.push((t + len / 2, dec(second)));
-        prices.push((t + 3 * len / 4, dec(close)));
-        volumes.push((t, dec(candles.volume[i])));
-    }
-    sim.set_path(symbol, prices).expect("the simulator lists the symbol");
+    let ohlc: Vec<Ohlc> = (0..candles.len())
+        .map(|i| Ohlc {
+            open_time: candles.open_time[i],
+            open: candles.open[i],
+            high: candles.high[i],
+            low: candles.low[i],
+            close: candles.close[i],
+        })
+        .collect();
+    let volumes =
+        (0..candles.len()).map(|i| (candles.open_time[i], dec(candles.volume[i]))).collect();
+    sim.set_path(symbol, path_from_candles(len, &ohlc, None))
+        .expect("the simulator lists the symbol");
     sim.set_volumes(symbol, volumes).expect("the simulator lists the symbol");
 }

@@ -18,6 +18,7 @@ pub use pump::{
 };
 pub use pump_outcomes::OutcomeReport;
 pub use signal_scan::{MR_COMBINED, ScanAndSignal, Signaled, Skipped};
+pub(crate) use signal_scan::{result_scores, signal_input};
 
 use crate::clock::SharedClock;
 use crate::config::Config;

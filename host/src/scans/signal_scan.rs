@@ -124,8 +124,7 @@ impl Scans {
             return Ok(());
         }
         let input = signal_input(&result);
-        let computed = crate::signals::score(&input);
-        let scores = lower_scores(computed, result.ev, result.confidence);
+        let scores = result_scores(&result, &input);
         let auto = !result.ask_coo && p.config.signals.allow_auto_confirm;
         if !result.ask_coo && !auto {
             p.dashboard.record(
@@ -175,6 +174,13 @@ fn direction_name(d: PluginDirection) -> &'static str {
     }
 }
 
+/// The ev and confidence a buy or sell result is gated with: the service's formula over its
+/// signal body, lowered to the plugin's own scores where those are lower. Backtests gate with
+/// the same rule.
+pub(crate) fn result_scores(result: &ScanResult, input: &SignalInput) -> (f64, u32) {
+    lower_scores(crate::signals::score(input), result.ev, result.confidence)
+}
+
 /// The service's scores, lowered to the plugin's own where it gave lower ones.
 fn lower_scores(computed: (f64, u32), ev: Option<f64>, confidence: Option<u32>) -> (f64, u32) {
     (
@@ -188,7 +194,7 @@ const MAX_DETAIL: usize = 500;
 
 /// The signal body of a buy or sell result: every field the spec's PendingSignal shares with
 /// the scan result.
-fn signal_input(r: &ScanResult) -> SignalInput {
+pub(crate) fn signal_input(r: &ScanResult) -> SignalInput {
     let positive = |v: f64| (v.is_finite() && v > 0.0).then_some(v);
     SignalInput {
         symbol: r.symbol.clone(),

@@ -1,0 +1,386 @@
+//! The candles a backtest replays: closed candles per (symbol, timeframe), oldest first, read
+//! from CSV files (`<SYMBOL>_<timeframe>.csv`, columns `open_time,open,high,low,close,volume`)
+//! or from the exchange's klines through the on-disk cache ([`super::klines`]).
+//!
+//! A coarser timeframe without a file of its own is aggregated from the finest one (open of
+//! the first candle of each bucket, highest high, lowest low, close of the last, summed
+//! volume; only complete buckets). Every series is cut to what the run needs: the warm-up the
+//! plugin's candle counts ask for before `from`, through `to`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, bail};
+
+use crate::market::Timeframe;
+use crate::plugins::model::Candles;
+
+/// Closed candles of one symbol and timeframe a run needs: open times in
+/// `[first_open, last_open]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Need {
+    pub symbol: String,
+    pub timeframe: Timeframe,
+    pub first_open: i64,
+    pub last_open: i64,
+}
+
+/// Every series of a run, by (symbol, timeframe).
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    series: BTreeMap<(String, Timeframe), Candles>,
+    /// What the reader noticed (short warm-up, missing candles), one sentence each.
+    pub notes: Vec<String>,
+}
+
+impl History {
+    pub fn get(&self, symbol: &str, timeframe: Timeframe) -> Option<&Candles> {
+        self.series.get(&(symbol.to_string(), timeframe))
+    }
+
+    pub fn insert(&mut self, symbol: &str, timeframe: Timeframe, candles: Candles) {
+        self.series.insert((symbol.to_string(), timeframe), candles);
+    }
+
+    /// Whether any series of `symbol` is held.
+    pub fn has_symbol(&self, symbol: &str) -> bool {
+        self.series.keys().any(|(s, _)| s == symbol)
+    }
+
+    /// Number of candles held, all series together.
+    pub fn candle_count(&self) -> usize {
+        self.series.values().map(Candles::len).sum()
+    }
+
+    /// Notes a series that starts later than its need asks (too little warm-up for the
+    /// plugin's candle counts at the first steps).
+    fn check_coverage(&mut self, need: &Need) {
+        let len = need.timeframe.duration_ms();
+        match self.get(&need.symbol, need.timeframe).and_then(|c| c.open_time.first().copied()) {
+            Some(first) if first > need.first_open + len => self.notes.push(format!(
+                "{} {}: candles start at {}, {} candles after the warm-up the plugin asks for",
+                need.symbol,
+                need.timeframe,
+                iso(first),
+                (first - need.first_open) / len
+            )),
+            Some(_) => {}
+            None => self.notes.push(format!(
+                "{} {}: no candles between {} and {}",
+                need.symbol,
+                need.timeframe,
+                iso(need.first_open),
+                iso(need.last_open)
+            )),
+        }
+    }
+}
+
+/// An epoch-ms time as RFC 3339 (UTC).
+pub fn iso(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| ms.to_string())
+}
+
+/// A time given as epoch milliseconds, RFC 3339, `YYYY-MM-DD HH:MM[:SS]` (UTC) or
+/// `YYYY-MM-DD` (midnight UTC).
+pub fn parse_time(text: &str) -> Option<i64> {
+    use chrono::{NaiveDate, NaiveDateTime};
+    let text = text.trim();
+    if let Ok(ms) = text.parse::<i64>() {
+        return Some(ms);
+    }
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Some(t.timestamp_millis());
+    }
+    for format in ["%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M"] {
+        if let Ok(t) = NaiveDateTime::parse_from_str(text, format) {
+            return Some(t.and_utc().timestamp_millis());
+        }
+    }
+    NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp_millis())
+}
+
+/// Open time of the candle of `timeframe` containing `t` (weeks open on Monday 00:00 UTC, as
+/// on the exchange).
+pub fn candle_open(timeframe: Timeframe, t: i64) -> i64 {
+    spotbot_sim::market::candle_open(timeframe.as_str(), t)
+}
+
+pub fn empty(timeframe: Timeframe) -> Candles {
+    Candles {
+        timeframe: timeframe.as_str().to_string(),
+        open_time: Vec::new(),
+        open: Vec::new(),
+        high: Vec::new(),
+        low: Vec::new(),
+        close: Vec::new(),
+        volume: Vec::new(),
+    }
+}
+
+/// Appends candle `i` of `from` to `to`.
+pub fn push_from(to: &mut Candles, from: &Candles, i: usize) {
+    to.open_time.push(from.open_time[i]);
+    to.open.push(from.open[i]);
+    to.high.push(from.high[i]);
+    to.low.push(from.low[i]);
+    to.close.push(from.close[i]);
+    to.volume.push(from.volume[i]);
+}
+
+/// The candles of `c` whose open time is in `[first, last]`.
+pub fn cut(c: &Candles, first: i64, last: i64) -> Candles {
+    let start = c.open_time.partition_point(|t| *t < first);
+    let end = c.open_time.partition_point(|t| *t <= last);
+    let mut out = empty_like(c);
+    for i in start..end.max(start) {
+        push_from(&mut out, c, i);
+    }
+    out
+}
+
+fn empty_like(c: &Candles) -> Candles {
+    Candles { timeframe: c.timeframe.clone(), ..empty(Timeframe::H1) }
+}
+
+/// Candles of `fine` (timeframe `fine_tf`) aggregated into `timeframe`: only complete buckets
+/// (the input reaches the bucket's end and started at or before its open).
+pub fn aggregate(fine: &Candles, fine_tf: Timeframe, timeframe: Timeframe) -> Candles {
+    let mut out = empty(timeframe);
+    let Some(&last) = fine.open_time.last() else {
+        return out;
+    };
+    let data_end = last + fine_tf.duration_ms();
+    let mut i = 0;
+    while i < fine.len() {
+        let bucket = candle_open(timeframe, fine.open_time[i]);
+        let end = bucket + timeframe.duration_ms();
+        let mut j = i;
+        while j < fine.len() && fine.open_time[j] < end {
+            j += 1;
+        }
+        if fine.open_time[i] == bucket && end <= data_end {
+            out.open_time.push(bucket);
+            out.open.push(fine.open[i]);
+            out.high.push(fine.high[i..j].iter().copied().fold(f64::MIN, f64::max));
+            out.low.push(fine.low[i..j].iter().copied().fold(f64::MAX, f64::min));
+            out.close.push(fine.close[j - 1]);
+            out.volume.push(fine.volume[i..j].iter().sum());
+        }
+        i = j;
+    }
+    out
+}
+
+/// Parses candles of `timeframe` from CSV text: `open_time,open,high,low,close,volume`, a
+/// header line (any first line whose first field is not a time) and `#` comment lines
+/// skipped. `open_time` is epoch milliseconds or a date-time [`parse_time`] accepts; it must sit
+/// on the timeframe's grid. Rows are sorted by time; a repeated time keeps the last row.
+pub fn parse_csv(text: &str, timeframe: Timeframe) -> Result<Candles, String> {
+    let mut rows: BTreeMap<i64, [f64; 5]> = BTreeMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        let Some(open_time) = fields.first().and_then(|f| parse_time(f)) else {
+            if rows.is_empty() && n == first_data_line(text) {
+                continue; // the header
+            }
+            return Err(format!("line {}: `{}` is not a time", n + 1, fields[0]));
+        };
+        if fields.len() < 6 {
+            return Err(format!(
+                "line {}: expected open_time,open,high,low,close,volume, got {} fields",
+                n + 1,
+                fields.len()
+            ));
+        }
+        let mut v = [0.0; 5];
+        for (k, slot) in v.iter_mut().enumerate() {
+            *slot = fields[k + 1]
+                .parse::<f64>()
+                .map_err(|_| format!("line {}: `{}` is not a number", n + 1, fields[k + 1]))?;
+        }
+        let [open, high, low, close, volume] = v;
+        let prices_ok = [open, high, low, close].iter().all(|p| p.is_finite() && *p > 0.0);
+        if !prices_ok || !volume.is_finite() || volume < 0.0 {
+            return Err(format!("line {}: prices must be > 0 and volume >= 0", n + 1));
+        }
+        if high < open.max(close) || low > open.min(close) {
+            return Err(format!("line {}: high/low do not contain open and close", n + 1));
+        }
+        if candle_open(timeframe, open_time) != open_time {
+            return Err(format!(
+                "line {}: open time {} is not on the {timeframe} grid",
+                n + 1,
+                iso(open_time)
+            ));
+        }
+        rows.insert(open_time, v);
+    }
+    let mut out = empty(timeframe);
+    for (t, [open, high, low, close, volume]) in rows {
+        out.open_time.push(t);
+        out.open.push(open);
+        out.high.push(high);
+        out.low.push(low);
+        out.close.push(close);
+        out.volume.push(volume);
+    }
+    Ok(out)
+}
+
+fn first_data_line(text: &str) -> usize {
+    text.lines()
+        .position(|l| {
+            let l = l.trim();
+            !l.is_empty() && !l.starts_with('#')
+        })
+        .unwrap_or(0)
+}
+
+/// Candles as CSV text with the header line (the format [`parse_csv`] reads).
+pub fn to_csv(c: &Candles) -> String {
+    let mut out = String::with_capacity(c.len() * 64 + 40);
+    out.push_str("open_time,open,high,low,close,volume\n");
+    for i in 0..c.len() {
+        out.push_str(&format!(
+            "{},{},{},{},{},{}\n",
+            c.open_time[i], c.open[i], c.high[i], c.low[i], c.close[i], c.volume[i]
+        ));
+    }
+    out
+}
+
+/// The file of `symbol`'s candles of `timeframe` in a candles folder.
+pub fn csv_file(dir: &Path, symbol: &str, timeframe: Timeframe) -> std::path::PathBuf {
+    dir.join(format!("{symbol}_{timeframe}.csv"))
+}
+
+/// Reads every need from the CSV files of `dir`; a timeframe without a file is aggregated
+/// from the `finest` timeframe's file of the same symbol.
+pub fn from_csv_dir(dir: &Path, needs: &[Need], finest: Timeframe) -> anyhow::Result<History> {
+    let mut history = History::default();
+    let mut files: BTreeMap<(String, Timeframe), Candles> = BTreeMap::new();
+    let mut read = |symbol: &str, tf: Timeframe| -> anyhow::Result<Option<Candles>> {
+        let key = (symbol.to_string(), tf);
+        if let Some(c) = files.get(&key) {
+            return Ok(Some(c.clone()));
+        }
+        let path = csv_file(dir, symbol, tf);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let candles =
+            parse_csv(&text, tf).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        files.insert(key, candles.clone());
+        Ok(Some(candles))
+    };
+    for need in needs {
+        let candles = match read(&need.symbol, need.timeframe)? {
+            Some(c) => c,
+            None if need.timeframe > finest => match read(&need.symbol, finest)? {
+                Some(fine) => aggregate(&fine, finest, need.timeframe),
+                None => bail!(
+                    "no candles for {} {}: expected {} (or {} to aggregate from)",
+                    need.symbol,
+                    need.timeframe,
+                    csv_file(dir, &need.symbol, need.timeframe).display(),
+                    csv_file(dir, &need.symbol, finest).display()
+                ),
+            },
+            None => bail!(
+                "no candles for {} {}: expected {}",
+                need.symbol,
+                need.timeframe,
+                csv_file(dir, &need.symbol, need.timeframe).display()
+            ),
+        };
+        history.insert(
+            &need.symbol,
+            need.timeframe,
+            cut(&candles, need.first_open, need.last_open),
+        );
+        history.check_coverage(need);
+    }
+    Ok(history)
+}
+
+/// Records coverage notes for needs served by another reader (klines).
+pub(super) fn note_coverage(history: &mut History, needs: &[Need]) {
+    for need in needs {
+        history.check_coverage(need);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H: i64 = 3_600_000;
+
+    fn hourly(n: usize) -> Candles {
+        let mut c = empty(Timeframe::H1);
+        for i in 0..n {
+            let p = 100.0 + i as f64;
+            c.open_time.push(i as i64 * H);
+            c.open.push(p);
+            c.high.push(p + 2.0);
+            c.low.push(p - 1.0);
+            c.close.push(p + 1.0);
+            c.volume.push(10.0);
+        }
+        c
+    }
+
+    #[test]
+    fn csv_round_trips_and_is_checked() {
+        let c = hourly(5);
+        let text = to_csv(&c);
+        assert_eq!(parse_csv(&text, Timeframe::H1).unwrap(), c);
+        let iso_rows = "open_time,open,high,low,close,volume\n\
+                        2024-01-01T01:00:00Z,1,2,0.5,1.5,3\n2024-01-01 00:00,1,1,1,1,0\n";
+        let parsed = parse_csv(iso_rows, Timeframe::H1).unwrap();
+        assert_eq!(parsed.open_time, vec![1_704_067_200_000, 1_704_070_800_000], "sorted");
+        let off_grid = parse_csv("1000,1,1,1,1,1\n", Timeframe::H1).unwrap_err();
+        assert!(off_grid.contains("grid"), "{off_grid}");
+        let bad = parse_csv("0,1,0.5,1,1,1\n", Timeframe::H1).unwrap_err();
+        assert!(bad.contains("high/low"), "{bad}");
+        assert!(parse_csv("x,y\n0,1,1,1\n", Timeframe::H1).unwrap_err().contains("fields"));
+    }
+
+    #[test]
+    fn coarser_candles_are_aggregated_from_complete_buckets() {
+        // 1h candles from 02:00 to 13:00: the 00:00 bucket is entered late, the 12:00 one is
+        // not complete; only 04:00 and 08:00 come out.
+        let mut c = hourly(14);
+        c = cut(&c, 2 * H, 13 * H);
+        let four = aggregate(&c, Timeframe::H1, Timeframe::H4);
+        assert_eq!(four.open_time, vec![4 * H, 8 * H]);
+        assert_eq!(four.open[0], 104.0);
+        assert_eq!(four.high[0], 109.0);
+        assert_eq!(four.low[0], 103.0);
+        assert_eq!(four.close[0], 108.0);
+        assert_eq!(four.volume[0], 40.0);
+    }
+
+    #[test]
+    fn times_parse_in_every_accepted_spelling() {
+        let midnight = 1_704_067_200_000;
+        assert_eq!(parse_time("2024-01-01"), Some(midnight));
+        assert_eq!(parse_time("2024-01-01T00:00:00Z"), Some(midnight));
+        assert_eq!(parse_time("2024-01-01 01:00"), Some(midnight + H));
+        assert_eq!(parse_time("1704067200000"), Some(midnight));
+        assert_eq!(parse_time("yesterday"), None);
+        assert_eq!(iso(midnight), "2024-01-01T00:00:00Z");
+    }
+}

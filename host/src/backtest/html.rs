@@ -1,0 +1,301 @@
+//! The report as one self-contained HTML page: the figures, the equity curve as inline SVG
+//! (with its drawdown shaded and the trades' closes marked) and the trade list. No script,
+//! no stylesheet or font from elsewhere: the file opens offline and can be mailed.
+
+use std::fmt::Write as _;
+
+use super::history::iso;
+use super::report::{EquityPoint, Report};
+use crate::execution::trade::CloseReason;
+
+/// HTML-escapes `text`.
+fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Most points drawn: longer curves keep each bucket's lowest and highest sample.
+const MAX_POINTS: usize = 2400;
+/// Trades listed in the table (the JSON report has them all).
+const MAX_ROWS: usize = 2000;
+
+const WIDTH: f64 = 1000.0;
+const HEIGHT: f64 = 320.0;
+const PAD: f64 = 8.0;
+
+/// The curve reduced to at most [`MAX_POINTS`], keeping extremes (a drawdown stays visible).
+fn reduce(curve: &[EquityPoint]) -> Vec<EquityPoint> {
+    if curve.len() <= MAX_POINTS {
+        return curve.to_vec();
+    }
+    let bucket = curve.len().div_ceil(MAX_POINTS / 2);
+    let mut out = Vec::with_capacity(MAX_POINTS + 1);
+    for chunk in curve.chunks(bucket) {
+        let lo = chunk.iter().min_by(|a, b| a.equity.total_cmp(&b.equity));
+        let hi = chunk.iter().max_by(|a, b| a.equity.total_cmp(&b.equity));
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            if lo.t <= hi.t {
+                out.extend([*lo, *hi]);
+            } else {
+                out.extend([*hi, *lo]);
+            }
+        }
+    }
+    if let Some(last) = curve.last() {
+        out.push(*last);
+    }
+    out.dedup_by_key(|p| p.t);
+    out
+}
+
+fn svg(report: &Report) -> String {
+    let curve = reduce(&report.equity);
+    let (Some(first), Some(last)) = (curve.first(), curve.last()) else {
+        return "<p>No equity samples.</p>".into();
+    };
+    let (t0, t1) = (first.t as f64, (last.t as f64).max(first.t as f64 + 1.0));
+    let lo = curve.iter().map(|p| p.equity).fold(f64::MAX, f64::min);
+    let hi = curve.iter().map(|p| p.equity).fold(f64::MIN, f64::max);
+    let span = if hi - lo > 1e-9 { hi - lo } else { 1.0 };
+    let (lo, hi) = (lo - span * 0.05, hi + span * 0.05);
+    let x = |t: f64| PAD + (t - t0) / (t1 - t0) * (WIDTH - 2.0 * PAD);
+    let y = |e: f64| PAD + (hi - e) / (hi - lo) * (HEIGHT - 2.0 * PAD);
+    let mut line = String::new();
+    let mut peak_line = String::new();
+    let mut peak = f64::MIN;
+    for p in &curve {
+        peak = peak.max(p.equity);
+        let _ = write!(line, "{:.1},{:.1} ", x(p.t as f64), y(p.equity));
+        let _ = write!(peak_line, "{:.1},{:.1} ", x(p.t as f64), y(peak));
+    }
+    // The drawdown area: between the running peak and the curve.
+    let mut area = peak_line.clone();
+    for p in curve.iter().rev() {
+        let _ = write!(area, "{:.1},{:.1} ", x(p.t as f64), y(p.equity));
+    }
+    let base = y(report.start_equity);
+    let mut marks = String::new();
+    for t in report.trades.iter().take(MAX_ROWS) {
+        let Some(at) = chrono::DateTime::parse_from_rfc3339(&t.closed_at).ok() else {
+            continue;
+        };
+        let tx = at.timestamp_millis() as f64;
+        if tx < t0 || tx > t1 {
+            continue;
+        }
+        let color = if t.pnl > 0.0 { "#1a7f37" } else { "#cf222e" };
+        let _ = write!(
+            marks,
+            "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\" stroke=\"{color}\" \
+             stroke-opacity=\"0.5\"/>",
+            x(tx),
+            HEIGHT - PAD,
+            HEIGHT - PAD - 10.0
+        );
+    }
+    format!(
+        "<svg viewBox=\"0 0 {WIDTH} {HEIGHT}\" width=\"100%\" role=\"img\" \
+         aria-label=\"equity curve\" xmlns=\"http://www.w3.org/2000/svg\">\
+         <rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{HEIGHT}\" fill=\"#fbfbfc\"/>\
+         <polygon points=\"{area}\" fill=\"#cf222e\" fill-opacity=\"0.12\"/>\
+         <line x1=\"{PAD}\" x2=\"{x2}\" y1=\"{base:.1}\" y2=\"{base:.1}\" stroke=\"#8c959f\" \
+         stroke-dasharray=\"4 4\"/>\
+         <polyline points=\"{line}\" fill=\"none\" stroke=\"#0969da\" stroke-width=\"1.5\"/>\
+         {marks}\
+         <text x=\"{PAD}\" y=\"18\" font-size=\"12\" fill=\"#57606a\">{hi_label}</text>\
+         <text x=\"{PAD}\" y=\"{ly}\" font-size=\"12\" fill=\"#57606a\">{lo_label}</text>\
+         </svg>\
+         <div class=\"axis\"><span>{from}</span><span>{to}</span></div>",
+        x2 = WIDTH - PAD,
+        hi_label = esc(&format!("{hi:.2}")),
+        lo_label = esc(&format!("{lo:.2}")),
+        ly = HEIGHT - 14.0,
+        from = esc(&iso(first.t)),
+        to = esc(&iso(last.t)),
+    )
+}
+
+fn reason(r: CloseReason) -> &'static str {
+    match r {
+        CloseReason::TakeProfit => "take profit",
+        CloseReason::StopLoss => "stop loss",
+        CloseReason::Market => "market",
+    }
+}
+
+/// The whole page.
+pub fn page(report: &Report) -> String {
+    let s = &report.stats;
+    let q = esc(&report.quote_asset);
+    let opt =
+        |v: Option<f64>, suffix: &str| v.map_or("–".to_string(), |v| format!("{v}{suffix}"));
+    let mut figures = Vec::new();
+    let mut row =
+        |k: &str, v: String| figures.push(format!("<tr><th>{}</th><td>{}</td></tr>", esc(k), v));
+    row(
+        "Equity",
+        format!(
+            "{:.2} → {:.2} {q} ({:+.2} %); coins left over by step rounding: {:.2} {q}",
+            report.start_equity, report.end_equity, report.return_pct, report.dust
+        ),
+    );
+    row(
+        "Trades",
+        format!("{} ({} wins, {} losses, {} breakeven)", s.count, s.wins, s.losses, s.breakeven),
+    );
+    row("Win rate", opt(s.win_rate, " %"));
+    row("Total pnl", format!("{:.4} {q}", s.total_pnl));
+    row("Average pnl", opt(s.avg_pnl.map(|v| (v * 1e4).round() / 1e4), &format!(" {q}")));
+    row("Best / worst", format!("{} / {}", opt(s.best, ""), opt(s.worst, "")));
+    row("Profit factor", opt(s.profit_factor, ""));
+    row(
+        "Max drawdown",
+        format!(
+            "{:.2} {q} ({:.2} % of the peak); closed-trade pnl: {:.2} {q}",
+            report.max_drawdown, report.max_drawdown_pct, s.max_drawdown
+        ),
+    );
+    row(
+        "Exposure",
+        format!(
+            "{:.2} % of the time in a position; {:.2} % of equity invested on average",
+            report.exposure_pct, report.avg_invested_pct
+        ),
+    );
+    row("Fees", format!("{:.4} {q}", report.fees));
+    let c = &report.signals;
+    let mut signals = format!(
+        "{} buy ({} opened), {} sell ({} closed a position)",
+        c.buy, c.opened, c.sell, c.exits
+    );
+    for (reason, (n, detail)) in &c.not_opened {
+        let _ = write!(
+            signals,
+            "<br>not opened, {}: {n} <small>({})</small>",
+            esc(reason),
+            esc(detail)
+        );
+    }
+    row("Signals", signals);
+    if !c.alerts.is_empty() {
+        let shown: Vec<String> = c.alerts.iter().map(|(s, n)| format!("{} {n}", esc(s))).collect();
+        row("Scanner alerts", format!("{} (reported, never traded)", shown.join(", ")));
+    }
+    if !c.skipped.is_empty() {
+        let mut skips: Vec<(&String, &usize)> = c.skipped.iter().collect();
+        skips.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let shown: Vec<String> = skips.iter().map(|(r, n)| format!("{} {n}", esc(r))).collect();
+        row("Skips by reason", shown.join(", "));
+    }
+    if report.closed_at_end > 0 {
+        row(
+            "Closed at the end",
+            format!("{} position(s) closed at market at the last step", report.closed_at_end),
+        );
+    }
+    for (error, n) in &report.scan_errors {
+        row("Scan errors", format!("{n} × {}", esc(error)));
+    }
+    for note in &report.notes {
+        row("Note", esc(note));
+    }
+    let mut trades = String::new();
+    for (i, t) in report.trades.iter().take(MAX_ROWS).enumerate() {
+        let class = if t.pnl > 0.0 {
+            "win"
+        } else if t.pnl < 0.0 {
+            "loss"
+        } else {
+            ""
+        };
+        let _ = write!(
+            trades,
+            "<tr class=\"{class}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{}</td></tr>",
+            i + 1,
+            esc(&t.symbol),
+            esc(&t.opened_at),
+            esc(&t.closed_at),
+            t.size,
+            t.entry_px,
+            t.exit_px,
+            t.sl_px,
+            t.tp_px,
+            t.pnl,
+            reason(t.reason),
+        );
+    }
+    if report.trades.len() > MAX_ROWS {
+        let _ = write!(
+            trades,
+            "<tr><td colspan=\"11\">… {} more in the JSON report</td></tr>",
+            report.trades.len() - MAX_ROWS
+        );
+    }
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Backtest {title}</title><style>\
+         body{{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px auto;\
+         max-width:1100px;padding:0 16px;color:#1f2328}}\
+         h1{{font-size:20px;margin:0 0 4px}} .sub{{color:#57606a;margin:0 0 16px}}\
+         table{{border-collapse:collapse;width:100%;margin:12px 0}}\
+         th,td{{text-align:left;padding:4px 8px;border-bottom:1px solid #d0d7de;vertical-align:top}}\
+         .figures th{{width:180px;color:#57606a;font-weight:500}}\
+         .trades td{{font-variant-numeric:tabular-nums;white-space:nowrap}}\
+         tr.win td:nth-child(10){{color:#1a7f37}} tr.loss td:nth-child(10){{color:#cf222e}}\
+         .axis{{display:flex;justify-content:space-between;color:#57606a;font-size:12px}}\
+         </style></head><body>\
+         <h1>Backtest: {title}</h1>\
+         <p class=\"sub\">{symbols} · {tf} steps · {from} → {to} · {steps} steps · {source}</p>\
+         {svg}\
+         <table class=\"figures\">{figures}</table>\
+         <h2>Trades</h2>\
+         <table class=\"trades\"><tr><th>#</th><th>Symbol</th><th>Opened</th><th>Closed</th>\
+         <th>Size</th><th>Entry</th><th>Exit</th><th>Stop</th><th>Target</th><th>Pnl {q}</th>\
+         <th>Exit by</th></tr>{trades}</table>\
+         <p class=\"sub\">spotbot backtest · plugin sha256 {sha}</p>\
+         </body></html>\n",
+        title = esc(&format!("{} {}", report.plugin, report.version)),
+        symbols = esc(&report.symbols.join(", ")),
+        tf = esc(&report.timeframe),
+        from = esc(&report.from),
+        to = esc(&report.to),
+        steps = report.steps,
+        source = esc(&report.source),
+        svg = svg(report),
+        figures = figures.join(""),
+        sha = esc(&report.sha256),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_and_long_curves_keep_their_extremes() {
+        assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        let curve: Vec<EquityPoint> = (0..10_000)
+            .map(|i| EquityPoint {
+                t: i,
+                equity: if i == 5_000 { 1.0 } else { 100.0 },
+                invested: 0.0,
+            })
+            .collect();
+        let reduced = reduce(&curve);
+        assert!(reduced.len() <= MAX_POINTS + 1, "{}", reduced.len());
+        assert!(reduced.iter().any(|p| p.equity == 1.0), "the dip survives");
+        assert_eq!(reduced.last().map(|p| p.t), Some(9_999));
+    }
+}

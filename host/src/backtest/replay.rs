@@ -1,0 +1,625 @@
+//! The time loop. One run sets up, in this process and on one manual clock:
+//!
+//! - the exchange simulator (`spotbot-sim`) serving on loopback, listing the traded symbols,
+//!   funded with `[exchange] paper_usdt`, seeded with `paper_seed`, on a clock that is the host
+//!   areas' [`TestClock`];
+//! - a temporary store and plugins folder holding a copy of the `.wasm`, loaded by
+//!   [`Plugins::start`] with the run's config (its `[strategy.<name>]` section applies), whose
+//!   market data source is the history ([`BacktestMarket`]);
+//! - [`Execution`] built exactly as `app::start` builds it, with exchange A's client pointed at
+//!   the simulator and no messenger.
+//!
+//! Then, for each close `t` of the plugin's finest timeframe from `from` to `to`:
+//!
+//! 1. the clock moves to `t`; the simulator's engine walks the price path of the candle that
+//!    just closed, filling take-profits and triggering stops on the way;
+//! 2. when an open trade's OCO list finished at the simulator, execution's reconciliation
+//!    settles it, as it would after a restart or on `GET /api/trades/recover`: the filled leg
+//!    closes the trade with its pnl in the history, the daily counters move;
+//! 3. the simulator is scripted with the next candle's price path (see [`MAX_MOVE`]);
+//! 4. the plugin scans every symbol through `Plugins::scan` at `t`; each buy result that
+//!    passes the service's ev/confidence gates becomes an entry through
+//!    [`Execution::open_trade`] (MARKET buy at the price of `t`, then the OCO at the result's
+//!    stop and target) — daily trade limit, consecutive losses, capital cap, size and tier
+//!    apply as live; no one is asked. A sell result closes the symbol's open trade at market.
+//!
+//! The equity (quote balance + coins at the price of `t`) is sampled at each step before its
+//! entries, and after the closes at the end.
+//!
+//! At the last step nothing is scanned and the positions still open are closed at market.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use rust_decimal::Decimal;
+use rust_decimal::prelude::ToPrimitive;
+use spotbot_sim::market::{Ohlc, path_from_candles};
+use spotbot_sim::{RunningSim, SimConfig};
+
+use super::Spec;
+use super::history::{self, History, iso};
+use super::market::{BacktestMarket, PROBE};
+use super::progress::Progress;
+use super::report::{EquityPoint, Report, SignalCounts, TimeSplit, TradeRow};
+use super::setup::{check, load_history, needs, sim_rules, sim_rules_from_exchange};
+use crate::clock::{Clock, SharedClock, TestClock};
+use crate::config::{Config, Secret, Secrets};
+use crate::dashboard::Dashboard;
+use crate::exchange::exchange_a::{ClientConfig, ExchangeAClient, Signer};
+use crate::execution::{
+    EntryPlan, Execution, ExecutionError, Parts, ProtectionState, Timing, TradeSource,
+};
+use crate::market::Timeframe;
+use crate::messenger::Messenger;
+use crate::plugins::model::{Direction, ScanResult};
+use crate::plugins::{MarketData, PluginError, Plugins};
+use crate::signals::Tier;
+use crate::store::Store;
+
+/// Largest step of the scripted price path inside a candle, as a fraction of the price: half
+/// the 0.2 % between a stop's trigger and its limit (`docs/execution.md`), so a falling price
+/// always passes a level where the stop-limit can fill, as a continuous market would.
+pub const MAX_MOVE: f64 = 0.001;
+
+/// The simulator account of the run (loopback only, never leaves the process).
+const KEY: &str = "spotbot-backtest";
+const SECRET: &str = "spotbot-backtest-secret";
+
+/// A temporary folder of one run, deleted when dropped.
+struct RunDir(PathBuf);
+
+impl RunDir {
+    fn new() -> anyhow::Result<Self> {
+        static RUNS: AtomicU64 = AtomicU64::new(0);
+        let n = RUNS.fetch_add(1, Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("spotbot-backtest-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path)
+            .with_context(|| format!("cannot create the run folder {}", path.display()))?;
+        Ok(RunDir(path))
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn datetime(ms: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default()
+}
+
+/// The simulator's clock: the host areas' test clock.
+struct SimClock(TestClock);
+
+impl spotbot_sim::Clock for SimClock {
+    fn now_ms(&self) -> spotbot_sim::Millis {
+        self.0.now_ms()
+    }
+
+    fn advance(&self, ms: spotbot_sim::Millis) {
+        self.0.advance(chrono::Duration::milliseconds(ms));
+    }
+}
+
+/// Runs one backtest (see the module documentation).
+pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyhow::Result<Report> {
+    check(config, spec)?;
+    let dir = RunDir::new()?;
+    let cfg = Arc::new(run_config(config, spec, &dir)?);
+    let clock = TestClock::new(datetime(spec.from_ms));
+    let shared: SharedClock = Arc::new(clock.clone());
+    let store = Store::open(&dir.0.join("store")).context("cannot open the run's store")?;
+    let market = Arc::new(BacktestMarket::new());
+    let plugins = {
+        let (cfg, store, shared) = (cfg.clone(), store.clone(), shared.clone());
+        let source: Arc<dyn MarketData> = market.clone();
+        tokio::task::spawn_blocking(move || Plugins::start(cfg, store, shared, source))
+            .await
+            .context("plugin loading panicked")?
+            .context("cannot start the plugin runtime")?
+    };
+    plugins.stop_watching();
+    let info = plugins.list().into_iter().next().context("the plugin file was not read")?;
+    let Some(name) = info.name.clone().filter(|_| info.last_error.is_none()) else {
+        bail!(
+            "{} was refused: {}",
+            spec.plugin.display(),
+            info.last_error.unwrap_or_else(|| "no reason given".into())
+        );
+    };
+    let loaded = plugins.get(&name).context("the plugin is not serving")?;
+
+    // The probe: what a scan of these symbols reads, decided by the scan code itself.
+    match plugins.scan(&name, Some(spec.symbols.clone())).await {
+        Err(PluginError::MarketData(m)) if m == PROBE => {}
+        Err(err) => bail!("plugin {name} cannot scan: {err}"),
+        Ok(_) => bail!("plugin {name} scanned without market data"),
+    }
+    let query = market.probed().context("the plugin's scan asked for no market data")?;
+    let mut timeframes: Vec<(Timeframe, u32)> = Vec::new();
+    for need in &query.candles {
+        let tf: Timeframe = need.timeframe.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+        timeframes.push((tf, need.count));
+    }
+    let Some(finest) = timeframes.iter().map(|(tf, _)| *tf).min() else {
+        bail!("plugin {name} reads no candles: there is nothing to replay");
+    };
+    let len = finest.duration_ms();
+    let t0 = {
+        let open = history::candle_open(finest, spec.from_ms);
+        if open < spec.from_ms { open + len } else { open }
+    };
+    let to_floor = history::candle_open(finest, spec.to_ms);
+    if to_floor <= t0 {
+        bail!("--from and --to span less than one {finest} candle");
+    }
+    progress.note(&format!(
+        "backtest {name} {}: {} symbol(s), {finest} steps, {} .. {}",
+        loaded.manifest.version,
+        spec.symbols.len(),
+        iso(t0),
+        iso(to_floor)
+    ));
+    let needs = needs(spec, &query, &timeframes, t0, to_floor);
+    let (history, source, exchange_rules) =
+        load_history(config, spec, &needs, finest, progress).await?;
+    let history = Arc::new(history);
+    market.load(history.clone(), finest);
+
+    // The last step: `to`, or the end of the traded symbols' candles.
+    let data_end = spec
+        .symbols
+        .iter()
+        .filter_map(|s| history.get(s, finest).and_then(|c| c.open_time.last().copied()))
+        .max()
+        .map(|last| last + len)
+        .context("no candles of the traded symbols")?;
+    let t_end = to_floor.min(history::candle_open(finest, data_end));
+    if t_end <= t0 {
+        bail!("the history has no {finest} candles between {} and {}", iso(t0), iso(to_floor));
+    }
+    clock.set(datetime(t0));
+
+    // The simulator and execution, wired as app::start wires them.
+    let quote = config.market.quote_asset.clone();
+    let mut listing = Vec::new();
+    for symbol in &spec.symbols {
+        listing.push(match exchange_rules.get(symbol) {
+            Some(r) => sim_rules_from_exchange(r),
+            None => sim_rules(symbol, &quote, history.get(symbol, finest))?,
+        });
+    }
+    let base_of = listing.iter().map(|r| (r.base.clone(), r.symbol.clone())).collect();
+    let sim = start_simulator(config, &clock, listing).await?;
+    let client = ExchangeAClient::new(
+        ClientConfig {
+            timeout: std::time::Duration::from_millis(config.exchange.request_timeout_ms),
+            ..ClientConfig::new(sim.base_url())
+        },
+        Some(Signer::new(Secret::new(KEY), Secret::new(SECRET))),
+        shared.clone(),
+    )
+    .map_err(|e| anyhow::anyhow!("exchange client: {e}"))?;
+    let execution = Execution::new(Parts {
+        exchange: Some(Arc::new(client)),
+        store: store.clone(),
+        messenger: Messenger::new(&cfg.messenger, &cfg.secrets),
+        dashboard: Arc::new(Dashboard::new(shared.clone())),
+        config: cfg.clone(),
+        plugins: plugins.clone(),
+        clock: shared.clone(),
+        timing: Timing::default(),
+    });
+
+    let mut replay = Replay {
+        sim,
+        execution,
+        plugins: plugins.clone(),
+        history: history.clone(),
+        name: name.clone(),
+        symbols: spec.symbols.clone(),
+        finest,
+        quote,
+        base_of,
+        counts: SignalCounts::default(),
+        scan_errors: BTreeMap::new(),
+        tiers: HashMap::new(),
+        equity: Vec::new(),
+        in_market: 0,
+        closed_at_end: 0,
+        notes: history.notes.clone(),
+        fed_missing: Vec::new(),
+        timing: TimeSplit::default(),
+    };
+    let started = Instant::now();
+    let steps = replay.replay(t0, t_end, progress).await?;
+    let elapsed_s = started.elapsed().as_secs_f64();
+    let mut report = replay.report(steps, elapsed_s)?;
+    report.plugin = name;
+    report.version = loaded.manifest.version.clone();
+    report.sha256 = loaded.sha256.clone();
+    report.from = iso(t0);
+    report.to = iso(t_end);
+    report.source = source;
+    report.timing.context_s = market.context_seconds();
+    report.timing.snapshot_s = market.snapshot_seconds();
+
+    let Replay { sim, execution, .. } = replay;
+    drop(execution);
+    sim.stop().await;
+    drop((plugins, store, dir));
+    Ok(report)
+}
+
+/// The run's config: the operator's, with the plugins folder of the copy and nobody to
+/// message.
+fn run_config(config: &Config, spec: &Spec, dir: &RunDir) -> anyhow::Result<Config> {
+    let file = spec.plugin.file_name().map(PathBuf::from).unwrap_or_default();
+    if file.extension().and_then(|e| e.to_str()) != Some("wasm") {
+        bail!("{} is not a .wasm file", spec.plugin.display());
+    }
+    let plugins_dir = dir.0.join("plugins");
+    std::fs::create_dir_all(&plugins_dir)?;
+    std::fs::copy(&spec.plugin, plugins_dir.join(&file))
+        .with_context(|| format!("cannot read {}", spec.plugin.display()))?;
+    let mut cfg = config.clone();
+    cfg.plugins.dir = plugins_dir.display().to_string();
+    cfg.messenger = Default::default();
+    cfg.secrets = Secrets::default();
+    Ok(cfg)
+}
+
+/// The simulator on the run's clock, listing `listing`, funded with `[exchange] paper_usdt`.
+async fn start_simulator(
+    config: &Config,
+    clock: &TestClock,
+    listing: Vec<spotbot_sim::symbols::SymbolRules>,
+) -> anyhow::Result<RunningSim> {
+    let mut sim_config = SimConfig::new(config.exchange.paper_seed, KEY, SECRET);
+    sim_config.clock = Arc::new(SimClock(clock.clone()));
+    sim_config.rules = listing;
+    let funds =
+        Decimal::from_f64_retain(config.exchange.paper_usdt).unwrap_or_default().round_dp(8);
+    sim_config.initial_funds = vec![(config.market.quote_asset.clone(), funds)];
+    spotbot_sim::serve(sim_config, "127.0.0.1:0").await.context("cannot start the simulator")
+}
+
+/// The state of one replay.
+struct Replay {
+    sim: RunningSim,
+    execution: Execution,
+    plugins: Plugins,
+    history: Arc<History>,
+    name: String,
+    symbols: Vec<String>,
+    finest: Timeframe,
+    quote: String,
+    /// Base asset → traded symbol.
+    base_of: BTreeMap<String, String>,
+    counts: SignalCounts,
+    scan_errors: BTreeMap<String, usize>,
+    /// Tier of each entry, by its client order id.
+    tiers: HashMap<String, Option<String>>,
+    equity: Vec<EquityPoint>,
+    /// Steps with a position open after the step's entries.
+    in_market: usize,
+    /// Positions closed at market at the last step.
+    closed_at_end: usize,
+    notes: Vec<String>,
+    /// Symbols whose finest candle was missing at some step.
+    fed_missing: Vec<String>,
+    timing: TimeSplit,
+}
+
+impl Replay {
+    /// Runs the steps from `t0` to `t_end`; returns their number.
+    async fn replay(
+        &mut self,
+        t0: i64,
+        t_end: i64,
+        progress: &mut Progress,
+    ) -> anyhow::Result<usize> {
+        let len = self.finest.duration_ms();
+        let steps = ((t_end - t0) / len + 1) as usize;
+        progress.start(steps);
+        for i in 0..steps {
+            let t = t0 + i as i64 * len;
+            let moved = Instant::now();
+            if i > 0 {
+                self.sim.sim.advance(len);
+            }
+            self.timing.simulator_s += moved.elapsed().as_secs_f64();
+            self.settle().await?;
+            if i + 1 == steps {
+                self.closed_at_end = self.close_all().await?;
+                self.sample(t)?;
+            } else {
+                self.sample(t)?;
+                let fed = Instant::now();
+                self.feed(t);
+                self.timing.simulator_s += fed.elapsed().as_secs_f64();
+                self.scan(t).await?;
+                if !self.execution.book().open_trades()?.is_empty() {
+                    self.in_market += 1;
+                }
+            }
+            progress.update(i + 1, &format!("{} · {} trades", iso(t), self.counts.opened));
+        }
+        progress.finish();
+        Ok(steps)
+    }
+
+    /// The report of the finished replay: the history's closed trades and the samples.
+    fn report(&mut self, steps: usize, elapsed_s: f64) -> anyhow::Result<Report> {
+        let closed: Vec<_> =
+            self.execution.book().history(0, usize::MAX)?.into_iter().rev().collect();
+        let pnls: Vec<Decimal> = closed.iter().map(|c| c.pnl).collect();
+        let trades = closed
+            .iter()
+            .map(|c| {
+                let id = c.trade.entry_client_order_id.as_ref();
+                TradeRow::of(c, id.and_then(|id| self.tiers.get(id)).cloned().flatten())
+            })
+            .collect();
+        for symbol in &self.fed_missing {
+            self.notes.push(format!(
+                "{symbol}: some {} candles are missing; its price held",
+                self.finest
+            ));
+        }
+        let mut report = Report {
+            plugin: self.name.clone(),
+            version: String::new(),
+            sha256: String::new(),
+            symbols: self.symbols.clone(),
+            timeframe: self.finest.as_str().to_string(),
+            from: String::new(),
+            to: String::new(),
+            steps,
+            source: String::new(),
+            quote_asset: self.quote.clone(),
+            start_equity: 0.0,
+            end_equity: 0.0,
+            return_pct: 0.0,
+            dust: 0.0,
+            stats: crate::execution::stats::Aggregate::of(&[]),
+            max_drawdown: 0.0,
+            max_drawdown_pct: 0.0,
+            exposure_pct: 0.0,
+            avg_invested_pct: 0.0,
+            fees: self.fees(),
+            closed_at_end: self.closed_at_end,
+            signals: std::mem::take(&mut self.counts),
+            scan_errors: std::mem::take(&mut self.scan_errors),
+            notes: std::mem::take(&mut self.notes),
+            trades,
+            equity: std::mem::take(&mut self.equity),
+            elapsed_s,
+            timing: self.timing,
+        };
+        report.finish_figures(&pnls, self.in_market);
+        Ok(report)
+    }
+
+    /// Lets reconciliation settle the trades whose OCO list finished at the simulator (or
+    /// that have no OCO).
+    async fn settle(&mut self) -> anyhow::Result<()> {
+        let open = self.execution.book().open_trades()?;
+        if open.is_empty() {
+            return Ok(());
+        }
+        let finished = {
+            let engine = self.sim.sim.engine();
+            open.iter().any(|t| {
+                t.protection != ProtectionState::Protected
+                    || t.oco_list_id.is_none_or(|id| {
+                        engine
+                            .lists
+                            .iter()
+                            .rev()
+                            .find(|l| l.order_list_id == id)
+                            .is_none_or(|l| l.done)
+                    })
+            })
+        };
+        if finished {
+            let started = Instant::now();
+            self.execution.reconcile().await.context("reconciliation")?;
+            self.timing.execution_s += started.elapsed().as_secs_f64();
+        }
+        Ok(())
+    }
+
+    /// Scripts each traded symbol's price from `t` to the next step: the path of the finest
+    /// candle opening at `t`, then the next candle's open.
+    fn feed(&mut self, t: i64) {
+        let len = self.finest.duration_ms();
+        for symbol in &self.symbols {
+            let Some(c) = self.history.get(symbol, self.finest) else { continue };
+            let Ok(i) = c.open_time.binary_search(&t) else {
+                if !self.fed_missing.contains(symbol) {
+                    self.fed_missing.push(symbol.clone());
+                }
+                continue;
+            };
+            let candle = Ohlc {
+                open_time: t,
+                open: c.open[i],
+                high: c.high[i],
+                low: c.low[i],
+                close: c.close[i],
+            };
+            let mut points = path_from_candles(len, &[candle], Some(MAX_MOVE));
+            if c.open_time.get(i + 1) == Some(&(t + len)) {
+                let next = Decimal::from_f64_retain(c.open[i + 1]).unwrap_or_default().round_dp(8);
+                points.push((t + len, next));
+            }
+            let _ = self.sim.sim.set_path(symbol, points);
+        }
+    }
+
+    async fn scan(&mut self, t: i64) -> anyhow::Result<()> {
+        let started = Instant::now();
+        let scanned = self.plugins.scan(&self.name, Some(self.symbols.clone())).await;
+        self.timing.scan_s += started.elapsed().as_secs_f64();
+        let outcome = match scanned {
+            Ok(outcome) => outcome,
+            Err(err @ (PluginError::Disabled(_) | PluginError::NotFound(_))) => {
+                bail!("plugin {}: {err}", self.name)
+            }
+            Err(err) => {
+                *self.scan_errors.entry(err.to_string()).or_default() += 1;
+                return Ok(());
+            }
+        };
+        self.timing.plugin_call_s += outcome.duration_ms / 1000.0;
+        for alert in &outcome.alerts {
+            let stage = serde_json::to_value(alert.stage).ok();
+            let stage = stage.as_ref().and_then(|v| v.as_str()).unwrap_or("alert").to_string();
+            *self.counts.alerts.entry(stage).or_default() += 1;
+        }
+        let started = Instant::now();
+        for result in &outcome.results {
+            match result.direction {
+                Direction::Buy => self.buy(result, t).await,
+                Direction::Sell => self.sell(result, t).await,
+                Direction::Skip => {
+                    let reason = result.reason.as_deref().unwrap_or("skip");
+                    let key = reason.split(':').next().unwrap_or(reason).trim();
+                    let key: String = key.chars().take(60).collect();
+                    *self.counts.skipped.entry(key).or_default() += 1;
+                }
+            }
+        }
+        self.timing.execution_s += started.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    async fn buy(&mut self, r: &ScanResult, t: i64) {
+        self.counts.buy += 1;
+        match self.execution.book().open_trade(&r.symbol) {
+            Ok(Some(_)) => {
+                self.counts.not_opened("trade_exists", format!("{} at {}", r.symbol, iso(t)));
+                return;
+            }
+            Ok(None) => {}
+            Err(err) => {
+                self.counts.not_opened("error", err.to_string());
+                return;
+            }
+        }
+        if let Some(reason) = gate_failure(r) {
+            self.counts.not_opened("gates", format!("{} at {}: {reason}", r.symbol, iso(t)));
+            return;
+        }
+        let pct = |v: f64| Decimal::from_f64_retain(v).map(|d| d.round_dp(6)).unwrap_or_default();
+        let mut plan = EntryPlan::new(
+            &r.symbol,
+            &r.bot,
+            pct(r.sl_pct),
+            pct(r.tp_pct),
+            TradeSource::Signal,
+            &format!("b{:x}", t / 60_000),
+            format!("backtest: {} buy result at {}", self.name, iso(t)),
+        );
+        plan.tier = r.tier.as_deref().and_then(Tier::parse).map(|t| t.as_str().to_string());
+        match self.execution.open_trade(&plan).await {
+            Ok(trade) => {
+                self.counts.opened += 1;
+                self.tiers.insert(plan.entry_client_order_id.clone(), plan.tier.clone());
+                if let ProtectionState::Unprotected { reason } = &trade.protection {
+                    self.notes.push(format!("{} at {}: no OCO ({reason})", r.symbol, iso(t)));
+                }
+            }
+            Err(err) => {
+                let reason = match &err {
+                    ExecutionError::TradeExists(_) => "trade_exists".to_string(),
+                    ExecutionError::DailyLimit(reason) => {
+                        reason.split(':').next().unwrap_or("daily_limit_reached").to_string()
+                    }
+                    ExecutionError::Refused(_) => "refused".to_string(),
+                    _ => "error".to_string(),
+                };
+                self.counts.not_opened(&reason, format!("{} at {}: {err}", r.symbol, iso(t)));
+            }
+        }
+    }
+
+    async fn sell(&mut self, r: &ScanResult, t: i64) {
+        self.counts.sell += 1;
+        if !matches!(self.execution.book().open_trade(&r.symbol), Ok(Some(_))) {
+            return;
+        }
+        let cause = format!("backtest: {} sell result at {}", self.name, iso(t));
+        match self.execution.close(&r.symbol, &cause).await {
+            Ok(_) => self.counts.exits += 1,
+            Err(err) => {
+                *self.scan_errors.entry(format!("exit of {}: {err}", r.symbol)).or_default() += 1
+            }
+        }
+    }
+
+    /// Closes every open position at market; returns how many closed.
+    async fn close_all(&mut self) -> anyhow::Result<usize> {
+        let report = self.execution.close_all("backtest: end of the replay").await?;
+        for row in report.closed.iter().filter(|r| r.status != "closed") {
+            self.notes.push(format!(
+                "{} could not be closed at the end: {}",
+                row.symbol,
+                row.error.as_deref().unwrap_or("unknown")
+            ));
+        }
+        Ok(report.closed.iter().filter(|r| r.status == "closed").count())
+    }
+
+    /// Samples the equity at `t`: quote balance plus every coin held at the price of `t`.
+    fn sample(&mut self, t: i64) -> anyhow::Result<()> {
+        let engine = self.sim.sim.engine();
+        let (mut cash, mut invested) = (Decimal::ZERO, Decimal::ZERO);
+        if let Some(account) = engine.accounts.first() {
+            for (asset, b) in &account.balances {
+                let qty = b.free + b.locked;
+                if qty.is_zero() {
+                    continue;
+                }
+                if *asset == self.quote {
+                    cash += qty;
+                } else if let Some(symbol) = self.base_of.get(asset)
+                    && let Ok(price) = engine.price(symbol, t)
+                {
+                    invested += qty * price;
+                }
+            }
+        }
+        let f = |d: Decimal| d.round_dp(8).to_f64().unwrap_or(0.0);
+        self.equity.push(EquityPoint { t, equity: f(cash + invested), invested: f(invested) });
+        Ok(())
+    }
+
+    /// Fees paid at the simulator, valued in the quote asset at each fill's price.
+    fn fees(&self) -> f64 {
+        let engine = self.sim.sim.engine();
+        let total: Decimal = engine
+            .trades
+            .iter()
+            .map(|t| {
+                if t.commission_asset == self.quote { t.commission } else { t.commission * t.price }
+            })
+            .sum();
+        total.round_dp(8).to_f64().unwrap_or(0.0)
+    }
+}
+
+/// Why the service's gates refuse a buy result at confirm: the rule scan-and-signal scores
+/// results with (`scans::result_scores`), checked like a confirm (`signals::scoring`).
+fn gate_failure(r: &ScanResult) -> Option<String> {
+    let (ev, confidence) = crate::scans::result_scores(r, &crate::scans::signal_input(r));
+    crate::signals::scoring::gate_failure(ev, confidence)
+}
