@@ -86,19 +86,23 @@ pub struct AlertList {
     pub signals: Vec<PumpAlert>,
 }
 
-fn filter(
+/// The stored alerts that pass the filters of either list route.
+fn listing(
+    state: &AppState,
     symbol: Option<String>,
     stage: Option<Stage>,
     confidence: Option<ConfidenceLevel>,
     since: Option<&str>,
     limit: Option<&str>,
-) -> Result<AlertFilter, ApiError> {
+) -> Result<Json<AlertList>, ApiError> {
     let since_ms = match since {
         Some(text) => Some(whole_number("since", Some(text), 0)? as i64),
         None => None,
     };
     let limit = bounded_number("limit", limit, 50, 1..=200)? as usize;
-    Ok(AlertFilter { symbol, stage, confidence, since_ms, limit })
+    let filter = AlertFilter { symbol, stage, confidence, since_ms, limit };
+    let rows = state.scans.pump_alerts(&filter)?;
+    Ok(Json(AlertList { ok: true, count: rows.len(), signals: rows }))
 }
 
 /// Stored Pump Momentum alerts, newest first, with optional filters.
@@ -113,15 +117,8 @@ async fn signals(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<AlertsQuery>,
 ) -> Result<Json<AlertList>, ApiError> {
-    let f = filter(
-        q.symbol.map(Symbol::into_string),
-        q.stage,
-        q.confidence,
-        q.since.as_deref(),
-        q.limit.as_deref(),
-    )?;
-    let rows = state.scans.pump_alerts(&f)?;
-    Ok(Json(AlertList { ok: true, count: rows.len(), signals: rows }))
+    let symbol = q.symbol.map(Symbol::into_string);
+    listing(&state, symbol, q.stage, q.confidence, q.since.as_deref(), q.limit.as_deref())
 }
 
 /// The stored alerts of one symbol, newest first.
@@ -138,15 +135,8 @@ async fn symbol_signals(
     ApiPath(symbol): ApiPath<Symbol>,
     ApiQuery(q): ApiQuery<SymbolAlertsQuery>,
 ) -> Result<Json<AlertList>, ApiError> {
-    let f = filter(
-        Some(symbol.into_string()),
-        q.stage,
-        q.confidence,
-        q.since.as_deref(),
-        q.limit.as_deref(),
-    )?;
-    let rows = state.scans.pump_alerts(&f)?;
-    Ok(Json(AlertList { ok: true, count: rows.len(), signals: rows }))
+    let symbol = Some(symbol.into_string());
+    listing(&state, symbol, q.stage, q.confidence, q.since.as_deref(), q.limit.as_deref())
 }
 
 /// Fills the outcome fields (price 1 h / 4 h / 24 h after, MFE/MAE, reach and reversal flags)
