@@ -19,6 +19,7 @@ use crate::license::{self, License};
 use crate::market::{CandleCache, MarketContexts};
 use crate::messenger::Messenger;
 use crate::messenger::replies::{self, RepliesTask};
+use crate::news::News;
 use crate::protection::{self, Protection};
 use crate::scans::Scans;
 use crate::scheduler::{self, Scheduler, SchedulerTask};
@@ -155,8 +156,10 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     });
     let tz = config.market.timezone.parse().unwrap_or(chrono_tz::Tz::UTC);
     let scheduler = Scheduler::new(&config.scheduler, tz, clock.clone());
+    let news = Arc::new(News::new(&config.news, clock.clone()));
     let state = AppState {
         scheduler,
+        news,
         exchange,
         market,
         paper,

@@ -17,6 +17,8 @@
 //! - [`store`]: the redb database, its schema version and a table per persistent thing.
 //! - [`messenger`]: reaches the boss: message templates, HTML escaping and splitting, sending;
 //!   optionally reads the boss's YES/NO replies (`[messenger] handle_replies`).
+//! - [`news`]: `GET /api/news`'s headlines from RSS/Atom sources tried in order, cached
+//!   10 minutes in memory.
 //! - [`license`]: machine id, the signed license cache, 24 h revalidation, 72 h grace and
 //!   the table of routes that need a license.
 //! - [`scheduler`]: the built-in jobs (trailing, pending entries, 21:00 report, ...) on cron
@@ -39,6 +41,7 @@ pub mod license;
 pub mod logging;
 pub mod market;
 pub mod messenger;
+pub mod news;
 pub mod plugins;
 pub mod protection;
 pub mod scans;

@@ -75,6 +75,62 @@ impl Checklist {
     pub fn into_checks(self) -> Vec<Check> {
         self.checks
     }
+
+    /// Whether the lines make a signal under the usual rule: every line named in `must_have`
+    /// exists and passed (the setup itself, without which the rest means nothing), and at
+    /// least `min_passed` lines passed. `qualifies(&[], total)` asks for every line.
+    ///
+    /// [`Checklist::shortfall`] words the same rule for a skip's reason, so the two can not
+    /// disagree.
+    pub fn qualifies(&self, must_have: &[&str], min_passed: u32) -> bool {
+        must_have.iter().all(|name| self.passed_named(name)) && self.passed() >= min_passed
+    }
+
+    /// The failing lines as `name (detail)`, comma-separated: a skip's reason should name what
+    /// failed with its value, so an operator sees why without reading the checklist.
+    pub fn failures(&self) -> String {
+        let failed: Vec<String> = self
+            .checks
+            .iter()
+            .filter(|c| !c.pass)
+            .map(|c| format!("{} ({})", c.name, c.detail))
+            .collect();
+        failed.join(", ")
+    }
+
+    /// Why the lines are no `side` signal under [`Checklist::qualifies`]'s rule, as a skip's
+    /// reason: the score, the rule and [`Checklist::failures`]. The rule reads `need all` when
+    /// `min_passed` is the whole list, else `need <min_passed>` plus `including <a> and <b>`
+    /// for the must-haves.
+    ///
+    /// ```
+    /// use spotbot_sdk::Checklist;
+    /// let mut c = Checklist::new();
+    /// c.check("at_band", true, "close 94.4 <= 94.5");
+    /// c.check("rsi_oversold", false, "RSI 41.0 <= 30.0");
+    /// c.check("volume", true, "1.6x");
+    /// assert!(!c.qualifies(&["at_band"], 3));
+    /// assert_eq!(
+    ///     c.shortfall("buy", &["at_band"], 2),
+    ///     "no buy: 2/3 checks passed, need 2 including at_band; failed: rsi_oversold (RSI 41.0 <= 30.0)"
+    /// );
+    /// assert!(c.shortfall("sell", &[], 3).starts_with("no sell: 2/3 checks passed, need all;"));
+    /// ```
+    pub fn shortfall(&self, side: &str, must_have: &[&str], min_passed: u32) -> String {
+        let rule = if min_passed >= self.total() {
+            "need all".to_string()
+        } else if must_have.is_empty() {
+            format!("need {min_passed}")
+        } else {
+            format!("need {min_passed} including {}", must_have.join(" and "))
+        };
+        format!(
+            "no {side}: {}/{} checks passed, {rule}; failed: {}",
+            self.passed(),
+            self.total(),
+            self.failures()
+        )
+    }
 }
 
 #[cfg(test)]
@@ -94,5 +150,29 @@ mod tests {
         assert_eq!(c.checks()[1].detail, "n/a");
         assert_eq!(c.checks()[2].detail, "2 > 1");
         assert_eq!(c.into_checks().len(), 4);
+    }
+
+    #[test]
+    fn qualifies_and_shortfall_word_one_rule() {
+        let mut c = Checklist::new();
+        c.check("setup", true, "close 1 <= 2");
+        c.check("target", false, "rr 1.50 >= 2");
+        c.check("rsi", true, "RSI 25.0 <= 30.0");
+        c.check("volume", false, "n/a");
+        assert!(c.qualifies(&["setup"], 2));
+        assert!(!c.qualifies(&["setup", "target"], 2), "a failed must-have");
+        assert!(!c.qualifies(&["nope"], 0), "a missing must-have");
+        assert!(!c.qualifies(&[], 3));
+        assert_eq!(c.failures(), "target (rr 1.50 >= 2), volume (n/a)");
+        assert_eq!(
+            c.shortfall("buy", &["setup", "target"], 3),
+            "no buy: 2/4 checks passed, need 3 including setup and target; \
+             failed: target (rr 1.50 >= 2), volume (n/a)"
+        );
+        assert!(c.shortfall("sell", &[], 4).starts_with("no sell: 2/4 checks passed, need all;"));
+        assert!(c.shortfall("sell", &[], 3).starts_with("no sell: 2/4 checks passed, need 3;"));
+        let mut all = Checklist::new();
+        all.check("a", true, "");
+        assert!(all.qualifies(&[], all.total()) && all.failures().is_empty());
     }
 }

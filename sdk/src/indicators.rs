@@ -39,6 +39,13 @@ pub fn last(series: &[f64]) -> Option<f64> {
     series.last().copied().filter(|v| !v.is_nan())
 }
 
+/// The last value of a series if it is finite: `None` during the lookback, when empty, and
+/// for ±∞ from bad input (a zero price, an overflow), so a check reading it fails as "n/a"
+/// instead of comparing an infinity.
+pub fn last_finite(series: &[f64]) -> Option<f64> {
+    series.last().copied().filter(|v| v.is_finite())
+}
+
 /// The value `back` bars before the last one, if it is a number.
 pub fn nth_last(series: &[f64], back: usize) -> Option<f64> {
     let i = series.len().checked_sub(1 + back)?;
@@ -478,6 +485,11 @@ mod tests {
         assert_eq!(nth_last(&s, 7), Some(2.0));
         assert_eq!(nth_last(&s, 8), None);
         assert_eq!(last(&[]), None);
+        assert_eq!(last_finite(&s), Some(9.0));
+        assert_eq!(last(&[1.0, f64::INFINITY]), Some(f64::INFINITY));
+        assert_eq!(last_finite(&[1.0, f64::INFINITY]), None);
+        assert_eq!(last_finite(&[1.0, f64::NAN]), None);
+        assert_eq!(last_finite(&[]), None);
     }
 
     #[test]

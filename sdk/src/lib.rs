@@ -11,10 +11,22 @@
 //! - [`indicators`]: SMA, EMA, RSI, ATR, ADX/+DI/−DI, Bollinger bands and width, MACD,
 //!   Stochastic (all following TA-Lib's conventions and checked against TA-Lib reference
 //!   values), volume ratio, swing highs and lows.
-//! - [`Checklist`]: builds the checklist of a result and counts `passed`/`total`.
+//! - [`Checklist`]: builds the checklist of a result and counts `passed`/`total`;
+//!   [`Checklist::qualifies`] / [`Checklist::shortfall`] apply and word the usual
+//!   "must-haves plus a minimum score" rule.
+//! - [`Candles::closed`]: the closed candles of a series ([`ClosedCandles`]), refusing a
+//!   stale or broken series with a reason for the skip.
+//! - [`scoring::service_scores`]: the service's ev and confidence (docs/signals.md), so a
+//!   result can report what the confirm gates will see.
+//! - [`ScanRequest::evaluate_each`]: one result per symbol from a per-symbol function;
+//!   [`ScanResult::with_reason`] and [`ScanResult::with_signal`] (direction, bracket,
+//!   checklist and the service's scores in one call); [`SymbolData::live_price`].
 //! - [`log!`]: one line into the plugin's log (stderr; the host logs it under the plugin's
 //!   name and a preview scan returns it).
-//! - [`testing`]: deterministic synthetic candles for native tests and benchmarks, and
+//! - [`testing`]: deterministic synthetic candles for native tests and benchmarks, scripted
+//!   paths from a list of closes ([`testing::FromCloses`]), requests and symbols around given
+//!   candles, the host's checks of a result ([`testing::validate_result`],
+//!   [`testing::scan_one`]), and
 //!   [`testing::read_request`] to load a request saved from the host
 //!   (`GET /api/strategies/{name}/request`) as a [`ScanRequest`].
 //!
@@ -51,8 +63,10 @@
 // macro generates in a strategy crate needs no direct `wit-bindgen` dependency.
 extern crate self as spotbot_sdk;
 
+pub mod candles;
 pub mod checklist;
 pub mod indicators;
+pub mod scoring;
 pub mod testing;
 
 #[doc(hidden)]
@@ -79,6 +93,7 @@ pub use bindings::exports::spotbot::strategy::plugin::{
     ScanError, ScanRequest, ScanResponse, ScanResult, ScannerAlert, Stage, StateEntry, StateUpdate,
     SymbolData, TrendAge,
 };
+pub use candles::ClosedCandles;
 pub use checklist::Checklist;
 
 /// The trait a strategy implements: `describe()` and `scan(request)`, exactly as in the WIT
@@ -159,6 +174,50 @@ impl Manifest {
         self.candles.push(CandleNeed { timeframe: timeframe.to_string(), count });
         self
     }
+
+    /// Publishes `config` (the strategy's `Config::default()`) as the default config. The
+    /// host checks every `[strategy.<name>]` section against these keys and types and overlays
+    /// the section on them, so the config struct's defaults stay the one source of the
+    /// section's keys. A value that does not serialize (not a plain struct) publishes `{}`.
+    pub fn with_default_config<T: serde::Serialize>(mut self, config: &T) -> Self {
+        self.default_config = serde_json::to_string(config).unwrap_or_else(|_| "{}".to_string());
+        self
+    }
+}
+
+impl ScanRequest {
+    /// One result per symbol, in the request's order, from `evaluate`; the first `Err` fails
+    /// the whole scan (e.g. a timeframe the host did not send). No alerts, no state updates:
+    /// the `scan` of a strategy that judges each symbol on its own, in one line:
+    ///
+    /// ```
+    /// # use spotbot_sdk::*;
+    /// # fn evaluate(s: &SymbolData) -> Result<ScanResult, ScanError> {
+    /// #     Ok(ScanResult::new(&s.symbol, "mine", Direction::Skip, s.last_price))
+    /// # }
+    /// let request = testing::request(&[CandleNeed { timeframe: "1h".into(), count: 50 }], 3, "{}", 0);
+    /// let response = request.evaluate_each(evaluate).unwrap();
+    /// assert_eq!(response.results.len(), 3);
+    /// ```
+    pub fn evaluate_each(
+        &self,
+        evaluate: impl FnMut(&SymbolData) -> Result<ScanResult, ScanError>,
+    ) -> Result<ScanResponse, ScanError> {
+        let results = self.symbols.iter().map(evaluate).collect::<Result<Vec<_>, _>>()?;
+        Ok(ScanResponse { results, alerts: Vec::new(), state_updates: Vec::new() })
+    }
+}
+
+impl Direction {
+    /// `"buy"`, `"sell"` or `"skip"`, as the host and its API spell it: for reasons and logs
+    /// ("no buy: ...").
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Direction::Buy => "buy",
+            Direction::Sell => "sell",
+            Direction::Skip => "skip",
+        }
+    }
 }
 
 impl ScanResult {
@@ -205,9 +264,41 @@ impl ScanResult {
         self.checklist = checklist.into_checks();
         self
     }
+
+    /// Sets `reason`: every result should say why it is a signal or a skip.
+    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+
+    /// Makes the result a signal: `direction`, the bracket, the checklist, and `ev` /
+    /// `confidence` by the service's own formula ([`scoring::service_scores`]) so a preview
+    /// shows exactly what the confirm gates will judge (the service keeps the lower of its own
+    /// scores and a plugin's, so reporting these never costs a signal).
+    pub fn with_signal(
+        mut self,
+        direction: Direction,
+        sl_pct: f64,
+        tp_pct: f64,
+        checklist: Checklist,
+    ) -> Self {
+        let (ev, confidence) = scoring::service_scores(&checklist, sl_pct, tp_pct);
+        self.direction = direction;
+        self.sl_pct = sl_pct;
+        self.tp_pct = tp_pct;
+        self.ev = Some(ev);
+        self.confidence = Some(confidence);
+        self.with_checklist(checklist)
+    }
 }
 
 impl SymbolData {
+    /// The ticker's last price if it is a usable entry price (finite and > 0); a strategy
+    /// falls back on its last close when the host has none.
+    pub fn live_price(&self) -> Option<f64> {
+        Some(self.last_price).filter(|p| p.is_finite() && *p > 0.0)
+    }
+
     /// The candles of one timeframe, if the host sent them.
     pub fn candles(&self, timeframe: &str) -> Option<&Candles> {
         self.candles.iter().find(|c| c.timeframe == timeframe)

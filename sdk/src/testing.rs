@@ -26,7 +26,7 @@ mod fixture;
 
 pub use fixture::{load_request, read_request};
 
-use crate::{CandleNeed, Candles, ScanRequest, SymbolData};
+use crate::{CandleNeed, Candles, ScanRequest, ScanResult, SymbolData};
 
 /// A small xorshift64* generator.
 #[derive(Debug, Clone)]
@@ -68,6 +68,19 @@ pub fn timeframe_ms(timeframe: &str) -> Option<i64> {
     Some(n * unit_ms)
 }
 
+/// No candles of `timeframe`, with room for `capacity` in every column.
+fn empty(timeframe: &str, capacity: usize) -> Candles {
+    Candles {
+        timeframe: timeframe.to_string(),
+        open_time: Vec::with_capacity(capacity),
+        open: Vec::with_capacity(capacity),
+        high: Vec::with_capacity(capacity),
+        low: Vec::with_capacity(capacity),
+        close: Vec::with_capacity(capacity),
+        volume: Vec::with_capacity(capacity),
+    }
+}
+
 /// `count` candles of `timeframe` ending just before `end_ms`, a random walk from `start_price`
 /// with a slight drift (`drift` per candle, e.g. 0.001) and ~1 % moves.
 pub fn candles(
@@ -80,15 +93,7 @@ pub fn candles(
 ) -> Candles {
     let step = timeframe_ms(timeframe).unwrap_or(3_600_000);
     let mut rng = Rng::new(seed);
-    let mut c = Candles {
-        timeframe: timeframe.to_string(),
-        open_time: Vec::with_capacity(count),
-        open: Vec::with_capacity(count),
-        high: Vec::with_capacity(count),
-        low: Vec::with_capacity(count),
-        close: Vec::with_capacity(count),
-        volume: Vec::with_capacity(count),
-    };
+    let mut c = empty(timeframe, count);
     let mut price = start_price;
     for i in 0..count {
         let open = price;
@@ -116,15 +121,7 @@ pub fn candles(
 /// set) when either timeframe is unknown, `timeframe` is not a whole multiple of the input's,
 /// or the input's columns differ in length.
 pub fn aggregate(c: &Candles, timeframe: &str) -> Candles {
-    let mut out = Candles {
-        timeframe: timeframe.to_string(),
-        open_time: Vec::new(),
-        open: Vec::new(),
-        high: Vec::new(),
-        low: Vec::new(),
-        close: Vec::new(),
-        volume: Vec::new(),
-    };
+    let mut out = empty(timeframe, 0);
     let (Some(src), Some(dst)) = (timeframe_ms(&c.timeframe), timeframe_ms(timeframe)) else {
         return out;
     };
@@ -173,14 +170,7 @@ pub fn symbol(
             candles(seed * 31 + i as u64, &n.timeframe, n.count as usize, 100.0, drift, now_ms)
         })
         .collect();
-    let last_price = candles.first().and_then(|c| c.close.last().copied()).unwrap_or(100.0);
-    SymbolData {
-        symbol: symbol.to_string(),
-        last_price,
-        quote_volume_24h: 5_000_000.0,
-        candles,
-        market_context: None,
-    }
+    around(symbol, candles, 100.0)
 }
 
 /// A request over `symbols` synthetic symbols named `SYM0USDT`, `SYM1USDT`, ... with the
@@ -198,6 +188,146 @@ pub fn request(needs: &[CandleNeed], symbols: usize, config: &str, now_ms: i64) 
         reference: None,
         state: Vec::new(),
     }
+}
+
+/// A scripted candle path from a list of closes, for scenario tests: each candle opens at the
+/// previous close, wicks reach a pseudo-random fraction of `wick` beyond the body (so highs and
+/// lows overlap like a real market's and ADX/ATR take realistic values), and volume follows a
+/// mild repeating pattern around `volume`. Pure arithmetic from a seeded [`Rng`]: the same
+/// closes and `end_ms` give bit-identical candles on every platform, natively and in Wasm.
+///
+/// ```
+/// use spotbot_sdk::testing::FromCloses;
+/// let path = FromCloses { timeframe: "1h", first_open: Some(100.0), wick: 0.003, seed: 7, volume: 1_000.0 };
+/// let c = path.candles(&[101.0, 100.5, 102.0], 1_767_225_600_000);
+/// assert_eq!((c.len(), c.open[1], c.close[2]), (3, 101.0, 102.0));
+/// assert_eq!(c.open_time[2], 1_767_225_600_000 - 3_600_000, "all closed at end_ms");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FromCloses<'a> {
+    /// The candles' timeframe (an unknown one spaces them by an hour).
+    pub timeframe: &'a str,
+    /// Open of the first candle; `None`: the first close (a candle without body).
+    pub first_open: Option<f64>,
+    /// Largest wick beyond the body, relative to the price (e.g. 0.003).
+    pub wick: f64,
+    /// Seed of the wicks' [`Rng`].
+    pub seed: u64,
+    /// Ordinary volume: candle `i` trades `volume × (0.9 + 0.05 × (i mod 5))`.
+    pub volume: f64,
+}
+
+impl FromCloses<'_> {
+    /// One candle per close, the last one opening one timeframe before `end_ms` (so every
+    /// candle is closed at `end_ms`).
+    pub fn candles(&self, closes: &[f64], end_ms: i64) -> Candles {
+        let n = closes.len();
+        let step = timeframe_ms(self.timeframe).unwrap_or(3_600_000);
+        let mut c = empty(self.timeframe, n);
+        let mut rng = Rng::new(self.seed);
+        let mut open = self.first_open.or(closes.first().copied()).unwrap_or(0.0);
+        for (i, &close) in closes.iter().enumerate() {
+            c.open_time.push(end_ms - (n - i) as i64 * step);
+            c.open.push(open);
+            c.high.push(open.max(close) * (1.0 + self.wick * rng.next_f64()));
+            c.low.push(open.min(close) * (1.0 - self.wick * rng.next_f64()));
+            c.close.push(close);
+            c.volume.push(self.volume * (0.9 + 0.05 * (i % 5) as f64));
+            open = close;
+        }
+        c
+    }
+}
+
+/// The market data of one symbol around given candles: last price = the last close of the
+/// first series (0 without candles), 24 h quote volume 5 M, no market context.
+pub fn symbol_data(symbol: &str, candles: Vec<Candles>) -> SymbolData {
+    around(symbol, candles, 0.0)
+}
+
+/// [`symbol_data`] with `no_price` as the last price when there is no close.
+fn around(symbol: &str, candles: Vec<Candles>, no_price: f64) -> SymbolData {
+    let last_price = candles.first().and_then(|c| c.close.last().copied()).unwrap_or(no_price);
+    SymbolData {
+        symbol: symbol.to_string(),
+        last_price,
+        quote_volume_24h: 5_000_000.0,
+        candles,
+        market_context: None,
+    }
+}
+
+/// A request at `now_ms` with `config` (JSON text) over `symbols`: no reference, no state.
+pub fn scan_request(now_ms: i64, config: &str, symbols: Vec<SymbolData>) -> ScanRequest {
+    ScanRequest { now_ms, config: config.to_string(), symbols, reference: None, state: Vec::new() }
+}
+
+/// The host's checks of one scan result (`host/src/plugins/validate.rs`, `response`), minus
+/// those that need the manifest and request (bot name, scanned symbols, duplicates): price,
+/// `sl_pct` and `tp_pct` finite and ≥ 0, every optional number finite, confidence 0..=10, and
+/// `passed` ≤ `total` = the checklist's length. A result the host would refuse fails the whole
+/// scan, so a native test should assert this on every result; `Err` names the field like the
+/// host does.
+pub fn validate_result(r: &ScanResult) -> Result<(), String> {
+    let symbol = &r.symbol;
+    for (field, value) in [("price", r.price), ("sl_pct", r.sl_pct), ("tp_pct", r.tp_pct)] {
+        if !value.is_finite() || value < 0.0 {
+            return Err(format!(
+                "result for {symbol}: {field} is {value}; it must be a finite number >= 0"
+            ));
+        }
+    }
+    let optional = [
+        ("ev", r.ev),
+        ("tp1_pct", r.tp1_pct),
+        ("tp2_pct", r.tp2_pct),
+        ("range_support", r.range_support),
+        ("range_resistance", r.range_resistance),
+        ("range_midline", r.range_midline),
+        ("rsi", r.rsi),
+        ("macd_hist", r.macd_hist),
+        ("bb_lower", r.bb_lower),
+        ("bb_upper", r.bb_upper),
+        ("bb_mid", r.bb_mid),
+        ("vol_ratio", r.vol_ratio),
+        ("adx", r.adx),
+        ("stoch_k", r.stoch_k),
+    ];
+    for (field, value) in optional {
+        if let Some(value) = value.filter(|v| !v.is_finite()) {
+            return Err(format!(
+                "result for {symbol}: {field} is {value}; it must be a finite number"
+            ));
+        }
+    }
+    if let Some(confidence) = r.confidence.filter(|c| *c > 10) {
+        return Err(format!("result for {symbol}: confidence is {confidence}; it must be 0..=10"));
+    }
+    if r.passed > r.total || r.total as usize != r.checklist.len() {
+        return Err(format!(
+            "result for {symbol}: passed {} / total {} do not match a checklist of {}",
+            r.passed,
+            r.total,
+            r.checklist.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Scans one symbol with strategy `S` at `now_ms` under `config` and returns its one result,
+/// after the host's checks of it ([`validate_result`]); panics when the scan fails or answers
+/// anything else. The first line of most scenario tests.
+pub fn scan_one<S: crate::Strategy>(now_ms: i64, config: &str, data: SymbolData) -> ScanResult {
+    let symbol = data.symbol.clone();
+    let response = S::scan(scan_request(now_ms, config, vec![data]))
+        .unwrap_or_else(|e| panic!("scan of {symbol} failed: {e:?}"));
+    let [result]: [ScanResult; 1] = response
+        .results
+        .try_into()
+        .unwrap_or_else(|r: Vec<ScanResult>| panic!("{} results for one symbol: {r:#?}", r.len()));
+    assert_eq!(result.symbol, symbol, "the result is for another symbol");
+    validate_result(&result).unwrap_or_else(|why| panic!("{why}: {result:#?}"));
+    result
 }
 
 /// Applies state updates to a state list the way the host does (in order, then sorted by key),
@@ -233,6 +363,50 @@ mod tests {
         assert_eq!(timeframe_ms("15m"), Some(900_000));
         assert_eq!(timeframe_ms("x"), None);
         assert_eq!(timeframe_ms(""), None);
+    }
+
+    #[test]
+    fn from_closes_scripts_a_path() {
+        let end = 1_767_225_600_000;
+        let path =
+            FromCloses { timeframe: "4h", first_open: None, wick: 0.01, seed: 3, volume: 10.0 };
+        let c = path.candles(&[50.0, 55.0, 52.0, 52.0, 60.0, 61.0], end);
+        assert!(c.is_consistent() && c.len() == 6);
+        assert_eq!(c.open[..2], [50.0, 50.0], "no first_open: the first candle has no body");
+        assert_eq!(c.open_time[5], end - 4 * 3_600_000);
+        assert!((0..6).all(|i| c.high[i] >= c.open[i].max(c.close[i])));
+        assert!((0..6).all(|i| c.low[i] <= c.open[i].min(c.close[i])));
+        assert!((0..6).all(|i| c.high[i] <= c.open[i].max(c.close[i]) * 1.01));
+        assert_eq!(c.volume, [9.0, 9.5, 10.0, 10.5, 11.0, 9.0]);
+        assert_eq!(c, path.candles(&[50.0, 55.0, 52.0, 52.0, 60.0, 61.0], end));
+        assert_eq!(c.closed(end, 6).map(|b| b.len()), Ok(6));
+    }
+
+    #[test]
+    fn symbol_request_and_the_hosts_result_checks() {
+        let c = candles(1, "1h", 3, 100.0, 0.0, 0);
+        let data = symbol_data("X", vec![c.clone()]);
+        assert_eq!(data.last_price, c.close[2]);
+        assert_eq!(symbol_data("Y", vec![]).last_price, 0.0);
+        let req = scan_request(5, "{}", vec![data]);
+        assert_eq!((req.now_ms, req.symbols.len(), req.config.as_str()), (5, 1, "{}"));
+
+        let mut r = ScanResult::new("X", "mine", crate::Direction::Skip, 1.0);
+        assert_eq!(validate_result(&r), Ok(()));
+        r.rsi = Some(f64::NAN);
+        assert_eq!(
+            validate_result(&r).unwrap_err(),
+            "result for X: rsi is NaN; it must be a finite number"
+        );
+        r.rsi = None;
+        r.sl_pct = -1.0;
+        assert!(validate_result(&r).unwrap_err().contains("sl_pct is -1"));
+        r.sl_pct = 1.0;
+        r.confidence = Some(11);
+        assert!(validate_result(&r).unwrap_err().contains("confidence is 11"));
+        r.confidence = Some(10);
+        r.passed = 1;
+        assert!(validate_result(&r).unwrap_err().contains("passed 1 / total 0"));
     }
 
     #[test]

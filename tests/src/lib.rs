@@ -1,5 +1,6 @@
 //! Helpers for the end-to-end tests: start real servers on loopback and talk HTTP to them.
 
+pub mod browser;
 pub mod fake_messenger;
 pub mod scripted;
 pub mod sdk_convert;

@@ -1,5 +1,6 @@
 //! The plugins are the one source of their config keys and defaults; `examples/config.toml`
-//! documents every key of `[strategy.mr_combined]` and `[strategy.pump_momentum]`. This checks
+//! documents every key of `[strategy.mr_combined]`, `[strategy.pump_momentum]`,
+//! `[strategy.ta_trend]` and `[strategy.ta_mean_revert]`. This checks
 //! that the example says exactly what the plugins' manifests say, key for key and value for
 //! value, and that the service accepts the example.
 
@@ -46,4 +47,18 @@ fn the_example_documents_pump_momentums_keys_and_defaults() {
     let manifest = pump_momentum::PumpMomentum::describe();
     assert_eq!(manifest.name, "pump_momentum");
     assert_documents("pump_momentum", &manifest.default_config);
+}
+
+#[test]
+fn the_example_documents_ta_trends_keys_and_defaults() {
+    let manifest = ta_trend::TaTrend::describe();
+    assert_eq!(manifest.name, "ta_trend");
+    assert_documents("ta_trend", &manifest.default_config);
+}
+
+#[test]
+fn the_example_documents_ta_mean_reverts_keys_and_defaults() {
+    let manifest = ta_mean_revert::TaMeanRevert::describe();
+    assert_eq!(manifest.name, "ta_mean_revert");
+    assert_documents("ta_mean_revert", &manifest.default_config);
 }

@@ -96,9 +96,14 @@ fn start_license_server(release: &Path, data: &Path) -> anyhow::Result<(Child, S
 }
 
 /// The example config with the demo's license server filled in and the built-in pump scan
-/// switched on, so Pump Momentum scans the paper market every 5 minutes by itself.
+/// switched on, so Pump Momentum scans the paper market every 5 minutes by itself. The news
+/// sources stay the public defaults with a 2 s deadline each: online the demo shows real
+/// headlines; offline `GET /api/news` answers `ok: false` within seconds (at once while that
+/// failure is kept for a minute).
 fn write_demo_config(example: &Path, dest: &Path, public_key: &str) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(example)?.replace("pump_scan = false", "pump_scan = true");
+    let text = std::fs::read_to_string(example)?
+        .replace("pump_scan = false", "pump_scan = true")
+        .replace("timeout_secs = 5", "timeout_secs = 2");
     let license_at =
         text.find("[license]").context("examples/config.toml has a [license] section")?;
     let demo = format!(

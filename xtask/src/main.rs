@@ -1,26 +1,33 @@
 //! Project commands, so that a fresh machine with only the Rust toolchain needs two commands:
 //! `cargo xtask demo` and `cargo xtask test`.
 
+mod chromium;
 mod contract;
 mod demo;
 mod http;
 mod new_strategy;
 mod plugins;
+mod vendor;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context, bail};
 
-const USAGE: &str = "usage: cargo xtask <demo|test|contract|plugins|new-strategy>
+const USAGE: &str = "usage: cargo xtask <demo|test|contract|plugins|new-strategy|vendor-dashboard>
   demo      build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000
-  test      everything CI checks: fmt, clippy, plugin build, all tests, the API contract
+  test      everything CI checks: fmt, clippy, plugin build, all tests (installing Debian's
+            chromium for the dashboard's browser test when missing), the API contract
   contract  check the running service against its OpenAPI document with schemathesis
             (installs it into target/xtask-venv with python3)
   plugins [-p <name>]...
             build every plugin (or only the named ones) for wasm32-wasip2 into the plugins
             folder, atomically, so a running service hot-loads them
+  vendor-dashboard
+            fetch the dashboard's chart library (uPlot, pinned version and SHA-256) from the
+            npm registry into host/src/dashboard/assets/vendor/ (needs npm; its output is
+            committed, so builds never need it)
   new-strategy <name> [--scanner]
             create strategies/<name> from examples/strategy-template (or, with --scanner,
             examples/scanner-template) with every name replaced; <name> is like my_strategy or
@@ -34,6 +41,7 @@ fn main() -> ExitCode {
         Some("contract") => contract::run(),
         Some("plugins") => plugins::run(&args[1..]),
         Some("new-strategy") => new_strategy::run(&args[1..]),
+        Some("vendor-dashboard") => vendor::run(),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;
@@ -115,6 +123,7 @@ fn test() -> anyhow::Result<()> {
     cargo(&["fmt", "--all", "--check"])?;
     cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     plugins::build_all()?;
+    chromium::ensure()?;
     cargo(&["test", "--workspace"])?;
     contract::check()
 }

@@ -1,4 +1,5 @@
-//! Dashboard routes: agents report their status; the page polls the state.
+//! Dashboard routes: agents report their status; the page (`GET /api/dashboard`, and
+//! `GET /dashboard` of the earlier route set) polls the state and the read-only panels.
 
 use axum::Json;
 use axum::extract::State;
@@ -10,6 +11,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, ApiPath};
+use crate::dashboard::panels::{Footer, PnlCurve, TradePanels};
 use crate::dashboard::{AgentName, AgentStatus, DashboardSnapshot};
 
 /// Body of `POST /api/agent/{name}`.
@@ -62,16 +64,65 @@ async fn dashboard_state(State(state): State<AppState>) -> Json<DashboardSnapsho
     Json(state.dashboard.snapshot())
 }
 
-/// The dashboard page (agent cards and activity log, refreshed every 3 s).
+/// The dashboard page: agents, open trades with charts, pending signals and entries, recent
+/// orders, the PnL curve, the activity log and the daily footer. One self-contained page
+/// (its chart library is embedded), so it works without internet access.
 #[utoipa::path(get, path = "/api/dashboard", tag = "dashboard",
     responses((status = 200, description = "HTML page", content_type = "text/html", body = String)))]
 async fn dashboard_page() -> Html<&'static str> {
-    Html(include_str!("../dashboard/page.html"))
+    Html(crate::dashboard::page::html())
 }
 
+/// The earlier route set's path of the dashboard page.
+#[utoipa::path(get, path = "/dashboard", tag = "earlier route set",
+    responses((status = 200, description = "HTML page", content_type = "text/html", body = String)))]
+#[deprecated = "use GET /api/dashboard"]
+async fn dashboard_page_earlier() -> Html<&'static str> {
+    Html(crate::dashboard::page::html())
+}
+
+/// The daily footer: orders and entries today against the limit, wins and losses, the
+/// consecutive-loss count, the trading cap and whether entries are blocked now.
+#[utoipa::path(get, path = "/api/dashboard/footer", tag = "dashboard",
+    responses(
+        (status = 200, description = "The footer", body = Footer),
+        (status = 500, description = "The store could not be read", body = ErrorBody),
+    ))]
+async fn footer(State(state): State<AppState>) -> Result<Json<Footer>, ApiError> {
+    Ok(Json(Footer::read(&state.execution, &state.config)?))
+}
+
+/// The open trades with the last price, the unrealised pnl, the trailing state and its stop
+/// history, and the last 24 hours of 15-minute closes for a chart. A price the exchange
+/// cannot give now leaves `price` null and `candles` empty.
+#[utoipa::path(get, path = "/api/dashboard/trades", tag = "dashboard",
+    responses(
+        (status = 200, description = "Open trades with their panels", body = TradePanels),
+        (status = 500, description = "The store could not be read", body = ErrorBody),
+    ))]
+async fn trade_panels(State(state): State<AppState>) -> Result<Json<TradePanels>, ApiError> {
+    let candles = state.market.as_ref().map(|m| m.candles());
+    Ok(Json(TradePanels::read(&state.execution, candles).await?))
+}
+
+/// The cumulative net pnl of the closed trades, in the order they closed.
+#[utoipa::path(get, path = "/api/dashboard/pnl", tag = "dashboard",
+    responses(
+        (status = 200, description = "The PnL curve", body = PnlCurve),
+        (status = 500, description = "The store could not be read", body = ErrorBody),
+    ))]
+async fn pnl_curve(State(state): State<AppState>) -> Result<Json<PnlCurve>, ApiError> {
+    Ok(Json(PnlCurve::read(&state.execution, &state.config)?))
+}
+
+#[allow(deprecated)]
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(report_agent))
         .routes(routes!(dashboard_state))
         .routes(routes!(dashboard_page))
+        .routes(routes!(dashboard_page_earlier))
+        .routes(routes!(footer))
+        .routes(routes!(trade_panels))
+        .routes(routes!(pnl_curve))
 }

@@ -21,7 +21,7 @@ pub struct Health {
 /// Service health.
 #[utoipa::path(get, path = "/api/health", tag = "health",
     responses((status = 200, description = "The service answers", body = Health)))]
-async fn health(State(state): State<AppState>) -> Json<Health> {
+pub(super) async fn health(State(state): State<AppState>) -> Json<Health> {
     let license = state.license.status();
     Json(Health {
         ok: true,

@@ -99,7 +99,7 @@ impl From<LicenseError> for ApiError {
 /// License state of this install.
 #[utoipa::path(get, path = "/api/license/status", tag = "license",
     responses((status = 200, description = "The license state", body = LicenseStatus)))]
-async fn status(State(state): State<AppState>) -> Json<LicenseStatus> {
+pub(super) async fn status(State(state): State<AppState>) -> Json<LicenseStatus> {
     Json(state.license.status())
 }
 
@@ -113,7 +113,7 @@ async fn status(State(state): State<AppState>) -> Json<LicenseStatus> {
         (status = 502, description = "The license server cannot be reached", body = super::error::ErrorBody),
         (status = 503, description = "No license server or public key is configured", body = super::error::ErrorBody),
     ))]
-async fn register(
+pub(super) async fn register(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<RegisterBody>,
 ) -> Result<Json<RegisterAnswer>, ApiError> {
@@ -146,7 +146,7 @@ async fn register(
         (status = 502, description = "The license server cannot be reached", body = super::error::ErrorBody),
         (status = 503, description = "No license server or public key is configured", body = super::error::ErrorBody),
     ))]
-async fn activate(
+pub(super) async fn activate(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<ActivateBody>,
 ) -> Result<Json<ActivateAnswer>, ApiError> {

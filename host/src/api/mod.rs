@@ -5,11 +5,14 @@
 //! `GET /api/openapi.json` lists exactly the routes that exist.
 
 mod dashboard;
+mod earlier;
 pub mod error;
 pub mod extract;
 mod health;
 pub mod license;
 mod market;
+mod news;
+mod orders;
 mod pending_entries;
 mod protection;
 mod pump;
@@ -63,6 +66,8 @@ pub struct AppState {
     pub scans: crate::scans::Scans,
     /// The built-in jobs and their status (the background loop is owned by the app).
     pub scheduler: crate::scheduler::Scheduler,
+    /// `GET /api/news`'s sources and its 10-minute cache.
+    pub news: Arc<crate::news::News>,
 }
 
 #[derive(OpenApi)]
@@ -89,12 +94,15 @@ pub fn router(state: AppState) -> Router {
         .merge(signals::routes())
         .merge(trading::routes())
         .merge(trades::routes())
+        .merge(orders::routes())
         .merge(pending_entries::routes())
         .merge(protection::routes())
         .merge(scheduler::routes())
         .merge(market::routes())
         .merge(scans::routes())
         .merge(pump::routes())
+        .merge(earlier::routes())
+        .merge(news::routes())
         .split_for_parts();
     error::document_common_errors(&mut document);
     let document = Arc::new(document);

@@ -11,7 +11,7 @@ use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiQuery, OptionalJson};
 use super::strategies::{ScanBody, ScanQuery};
 use crate::dashboard::AgentName;
-use crate::scans::{ScanAndSignal, ScanError};
+use crate::scans::{MR_COMBINED, ScanAndSignal, ScanError};
 
 impl From<ScanError> for ApiError {
     fn from(err: ScanError) -> Self {
@@ -62,8 +62,8 @@ async fn scan_and_signal(
     }
     let symbols = body.symbols.map(|list| list.into_iter().map(|s| s.into_string()).collect());
     let agent = query.agent.unwrap_or(AgentName::Scout).as_str();
-    match state.scans.scan_and_signal(symbols, agent).await {
-        Ok(answer) => Ok(Json(answer)),
+    match state.scans.scan_and_signal(MR_COMBINED, symbols, agent).await {
+        Ok(run) => Ok(Json(run.answer)),
         Err(err) => {
             state.dashboard.record(agent, &format!("mr_combined scan failed: {err}"), "error");
             Err(err.into())

@@ -27,16 +27,8 @@ use crate::messenger::{MessengerError, templates};
 const RECENT_TRADES: usize = 10;
 
 /// Paper mode runs the simulator: like testnet, it is not real money.
-fn is_testnet(config: &Config) -> bool {
+pub(super) fn is_testnet(config: &Config) -> bool {
     config.exchange.mode != ExchangeMode::Mainnet
-}
-
-fn mode_name(mode: ExchangeMode) -> &'static str {
-    match mode {
-        ExchangeMode::Paper => "paper",
-        ExchangeMode::Testnet => "testnet",
-        ExchangeMode::Mainnet => "mainnet",
-    }
 }
 
 /// Query of `GET /api/status`.
@@ -84,7 +76,7 @@ impl ConfigSummary {
         let mr = state.plugins.strategy_keys(crate::config::DEFAULT_STRATEGY);
         ConfigSummary {
             exchange: config.exchange.active.as_str().to_string(),
-            mode: mode_name(config.exchange.mode).to_string(),
+            mode: config.exchange.mode.as_str().to_string(),
             exchange_client: state.exchange.is_some(),
             max_trading_usdt: config.risk.max_trading_usdt,
             max_consecutive_losses: config.risk.max_consecutive_losses,
@@ -131,23 +123,32 @@ async fn status(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<StatusQuery>,
 ) -> Result<Json<StatusAnswer>, ApiError> {
+    Ok(Json(status_of(&state, q.agent)?))
+}
+
+/// The status, logged on `agent`'s card when one is given: `GET /api/status` and the earlier
+/// `GET /status` (which always logs, default coo).
+pub(super) fn status_of(
+    state: &AppState,
+    agent: Option<AgentName>,
+) -> Result<StatusAnswer, ApiError> {
     let execution = &state.execution;
     let counters = execution.counters()?;
     let open_trades = execution.book().open_trades()?.iter().map(|t| t.view()).collect();
     let closed = crate::execution::stats::chronological(execution.book())?;
     let recent_trades = closed.iter().rev().take(RECENT_TRADES).map(HistoryRow::of).collect();
-    if let Some(agent) = q.agent {
+    if let Some(agent) = agent {
         state.dashboard.record(agent.as_str(), "status", "ok");
     }
-    Ok(Json(StatusAnswer {
+    Ok(StatusAnswer {
         exchange: execution.exchange_name().to_string(),
         testnet: is_testnet(&state.config),
         trades_today: counters.trades_today,
         consecutive_losses: counters.consecutive_losses,
         open_trades,
         recent_trades,
-        config: ConfigSummary::of(&state),
-    }))
+        config: ConfigSummary::of(state),
+    })
 }
 
 /// One asset held.

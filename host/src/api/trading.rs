@@ -17,12 +17,13 @@ use crate::dashboard::AgentName;
 use crate::exchange::Symbol;
 use crate::execution::plan::fresh_id;
 use crate::execution::{
-    CloseAllReport, CloseRow, Direction, EntryPlan, ExecutionError, TradeSource, TradeView,
-    run_bounded,
+    CloseAllReport, CloseRow, ClosedTrade, Direction, EntryPlan, ExecutionError, TradeSource,
+    TradeView, run_bounded,
 };
 use crate::plugins::is_strategy_name;
 use crate::protection::TrailingReport;
 use crate::protection::is_pause_reason;
+use crate::signals::TradeResult;
 use crate::signals::scoring::{MIN_CONFIDENCE, MIN_EV, ev_passes};
 
 impl From<ExecutionError> for ApiError {
@@ -108,7 +109,8 @@ fn percent(field: &str, value: f64, max: f64) -> Result<Decimal, ApiError> {
 }
 
 /// Executes a trade now: buy places the bracket order (MARKET entry, then the OCO), sell closes
-/// the open position. The ev and confidence gates apply to the values given.
+/// the open position. The ev and confidence gates apply to the values given. A pending signal
+/// of the symbol and direction is consumed by the trade: its confirm then places nothing.
 #[utoipa::path(post, path = "/api/trade", tag = "bot actions", params(TradeQuery),
     responses(
         (status = 200, description = "Placed (buy) or closed (sell)", body = TradeAnswer),
@@ -128,6 +130,43 @@ async fn trade(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<TradeQuery>,
 ) -> Result<Json<TradeAnswer>, ApiError> {
+    Ok(Json(match place_trade(&state, q, "POST /api/trade").await? {
+        Traded::Opened(trade) => TradeAnswer { ok: true, trade: Some(trade), closed: None },
+        Traded::Closed(closed) => {
+            TradeAnswer { ok: true, trade: None, closed: Some(CloseRow::closed(&closed)) }
+        }
+    }))
+}
+
+/// What a trade placed now did.
+pub(super) enum Traded {
+    /// buy: the bracketed trade.
+    Opened(TradeView),
+    /// sell: the closed position.
+    Closed(ClosedTrade),
+}
+
+impl Traded {
+    fn result(&self) -> TradeResult {
+        let (opened, closed) = match self {
+            Traded::Opened(trade) => (Some(trade.clone()), None),
+            Traded::Closed(closed) => (None, Some(CloseRow::closed(closed))),
+        };
+        TradeResult { ok: true, opened, closed, error: None }
+    }
+}
+
+/// The one implementation of `POST /api/trade` and the earlier `POST /trade` (`route` names
+/// the caller): checks the query and the ev / confidence gates, executes (buy: the bracket
+/// order; sell: closes the position), and records it on the agent's card (legacy default
+/// ops). A live pending signal of the same symbol and direction is taken by the trade
+/// ([`Signals::claim_for_trade`](crate::signals::Signals::claim_for_trade)), so the earlier
+/// flow's confirm afterwards only consumes it and never places a second entry.
+pub(super) async fn place_trade(
+    state: &AppState,
+    q: TradeQuery,
+    route: &'static str,
+) -> Result<Traded, ApiError> {
     if !is_strategy_name(&q.bot) {
         return Err(invalid("bot", "must match [a-z][a-z0-9_]{0,63}".into()));
     }
@@ -147,9 +186,13 @@ async fn trade(
     }
     let agent = q.agent.unwrap_or(AgentName::Ops).as_str();
     let execution = state.execution.clone();
+    let signals = state.signals.clone();
     let symbol = q.symbol.clone();
+    // The claim lives inside the spawned job: a caller that gives up cannot leave the signal
+    // held, and the claim is settled by the execution it guards.
     let job = async move {
-        match q.direction {
+        let claim = signals.claim_for_trade(q.symbol.as_str(), q.direction, route);
+        let traded = match q.direction {
             Direction::Buy => {
                 let plan = EntryPlan::new(
                     q.symbol.as_str(),
@@ -158,21 +201,24 @@ async fn trade(
                     tp,
                     TradeSource::Trade,
                     &fresh_id(execution.now_ms()),
-                    format!("POST /api/trade {} {}", q.symbol, q.bot),
+                    format!("{route} {} {}", q.symbol, q.bot),
                 );
-                let trade = execution.open_trade(&plan).await?;
-                Ok(TradeAnswer { ok: true, trade: Some(trade.view()), closed: None })
+                execution.open_trade(&plan).await.map(|trade| Traded::Opened(trade.view()))
             }
-            Direction::Sell => {
-                let closed = execution.close(q.symbol.as_str(), "POST /api/trade sell").await?;
-                Ok(TradeAnswer { ok: true, trade: None, closed: Some(CloseRow::closed(&closed)) })
-            }
+            Direction::Sell => execution
+                .close(q.symbol.as_str(), &format!("{route} sell"))
+                .await
+                .map(Traded::Closed),
+        };
+        if let Some(claim) = claim {
+            claim.settle(traded.as_ref().map(Traded::result));
         }
+        traded
     };
     let result = run_bounded::<_, ExecutionError>(job).await.map_err(ApiError::from);
     let status = if result.is_ok() { "ok" } else { "error" };
     state.dashboard.record(agent, &format!("trade {symbol}"), status);
-    result.map(Json)
+    result
 }
 
 /// Query of `POST /api/close`.
@@ -275,13 +321,22 @@ async fn trailing(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<TrailingQuery>,
 ) -> Result<Json<TrailingReport>, ApiError> {
-    let agent = q.agent.unwrap_or(AgentName::Finance).as_str();
+    Ok(Json(run_trailing(&state, q.agent.unwrap_or(AgentName::Finance)).await?))
+}
+
+/// One trailing run recorded on `agent`'s card: `GET /api/trailing` and the earlier
+/// `GET /trailing` (which differ only in the default agent).
+pub(super) async fn run_trailing(
+    state: &AppState,
+    agent: AgentName,
+) -> Result<TrailingReport, ApiError> {
     let protection = state.protection.clone();
     let report = run_bounded(async move { protection.trailing_run().await }).await?;
     let summary =
         format!("trailing: {} stops moved, {} gaps", report.updated.len(), report.gaps.len());
-    state.dashboard.record(agent, &summary, if report.errors.is_empty() { "ok" } else { "error" });
-    Ok(Json(report))
+    let status = if report.errors.is_empty() { "ok" } else { "error" };
+    state.dashboard.record(agent.as_str(), &summary, status);
+    Ok(report)
 }
 
 /// The answer of reset-daily.

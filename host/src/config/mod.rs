@@ -16,8 +16,8 @@ use serde::Deserialize;
 pub use secrets::{Secret, Secrets};
 pub use sections::{
     ExchangeConfig, ExchangeMode, ExchangeName, GapExit, LicenseConfig, LogFormat, MarketConfig,
-    MessengerConfig, PluginsConfig, ProtectionConfig, RiskConfig, SchedulerConfig, ServerConfig,
-    SignalsConfig,
+    MessengerConfig, NewsConfig, PluginsConfig, ProtectionConfig, RiskConfig, SchedulerConfig,
+    ServerConfig, SignalsConfig,
 };
 pub use strategy::{DEFAULT_STRATEGY, StrategyKeys, StrategySections};
 
@@ -31,6 +31,7 @@ pub struct Config {
     pub signals: SignalsConfig,
     pub protection: ProtectionConfig,
     pub market: MarketConfig,
+    pub news: NewsConfig,
     pub plugins: PluginsConfig,
     pub strategy: StrategySections,
     pub messenger: MessengerConfig,

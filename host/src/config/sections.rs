@@ -90,6 +90,17 @@ pub enum ExchangeMode {
     Mainnet,
 }
 
+impl ExchangeMode {
+    /// As the config spells it: `paper`, `testnet` or `mainnet`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Paper => "paper",
+            Self::Testnet => "testnet",
+            Self::Mainnet => "mainnet",
+        }
+    }
+}
+
 /// `[risk]`: limits checked at order time.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -178,6 +189,36 @@ impl Default for MarketConfig {
             timezone: "UTC".into(),
             snapshot_retention_days: 90,
             universe_max_symbols: 300,
+        }
+    }
+}
+
+/// `[news]`: the RSS/Atom sources behind `GET /api/news` (docs/api.md#news).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NewsConfig {
+    /// Feed URLs (http or https), tried in this order; the first with valid items answers.
+    /// Empty is valid: the route then answers that no news source is configured.
+    pub sources: Vec<String>,
+    /// Deadline of one source (connect, answer and body), seconds; a source past it is
+    /// skipped for the next one.
+    pub timeout_secs: u64,
+    /// Headlines answered at most, in the feed's order.
+    pub max_items: usize,
+}
+
+impl Default for NewsConfig {
+    fn default() -> Self {
+        Self {
+            sources: [
+                "https://www.coindesk.com/arc/outboundfeeds/rss/",
+                "https://cointelegraph.com/rss",
+                "https://decrypt.co/feed",
+            ]
+            .map(String::from)
+            .to_vec(),
+            timeout_secs: 5,
+            max_items: 20,
         }
     }
 }

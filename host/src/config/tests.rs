@@ -25,6 +25,7 @@ fn the_documented_example_is_valid_and_equals_the_defaults() {
     assert_eq!(example.server.max_body_bytes, defaults.server.max_body_bytes);
     assert_eq!(example.protection.max_drawdown_pct, defaults.protection.max_drawdown_pct);
     assert_eq!(example.scheduler, defaults.scheduler);
+    assert_eq!(example.news, defaults.news);
 }
 
 #[test]
@@ -157,4 +158,23 @@ fn a_scheduler_poll_over_a_minute_is_refused() {
     assert!(err.message.contains("0 (off) to 60"), "{err}");
     let config = parse("[scheduler]\npoll_seconds = 0\npump_scan = true\n").expect("valid");
     assert_eq!((config.scheduler.poll_seconds, config.scheduler.pump_scan), (0, true));
+}
+
+#[test]
+fn news_sources_must_be_http_urls_and_the_limits_usable() {
+    let defaults = parse("").unwrap();
+    assert_eq!((defaults.news.timeout_secs, defaults.news.max_items), (5, 20));
+    assert!(!defaults.news.sources.is_empty());
+    let empty = parse("[news]\nsources = []\n").expect("no sources is valid");
+    assert!(empty.news.sources.is_empty());
+    let err =
+        error("[news]\nsources = [\"https://ok.example/rss\", \"ftp://feeds.example/rss\"]\n");
+    assert_eq!(err.key, "news.sources");
+    assert_eq!(err.position, Some((2, 1)));
+    assert!(err.message.contains("ftp://feeds.example/rss"), "{err}");
+    assert_eq!(error("[news]\nsources = [\"https://\"]\n").key, "news.sources");
+    assert_eq!(error("[news]\ntimeout_secs = 0\n").key, "news.timeout_secs");
+    assert_eq!(error("[news]\nmax_items = 0\n").key, "news.max_items");
+    assert_eq!(error("[news]\nmax_items = 101\n").key, "news.max_items");
+    assert_eq!(error("[news]\nsources = \"https://one.example\"\n").key, "news.sources");
 }

@@ -124,6 +124,8 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
         ));
     }
 
+    check_news(&config.news)?;
+
     if config.plugins.dir.trim().is_empty() {
         return Err(invalid("plugins.dir", "must not be empty"));
     }
@@ -217,6 +219,28 @@ fn check_strategy_sections(config: &Config) -> Result<(), Invalid> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// `[news]`: every source must be an http(s) URL with a host (an empty list is valid: the
+/// route then says no source is configured); the deadline and the item cap must be usable.
+fn check_news(news: &super::NewsConfig) -> Result<(), Invalid> {
+    for source in &news.sources {
+        check_url("news.sources", source)?;
+        let has_host = reqwest::Url::parse(source).is_ok_and(|url| url.host_str().is_some());
+        if !has_host {
+            return Err(invalid("news.sources", format!("`{source}` is not a URL with a host")));
+        }
+    }
+    if !(1..=60).contains(&news.timeout_secs) {
+        return Err(invalid(
+            "news.timeout_secs",
+            format!("must be 1-60 seconds, got {}", news.timeout_secs),
+        ));
+    }
+    if !(1..=100).contains(&news.max_items) {
+        return Err(invalid("news.max_items", format!("must be 1-100, got {}", news.max_items)));
     }
     Ok(())
 }

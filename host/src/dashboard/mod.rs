@@ -5,6 +5,8 @@
 //! says; it must never hold secrets.
 
 mod agents;
+pub mod page;
+pub mod panels;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;

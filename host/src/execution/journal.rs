@@ -9,13 +9,15 @@
 //! double-send window the exchange client alone leaves open when the exchange answers
 //! "unknown" twice.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::plan::EntryPlan;
 use crate::store::{Store, StoreError, Writer, tables};
 
 /// What an order is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OrderKind {
     /// The MARKET BUY that opens a trade.
@@ -27,7 +29,7 @@ pub enum OrderKind {
 }
 
 /// The outcome of one send.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum Outcome {
     /// Written, about to be sent (a crash here leaves it unsettled).
@@ -166,9 +168,30 @@ impl Journal {
         })
     }
 
-    /// The newest `limit` entries, newest first.
-    pub fn newest(&self, limit: usize) -> Result<Vec<(u64, JournalEntry)>, StoreError> {
-        self.store.read(|r| r.newest(tables::ORDER_JOURNAL, 0, limit))
+    /// The newest `limit` entries (of `symbol` only, when given), newest first.
+    pub fn newest(
+        &self,
+        symbol: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(u64, JournalEntry)>, StoreError> {
+        self.store.read(|r| {
+            r.newest_matching(tables::ORDER_JOURNAL, limit, |_, e: &JournalEntry| {
+                symbol.is_none_or(|s| e.symbol == s)
+            })
+        })
+    }
+
+    /// Every entry written since `created_after` (an RFC 3339 time of the service's clock),
+    /// newest first. Entries are appended in clock order, so the read stops at the first
+    /// older one.
+    pub fn since(&self, created_after: DateTime<Utc>) -> Result<Vec<JournalEntry>, StoreError> {
+        let entries = self.store.read(|r| {
+            r.newest_while(tables::ORDER_JOURNAL, |e: &JournalEntry| {
+                DateTime::parse_from_rfc3339(&e.created_at)
+                    .is_ok_and(|t| t.with_timezone(&Utc) >= created_after)
+            })
+        })?;
+        Ok(entries.into_iter().map(|(_, e)| e).collect())
     }
 }
 

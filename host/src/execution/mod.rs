@@ -38,6 +38,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use rust_decimal::Decimal;
 
@@ -279,8 +280,25 @@ impl Execution {
         Day::of(self.inner.clock.now(), self.inner.tz)
     }
 
+    /// The day `time` falls on in the configured time zone.
+    pub fn day_of(&self, time: DateTime<Utc>) -> Day {
+        Day::of(time, self.inner.tz)
+    }
+
     pub fn counters(&self) -> Result<Counters, StoreError> {
         self.inner.book.counters(self.today())
+    }
+
+    /// Orders sent today (in the configured time zone): the journal's entries since local
+    /// midnight, whatever their outcome.
+    pub fn orders_today(&self) -> Result<Vec<journal::JournalEntry>, StoreError> {
+        let local = self.inner.clock.now().with_timezone(&self.inner.tz);
+        let midnight = local
+            .date_naive()
+            .and_hms_opt(0, 0, 0)
+            .and_then(|t| t.and_local_timezone(self.inner.tz).earliest())
+            .map_or(local.to_utc(), |t| t.to_utc());
+        self.journal().since(midnight)
     }
 
     /// The symbol's rules; `UnknownSymbol` when the exchange does not list it.

@@ -1,9 +1,9 @@
 //! The one table of which routes need an active license.
 //!
 //! The API's license layer looks every matched route up here (method + axum route pattern).
-//! A route under `/api/` that is missing from the table needs a license: a new route is safe
-//! by default, and its author adds a row here (and in docs/api.md, which a test compares with
-//! this table) to make it free.
+//! A route that is missing from the table needs a license, whatever its prefix: a new route
+//! is safe by default, and its author adds a row here (and in docs/api.md, which a test
+//! compares with this table) to make it free.
 //!
 //! The rule for the groups the spec leaves open: reading is free; anything that places,
 //! changes or cancels orders, or changes what the bot will act on, needs the license. Saying
@@ -38,8 +38,9 @@ const fn rule(
 const SPEC: &str = "spec";
 const READ: &str = "reads only";
 const MONEY: &str = "acts on money";
+const EARLIER: &str = "earlier route set";
 
-/// Every route of the current route set, in the spec's order.
+/// Every route of the current route set in the spec's order, then the earlier route set.
 pub const ROUTES: &[RouteRule] = &[
     // Health and license: never need a license (spec, Authentication 2).
     rule("GET", "/api/health", "health and license", false, SPEC),
@@ -58,6 +59,9 @@ pub const ROUTES: &[RouteRule] = &[
     rule("GET", "/api/dashboard", "dashboard", false, SPEC),
     rule("POST", "/api/agent/{name}", "dashboard", false, "dashboard state only"),
     rule("GET", "/api/state", "dashboard", false, READ),
+    rule("GET", "/api/dashboard/footer", "dashboard", false, READ),
+    rule("GET", "/api/dashboard/trades", "dashboard", false, READ),
+    rule("GET", "/api/dashboard/pnl", "dashboard", false, READ),
     // News and portfolio.
     rule("GET", "/api/news", "news and portfolio", false, SPEC),
     rule("GET", "/api/portfolio", "news and portfolio", false, SPEC),
@@ -102,6 +106,7 @@ pub const ROUTES: &[RouteRule] = &[
     rule("GET", "/api/trades", "trade management", false, READ),
     rule("GET", "/api/trades/history", "trade management", false, READ),
     rule("GET", "/api/trades/stats", "trade management", false, READ),
+    rule("GET", "/api/orders", "trade management", false, READ),
     rule("POST", "/api/trades/sync", "trade management", false, "copies history, no orders"),
     rule(
         "GET",
@@ -151,6 +156,21 @@ pub const ROUTES: &[RouteRule] = &[
         false,
         "plugin memory only, like a scan's state updates; no signals, no orders",
     ),
+    // The earlier route set (deprecated; old agents still call it): the same rule as the
+    // current routes it mirrors. `/scan` and `/custom_check` are the spec's read-only checks:
+    // they run a strategy like `POST /api/strategies/{name}/scan`, create no signal and never
+    // trade.
+    rule("GET", "/health", EARLIER, false, SPEC),
+    rule("GET", "/license/status", EARLIER, false, SPEC),
+    rule("POST", "/license/register", EARLIER, false, SPEC),
+    rule("POST", "/license/activate", EARLIER, false, SPEC),
+    rule("GET", "/dashboard", EARLIER, false, SPEC),
+    rule("GET", "/scan", EARLIER, false, "read-only check: no signals, never trades"),
+    rule("POST", "/trade", EARLIER, true, SPEC),
+    rule("GET", "/custom_check", EARLIER, false, "read-only check: no signals, never trades"),
+    rule("GET", "/trailing", EARLIER, true, SPEC),
+    rule("GET", "/status", EARLIER, true, SPEC),
+    rule("POST", "/api/scan-and-signal", EARLIER, true, SPEC),
 ];
 
 /// The rule for a matched route, if the table has one.
@@ -159,16 +179,16 @@ pub fn rule_for(method: &Method, path: &str) -> Option<&'static RouteRule> {
     ROUTES.iter().find(|r| r.method == method && r.path == path)
 }
 
-/// Whether a matched route needs an active license: the table decides; paths under `/api/`
-/// missing from it need one (fail closed). A listed path asked with a method it does not have
-/// passes, so the router answers 405.
+/// Whether a matched route needs an active license: the table decides; a path missing from it
+/// needs one whatever its prefix (fail closed). A listed path asked with a method it does not
+/// have passes, so the router answers 405.
 pub fn needs_license(method: &Method, path: &str) -> bool {
     if method == Method::OPTIONS {
         return false;
     }
     match rule_for(method, path) {
         Some(rule) => rule.licensed,
-        None => path.starts_with("/api/") && !ROUTES.iter().any(|r| r.path == path),
+        None => !ROUTES.iter().any(|r| r.path == path),
     }
 }
 
@@ -191,6 +211,13 @@ mod tests {
         assert!(!licensed("HEAD", "/api/health"));
         assert!(licensed("HEAD", "/api/status"));
         assert!(licensed("POST", "/api/some-new-route"), "unlisted routes fail closed");
+        assert!(licensed("GET", "/some-new-route"), "without the /api prefix too");
+        assert!(licensed("POST", "/trade"));
+        assert!(licensed("GET", "/status"));
+        assert!(licensed("POST", "/api/scan-and-signal"));
+        assert!(!licensed("GET", "/health"));
+        assert!(!licensed("GET", "/scan"), "a read-only check");
+        assert!(!licensed("POST", "/health"), "a wrong method is the router's 405");
         assert!(!licensed("OPTIONS", "/api/trade"));
         assert!(!licensed("DELETE", "/api/health"), "a wrong method is the router's 405");
     }

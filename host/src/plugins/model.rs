@@ -162,8 +162,12 @@ pub struct MarketSnapshot {
     pub reference: Option<SymbolData>,
 }
 
+/// A plugin result's direction. Named `StrategyDirection` in the OpenAPI document: it has
+/// `skip`, which a trade's `Direction` (buy or sell) does not, and two schemas of one name
+/// would make the document say whichever registered first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(as = StrategyDirection)]
 pub enum Direction {
     Buy,
     Sell,

@@ -1,6 +1,7 @@
-//! The scan pipelines of the spec's two strategies: MR Combined's scan-and-signal (results
-//! become pending signals) and Pump Momentum's alert scan (alerts are stored and notified,
-//! never traded), plus the pump alerts' outcome evaluation.
+//! The scan pipelines: a strategy's scan-and-signal (MR Combined's, or any strategy plugin's
+//! through the earlier route set; results become pending signals) and Pump Momentum's alert
+//! scan (alerts are stored and notified, never traded), plus the pump alerts' outcome
+//! evaluation.
 //!
 //! Owns: which symbols a scan looks at ([`universe`]), the pump alert history
 //! (`PUMP_ALERTS`). Must never: place an order (trades go through the signal flow and its
@@ -17,7 +18,9 @@ pub use pump::{
     AlertFilter, IgnitionCandle, PUMP_MOMENTUM, PumpAlert, PumpOutcome, PumpScan, PumpScanRow,
 };
 pub use pump_outcomes::OutcomeReport;
-pub use signal_scan::{MR_COMBINED, ScanAndSignal, Signaled, Skipped};
+pub use signal_scan::{
+    DayBudget, MR_COMBINED, ScanAndSignal, Scored, SignalRun, Signaled, Skipped, StrategyScan,
+};
 pub(crate) use signal_scan::{result_scores, signal_input};
 
 use crate::clock::SharedClock;

@@ -1,5 +1,8 @@
-//! `POST /api/mr-combined/scan-and-signal`: run the MR Combined plugin and turn each buy or
-//! sell result into a pending signal through the signal flow (which asks the boss).
+//! Scan-and-signal for any strategy plugin (`POST /api/mr-combined/scan-and-signal` runs MR
+//! Combined, the earlier `POST /api/scan-and-signal?bot=` the one named): run the plugin and
+//! turn each buy or sell result into a pending signal through the signal flow (which asks the
+//! boss). The scan half alone ([`Scans::scan_strategy`]) serves the earlier read-only checks
+//! `GET /scan` and `GET /custom_check`.
 //!
 //! A plugin never trades on its own: its results become signals like any other, scored by the
 //! service's formula (a plugin's own ev/confidence can only lower the scores, never raise them),
@@ -69,53 +72,132 @@ impl ScanAndSignal {
     }
 }
 
+/// A strategy's result with the scores the signal flow gates it with ([`result_scores`]).
+#[derive(Debug, Clone)]
+pub struct Scored {
+    pub result: ScanResult,
+    /// Expected value in percent of the amount risked (the ev gate's number).
+    pub ev: f64,
+    /// 0-10 (the confidence gate's number).
+    pub confidence: u32,
+}
+
+/// One scan of a strategy that created nothing.
+#[derive(Debug, Clone)]
+pub struct StrategyScan {
+    /// Symbols the plugin was asked about.
+    pub scanned: usize,
+    /// Its results in the plugin's order, each scored.
+    pub results: Vec<Scored>,
+}
+
+/// Today's entries against a strategy's daily limit.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+pub struct DayBudget {
+    /// Entries today (in `[market] timezone`).
+    pub trades_today: i64,
+    /// Entries still allowed today: the strategy's `max_trades_per_day` minus `trades_today`,
+    /// and 0 while new entries are blocked (daily trade or consecutive-loss limit, drawdown
+    /// pause), so a caller never reads room that a confirm would refuse.
+    pub remaining: i64,
+}
+
+/// A scan-and-signal: its answer and how many symbols it scanned (0 when nothing was).
+#[derive(Debug, Clone)]
+pub struct SignalRun {
+    pub answer: ScanAndSignal,
+    pub scanned: usize,
+}
+
 impl Scans {
-    /// Scans `symbols` (default: MR Combined's universe, override or the watchlist) and
-    /// creates a signal per buy or sell result. Nothing is scanned while new entries are
-    /// blocked (daily limits, drawdown pause) or the strategy is switched off.
-    pub async fn scan_and_signal(
+    /// Scans `symbols` (default: the strategy's universe, override or the watchlist) with the
+    /// strategy plugin `bot` and scores each result as its signal would be scored. Creates no
+    /// signal and places nothing; the plugin's state updates persist as in any scan.
+    pub async fn scan_strategy(
         &self,
+        bot: &str,
         symbols: Option<Vec<String>>,
-        agent: &str,
-    ) -> Result<ScanAndSignal, ScanError> {
+    ) -> Result<StrategyScan, ScanError> {
         let p = &self.parts;
-        if let Some(block) = p.execution.entry_block(MR_COMBINED)? {
-            let code = block.split(':').next().unwrap_or("daily_limit_reached").to_string();
-            p.dashboard.record(agent, &format!("mr_combined scan skipped: {block}"), "waiting");
-            return Ok(ScanAndSignal::not_scanned(&code, block));
-        }
-        let keys = p.plugins.strategy_keys(MR_COMBINED);
-        if !keys.enabled {
-            let detail = format!("[strategy.{MR_COMBINED}] enabled = false");
-            return Ok(ScanAndSignal::not_scanned("strategy_disabled", detail));
-        }
         let symbols = match symbols {
             Some(symbols) => symbols,
-            None => self.symbols_for(&keys).await?,
+            None => self.symbols_for(&p.plugins.strategy_keys(bot)).await?,
         };
-        let outcome = p.plugins.scan(MR_COMBINED, Some(symbols)).await?;
+        let scanned = symbols.len();
+        let outcome = p.plugins.scan(bot, Some(symbols)).await?;
+        let results = outcome
+            .results
+            .into_iter()
+            .map(|result| {
+                let (ev, confidence) = result_scores(&result, &signal_input(&result));
+                Scored { result, ev, confidence }
+            })
+            .collect();
+        Ok(StrategyScan { scanned, results })
+    }
+
+    /// Today's entries and the room left under strategy `bot`'s daily limit.
+    pub fn day_budget(&self, bot: &str) -> Result<DayBudget, ScanError> {
+        let execution = &self.parts.execution;
+        let trades_today = execution.counters()?.trades_today;
+        let remaining = if execution.entry_block(bot)?.is_some() {
+            0
+        } else {
+            let max = i64::from(execution.strategy_keys(bot).max_trades_per_day);
+            (max - trades_today).max(0)
+        };
+        Ok(DayBudget { trades_today, remaining })
+    }
+
+    /// Scans `symbols` with strategy `bot` ([`Scans::scan_strategy`]) and creates a signal
+    /// per buy or sell result. Nothing is scanned while new entries are blocked (daily limits,
+    /// drawdown pause) or the strategy is switched off.
+    pub async fn scan_and_signal(
+        &self,
+        bot: &str,
+        symbols: Option<Vec<String>>,
+        agent: &str,
+    ) -> Result<SignalRun, ScanError> {
+        let p = &self.parts;
+        let not_scanned = |reason: &str, detail: String| SignalRun {
+            answer: ScanAndSignal::not_scanned(reason, detail),
+            scanned: 0,
+        };
+        if let Some(block) = p.execution.entry_block(bot)? {
+            let code = block.split(':').next().unwrap_or("daily_limit_reached").to_string();
+            p.dashboard.record(agent, &format!("{bot} scan skipped: {block}"), "waiting");
+            return Ok(not_scanned(&code, block));
+        }
+        if !p.plugins.strategy_keys(bot).enabled {
+            return Ok(not_scanned(
+                "strategy_disabled",
+                format!("[strategy.{bot}] enabled = false"),
+            ));
+        }
+        let scan = self.scan_strategy(bot, symbols).await?;
         let mut answer = ScanAndSignal { ok: true, ..Default::default() };
-        for result in outcome.results {
-            self.signal_from(result, &mut answer).await?;
+        for scored in scan.results {
+            self.signal_from(scored, &mut answer).await?;
         }
         p.dashboard.record(
             agent,
             &format!(
-                "mr_combined scan: {} signaled, {} skipped",
+                "{bot} scan: {} signaled, {} skipped",
                 answer.signaled.len(),
                 answer.skipped.len()
             ),
             "ok",
         );
-        Ok(answer)
+        Ok(SignalRun { answer, scanned: scan.scanned })
     }
 
     async fn signal_from(
         &self,
-        result: ScanResult,
+        scored: Scored,
         answer: &mut ScanAndSignal,
     ) -> Result<(), ScanError> {
         let p = &self.parts;
+        let Scored { result, ev, confidence } = scored;
         let symbol = result.symbol.clone();
         let skip = |reason: String| Skipped { symbol: symbol.clone(), reason };
         if result.direction == PluginDirection::Skip {
@@ -124,7 +206,7 @@ impl Scans {
             return Ok(());
         }
         let input = signal_input(&result);
-        let scores = result_scores(&result, &input);
+        let scores = (ev, confidence);
         let auto = !result.ask_coo && p.config.signals.allow_auto_confirm;
         if !result.ask_coo && !auto {
             p.dashboard.record(

@@ -81,7 +81,7 @@ pub struct ConfirmAnswer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trade: Option<TradeResult>,
     /// This confirm placed nothing because an earlier one already executed (or is executing)
-    /// the signal.
+    /// the signal, or a trade placed with `POST /trade` / `POST /api/trade` consumed it.
     pub already_confirmed: bool,
 }
 

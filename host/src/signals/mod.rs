@@ -4,11 +4,13 @@
 //! Owns: the in-memory signals (the spec keeps them in memory: a restart forgets them, and a
 //! forgotten signal can no longer be confirmed — see docs/signals.md). Must never: place an
 //! order itself (execution does), let a caller supply or bypass ev/confidence, or let one
-//! signal start two executions (a confirm claims the signal under the lock first).
+//! signal start two executions (a confirm, or a trade placed with `POST /trade` for the
+//! signal's symbol, claims the signal under the lock first).
 
 mod answers;
 pub mod model;
 pub mod scoring;
+mod trade_claim;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -25,6 +27,7 @@ use crate::messenger::{Messenger, templates};
 pub use answers::{CleanupAnswer, ConfirmAnswer, CreateAnswer, CreateStatus, TradeResult};
 pub use model::{CheckItem, PendingSignal, SignalInput, SignalStatus, SignalView, Tier};
 pub use scoring::score;
+pub use trade_claim::TradeClaim;
 
 /// A signal may be confirmed for this long after creation.
 pub const EXPIRY_MS: i64 = 5 * 60 * 1000;
@@ -402,7 +405,11 @@ impl Signals {
                 status: SignalStatus::Confirmed,
                 ev: signal.ev,
                 confidence: signal.confidence,
-                reason: Some("an earlier confirm is executing this signal".into()),
+                reason: Some(
+                    "an earlier confirm, or a trade placed with POST /trade or POST /api/trade, \
+                     is executing this signal"
+                        .into(),
+                ),
                 trade: None,
                 already_confirmed: true,
             }));

@@ -277,6 +277,26 @@ impl Reader {
         Ok(out)
     }
 
+    /// Documents of a sequenced table, newest first, up to the first one `take` refuses (a
+    /// table in time order read back to a point in time without reading past it).
+    pub fn newest_while<T: DeserializeOwned>(
+        &self,
+        table: SequencedTable,
+        mut take: impl FnMut(&T) -> bool,
+    ) -> Result<Vec<(u64, T)>, StoreError> {
+        let t = self.tx.open_table(table).map_err(db_err)?;
+        let mut out = Vec::new();
+        for entry in t.iter().map_err(db_err)?.rev() {
+            let (seq, value) = entry.map_err(db_err)?;
+            let doc: T = decode(table.name(), value.value())?;
+            if !take(&doc) {
+                break;
+            }
+            out.push((seq.value(), doc));
+        }
+        Ok(out)
+    }
+
     /// Documents of a keyed table whose key starts with `prefix`, in descending key order,
     /// that `keep` accepts, at most `limit`.
     pub fn with_prefix_desc<T: DeserializeOwned>(

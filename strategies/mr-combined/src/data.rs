@@ -5,8 +5,7 @@
 //! reads it would change its mind within the hour. A candle is closed when
 //! `open_time + timeframe ≤ now_ms`.
 
-use spotbot_sdk::testing::timeframe_ms;
-use spotbot_sdk::{Candles, ScanError, SymbolData};
+use spotbot_sdk::{ScanError, SymbolData};
 
 /// Closed candles of one role, oldest first, every value finite, prices > 0, high ≥ low,
 /// volume ≥ 0, the newest closed less than one timeframe before `now_ms`.
@@ -35,68 +34,31 @@ pub type Unusable = String;
 
 /// Finds the candles of `timeframe`. Absent altogether is an error of the whole scan (the host
 /// must send what the manifest and config ask for); present but unusable is a per-symbol
-/// skip, returned as the inner `Err`.
+/// skip, returned as the inner `Err`. The SDK's closed-candle rule
+/// ([`SymbolData::closed_candles`]: consistent columns, a known timeframe, increasing open
+/// times, at least `min_len` closed candles, the newest fresh) plus its value checks
+/// ([`spotbot_sdk::ClosedCandles::check_values`]), copied into owned [`Bars`].
 pub fn closed_bars(
     data: &SymbolData,
     timeframe: &str,
     now_ms: i64,
     min_len: usize,
 ) -> Result<Result<Bars, Unusable>, ScanError> {
-    let candles = data.candles(timeframe).ok_or_else(|| {
-        ScanError::MissingData(format!("{} {timeframe}: no candles", data.symbol))
-    })?;
-    Ok(check(candles, timeframe, now_ms, min_len))
-}
-
-fn check(c: &Candles, timeframe: &str, now_ms: i64, min_len: usize) -> Result<Bars, Unusable> {
-    if !c.is_consistent() {
-        return Err(format!("{timeframe} candle columns differ in length"));
-    }
-    let step = timeframe_ms(timeframe).ok_or_else(|| format!("{timeframe} is not a timeframe"))?;
-    if c.open_time.windows(2).any(|w| w[1] <= w[0]) {
-        return Err(format!("{timeframe} candles are not in time order"));
-    }
-    // Closed candles form a prefix: drop the trailing ones that have not closed at `now_ms`.
-    let closed = c.open_time.iter().take_while(|&&t| t.saturating_add(step) <= now_ms).count();
-    if closed < min_len {
-        return Err(format!("{timeframe} has {closed} closed candles, need {min_len}"));
-    }
-    // The newest closed candle must be the one that closed last before `now_ms`: an older one
-    // means the series stopped (an exchange outage, a delisting) and the setup is history.
-    let last_close = c.open_time[closed - 1].saturating_add(step);
-    if now_ms.saturating_sub(last_close) >= step {
-        return Err(format!(
-            "{timeframe} candles are stale: the last one closed {} min before now",
-            now_ms.saturating_sub(last_close) / 60_000
-        ));
-    }
-    let cut = |col: &[f64]| col[..closed].to_vec();
-    let bars = Bars {
-        timeframe: timeframe.to_string(),
-        open: cut(&c.open),
-        high: cut(&c.high),
-        low: cut(&c.low),
-        close: cut(&c.close),
-        volume: cut(&c.volume),
-    };
-    let prices_ok = [&bars.open, &bars.high, &bars.low, &bars.close]
-        .iter()
-        .all(|col| col.iter().all(|v| v.is_finite() && *v > 0.0));
-    let shape_ok = (0..closed).all(|i| {
-        let (h, l) = (bars.high[i], bars.low[i]);
-        h >= l && h >= bars.open[i].max(bars.close[i]) && l <= bars.open[i].min(bars.close[i])
-    });
-    let volume_ok = bars.volume.iter().all(|v| v.is_finite() && *v >= 0.0);
-    if !(prices_ok && shape_ok && volume_ok) {
-        return Err(format!("{timeframe} has a non-finite, non-positive or inconsistent value"));
-    }
-    Ok(bars)
+    let closed = data.closed_candles(timeframe, now_ms, min_len)?;
+    Ok(closed.and_then(|c| c.check_values()).map(|c| Bars {
+        timeframe: c.timeframe.to_string(),
+        open: c.open.to_vec(),
+        high: c.high.to_vec(),
+        low: c.low.to_vec(),
+        close: c.close.to_vec(),
+        volume: c.volume.to_vec(),
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use spotbot_sdk::testing;
+    use spotbot_sdk::{Candles, testing};
 
     const NOW: i64 = 1_767_225_600_000;
 

@@ -72,12 +72,7 @@ impl Strategy for MrCombined {
 
     fn scan(request: ScanRequest) -> Result<ScanResponse, ScanError> {
         let settings = Config::parse(&request.config)?;
-        let results = request
-            .symbols
-            .iter()
-            .map(|symbol| evaluate(&settings, symbol, request.now_ms))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(ScanResponse { results, alerts: Vec::new(), state_updates: Vec::new() })
+        request.evaluate_each(|symbol| evaluate(&settings, symbol, request.now_ms))
     }
 }
 

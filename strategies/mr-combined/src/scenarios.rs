@@ -305,5 +305,5 @@ pub fn market_context(decision: PriorityDecision) -> MarketContext {
 
 /// A scan request at `now_ms` with `config` (JSON text) over `symbols`, no reference, no state.
 pub fn request(now_ms: i64, config: &str, symbols: Vec<SymbolData>) -> ScanRequest {
-    ScanRequest { now_ms, config: config.to_string(), symbols, reference: None, state: Vec::new() }
+    spotbot_sdk::testing::scan_request(now_ms, config, symbols)
 }

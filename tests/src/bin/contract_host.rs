@@ -99,6 +99,8 @@ async fn start_license_server(dir: &Path) -> Result<LicenseServer> {
 /// the check scans hundreds of times a minute, far over the simulator's (the exchange's)
 /// request-weight budget of 6000 per minute, which would turn valid scans into 503
 /// `market_data_unavailable`.
+/// No news sources: the machine may be offline, and `GET /api/news` then answers its
+/// `ok: false` shape at once instead of waiting for feed timeouts.
 fn host_config(
     data: &Path,
     plugins_dir: &Path,
@@ -109,6 +111,7 @@ fn host_config(
         "[exchange]\nmode = \"paper\"\n\n\
          [plugins]\ndir = {plugins:?}\nmarket_data = \"synthetic\"\n\n\
          [scheduler]\nenabled = false\n\n\
+         [news]\nsources = []\n\n\
          [messenger]\napi_base = {messenger:?}\n\n\
          [license]\nserver_url = {url:?}\npublic_key = {key:?}\npoll_seconds = 0\n",
         plugins = plugins_dir.display().to_string(),

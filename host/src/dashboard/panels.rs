@@ -1,0 +1,287 @@
+//! What the dashboard page shows beyond agent cards and the log: the daily footer, the open
+//! trades with their live price, trailing state and chart, and the cumulative PnL curve.
+//!
+//! Read models only: each panel is assembled from the areas' public faces (execution's book,
+//! counters and journal; the candle cache; the strategy keys) and never writes anything. A
+//! price or candle read that fails leaves that field empty instead of failing the panel, so
+//! the page keeps showing the stored facts when the exchange is slow.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use rust_decimal::prelude::ToPrimitive;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::config::{Config, DEFAULT_STRATEGY};
+use crate::execution::journal::{JournalEntry, OrderKind, Outcome};
+use crate::execution::stats::chronological;
+use crate::execution::{Direction, Execution, Trade, TradeView};
+use crate::market::{CandleCache, Timeframe};
+use crate::protection::TrailSettings;
+use crate::store::StoreError;
+
+/// Candles of an open trade's chart: the last 24 hours in 15-minute steps.
+const CHART_TIMEFRAME: Timeframe = Timeframe::M15;
+const CHART_CANDLES: u32 = 96;
+/// Points of the PnL curve: the most recent closed trades.
+const PNL_POINTS: usize = 1000;
+
+fn f(d: Decimal) -> f64 {
+    d.round_dp(8).to_f64().unwrap_or(0.0)
+}
+
+/// The daily footer of the spec: order count, win/loss, consecutive losses, trading cap.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Footer {
+    /// The active exchange (`exchange_a`) and `[exchange] mode` (`paper`, `testnet`,
+    /// `mainnet`), shown in the page's header.
+    pub exchange: String,
+    pub mode: String,
+    /// Today, YYYY-MM-DD in `[market] timezone`.
+    pub date: String,
+    /// Orders sent today (entries, OCO lists, exits; any outcome).
+    pub orders_today: usize,
+    /// Entries today, the daily counter the limit applies to.
+    pub trades_today: i64,
+    /// The default strategy's `max_trades_per_day`.
+    pub max_trades_per_day: u32,
+    /// Trades closed today with a profit / a loss.
+    pub wins_today: usize,
+    pub losses_today: usize,
+    /// Net pnl of the trades closed today, in `currency`.
+    pub pnl_today: f64,
+    /// All closed trades with a profit / a loss.
+    pub wins: usize,
+    pub losses: usize,
+    /// Losing closes in a row today.
+    pub consecutive_losses: i64,
+    /// `[risk] max_consecutive_losses` (0 = off).
+    pub max_consecutive_losses: u32,
+    /// `[risk] max_trading_usdt`: the capital base cap; 0 means no cap.
+    pub trading_cap: f64,
+    /// `[market] quote_asset`.
+    pub currency: String,
+    /// Why new entries are blocked now (`daily_limit_reached: …`, `drawdown_paused: …`), or
+    /// null when they are allowed.
+    #[schema(required = true)]
+    pub entries_blocked: Option<String>,
+}
+
+impl Footer {
+    pub fn read(execution: &Execution, config: &Config) -> Result<Footer, StoreError> {
+        let today = execution.today();
+        let counters = execution.counters()?;
+        let closed = chronological(execution.book())?;
+        let closed_today: Vec<Decimal> = closed
+            .iter()
+            .filter(|c| {
+                DateTime::parse_from_rfc3339(&c.closed_at)
+                    .is_ok_and(|t| execution.day_of(t.to_utc()).key == today.key)
+            })
+            .map(|c| c.pnl)
+            .collect();
+        let (wins_today, losses_today) = win_loss(closed_today.iter().copied());
+        let (wins, losses) = win_loss(closed.iter().map(|c| c.pnl));
+        Ok(Footer {
+            exchange: execution.exchange_name().to_string(),
+            mode: config.exchange.mode.as_str().to_string(),
+            date: today.iso(),
+            orders_today: execution.orders_today()?.len(),
+            trades_today: counters.trades_today,
+            max_trades_per_day: execution.strategy_keys(DEFAULT_STRATEGY).max_trades_per_day,
+            wins_today,
+            losses_today,
+            pnl_today: f(closed_today.iter().sum()),
+            wins,
+            losses,
+            consecutive_losses: counters.consecutive_losses,
+            max_consecutive_losses: config.risk.max_consecutive_losses,
+            trading_cap: config.risk.max_trading_usdt,
+            currency: config.market.quote_asset.clone(),
+            entries_blocked: execution.entry_block(DEFAULT_STRATEGY)?,
+        })
+    }
+}
+
+/// Closes with a profit and closes with a loss (a zero pnl is neither).
+fn win_loss(pnls: impl Iterator<Item = Decimal>) -> (usize, usize) {
+    pnls.fold((0, 0), |(w, l), p| match p.cmp(&Decimal::ZERO) {
+        std::cmp::Ordering::Greater => (w + 1, l),
+        std::cmp::Ordering::Less => (w, l + 1),
+        std::cmp::Ordering::Equal => (w, l),
+    })
+}
+
+/// One point of a price line.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PricePoint {
+    /// Milliseconds since the epoch.
+    pub time: i64,
+    pub price: f64,
+}
+
+/// The trailing stop of an open trade: its settings, whether it is following the price, and
+/// every stop the trade's OCO lists were placed with (the first is the initial stop).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TrailingState {
+    pub enabled: bool,
+    pub trigger_pct: f64,
+    pub distance_pct: f64,
+    /// The profit has reached the trigger: the stop follows the price.
+    pub active: bool,
+    /// Stop prices over time, oldest first.
+    pub stops: Vec<PricePoint>,
+}
+
+/// An open trade as the dashboard shows it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TradePanel {
+    #[serde(flatten)]
+    pub trade: TradeView,
+    /// Last price; null when the exchange could not be read.
+    #[schema(required = true)]
+    pub price: Option<f64>,
+    /// Profit at `price` before the exit fee, in the quote asset; null without a price.
+    #[schema(required = true)]
+    pub unrealised_pnl: Option<f64>,
+    /// The same in percent of the entry.
+    #[schema(required = true)]
+    pub unrealised_pct: Option<f64>,
+    pub trailing: TrailingState,
+    /// Closes of the last 24 hours in 15-minute candles, oldest first (empty when the
+    /// exchange could not be read).
+    pub candles: Vec<PricePoint>,
+}
+
+/// The open trades with their panels.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TradePanels {
+    pub trades: Vec<TradePanel>,
+    pub count: usize,
+}
+
+impl TradePanels {
+    pub async fn read(
+        execution: &Execution,
+        candles: Option<&Arc<CandleCache>>,
+    ) -> Result<TradePanels, StoreError> {
+        let mut trades = Vec::new();
+        for trade in execution.book().open_trades()? {
+            trades.push(panel(execution, candles, &trade).await?);
+        }
+        Ok(TradePanels { count: trades.len(), trades })
+    }
+}
+
+async fn panel(
+    execution: &Execution,
+    candles: Option<&Arc<CandleCache>>,
+    trade: &Trade,
+) -> Result<TradePanel, StoreError> {
+    let series = match candles {
+        Some(cache) => cache
+            .klines(&trade.symbol, CHART_TIMEFRAME, CHART_CANDLES, execution.now_ms())
+            .await
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    // The chart's last close is the price: one read of the exchange per trade, not two.
+    let price = series.last().map(|k| k.close.0);
+    let profit = price.map(|p| match trade.direction {
+        Direction::Buy => p - trade.entry_px,
+        Direction::Sell => trade.entry_px - p,
+    });
+    let profit_pct = profit
+        .filter(|_| !trade.entry_px.is_zero())
+        .map(|p| p / trade.entry_px * Decimal::ONE_HUNDRED);
+    let settings = TrailSettings::of(&execution.strategy_keys(&trade.bot));
+    let trailing = TrailingState {
+        enabled: settings.enabled,
+        trigger_pct: f(settings.trigger_pct),
+        distance_pct: f(settings.distance_pct),
+        active: settings.enabled && profit_pct.is_some_and(|p| p >= settings.trigger_pct),
+        stops: stops(execution, trade)?,
+    };
+    Ok(TradePanel {
+        trade: trade.view(),
+        price: price.map(f),
+        unrealised_pnl: profit.map(|p| f(p * trade.size)),
+        unrealised_pct: profit_pct.map(|p| f(p.round_dp(4))),
+        trailing,
+        candles: series
+            .iter()
+            .map(|k| PricePoint { time: k.open_time, price: f(k.close.0) })
+            .collect(),
+    })
+}
+
+/// Stops of the OCO lists placed for `trade` since it opened, from the order journal.
+fn stops(execution: &Execution, trade: &Trade) -> Result<Vec<PricePoint>, StoreError> {
+    let opened = DateTime::parse_from_rfc3339(&trade.opened_at).map(|t| t.to_utc()).ok();
+    let mut points: Vec<PricePoint> = execution
+        .journal()
+        .newest(Some(&trade.symbol), 500)?
+        .into_iter()
+        .map(|(_, entry)| entry)
+        .filter(|e| e.kind == OrderKind::Oco && matches!(e.outcome, Outcome::Placed { .. }))
+        .filter_map(|e| stop_point(&e).filter(|(t, _)| opened.is_none_or(|o| *t >= o)))
+        .map(|(t, price)| PricePoint { time: t.timestamp_millis(), price })
+        .collect();
+    points.reverse();
+    Ok(points)
+}
+
+fn stop_point(entry: &JournalEntry) -> Option<(DateTime<Utc>, f64)> {
+    let time = DateTime::parse_from_rfc3339(&entry.created_at).ok()?.to_utc();
+    let stop = entry.request.get("stop_price")?;
+    let price = stop.as_str().and_then(|s| s.parse().ok()).or_else(|| stop.as_f64())?;
+    Some((time, price))
+}
+
+/// One closed trade on the cumulative PnL curve.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PnlPoint {
+    /// Close time, milliseconds since the epoch.
+    pub time: i64,
+    pub symbol: String,
+    /// This trade's net pnl.
+    pub pnl: f64,
+    /// Sum of the net pnl of every closed trade up to this one.
+    pub cumulative: f64,
+}
+
+/// The cumulative PnL of closed trades in the order they closed.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PnlCurve {
+    pub currency: String,
+    /// At most the 1000 most recent closes; `cumulative` still counts every earlier one.
+    pub points: Vec<PnlPoint>,
+    /// Net pnl of every closed trade.
+    pub total: f64,
+}
+
+impl PnlCurve {
+    pub fn read(execution: &Execution, config: &Config) -> Result<PnlCurve, StoreError> {
+        let closed = chronological(execution.book())?;
+        let mut cumulative = Decimal::ZERO;
+        let mut points = Vec::with_capacity(closed.len());
+        for c in &closed {
+            cumulative += c.pnl;
+            let Ok(time) = DateTime::parse_from_rfc3339(&c.closed_at) else { continue };
+            points.push(PnlPoint {
+                time: time.timestamp_millis(),
+                symbol: c.trade.symbol.clone(),
+                pnl: f(c.pnl),
+                cumulative: f(cumulative),
+            });
+        }
+        let skip = points.len().saturating_sub(PNL_POINTS);
+        Ok(PnlCurve {
+            currency: config.market.quote_asset.clone(),
+            points: points.split_off(skip),
+            total: f(cumulative),
+        })
+    }
+}

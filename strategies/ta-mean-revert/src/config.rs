@@ -1,0 +1,192 @@
+//! `[strategy.ta_mean_revert]`: every key, its default and its validation.
+//!
+//! The manifest publishes `serde_json::to_string(&Config::default())`, so this struct is the one
+//! source of the section's keys: the host refuses keys it lacks and values of another JSON type,
+//! and overlays the section on these defaults. Values are judged at every scan
+//! ([`Config::parse`]): a bad one fails the scan with `bad-config` naming the key, never a
+//! signal. The keys marked "host" are read by the service (docs/strategies.md, "Keys the host
+//! acts on"), which checks their ranges itself; they are declared here so that this strategy's
+//! trades never borrow `mr_combined`'s values.
+
+use serde::{Deserialize, Serialize};
+use spotbot_sdk::testing::timeframe_ms;
+use spotbot_sdk::{ScanError, parse_config};
+
+use crate::checks::BUY_CHECKS;
+
+/// The longest Bollinger period accepted (the manifest asks for 200 candles).
+pub const MAX_BB_PERIOD: u32 = 100;
+
+/// The configuration. Every key is optional; unknown keys are refused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Host: false refuses scans of this strategy.
+    pub enabled: bool,
+    /// Host: true scans the liquidity-filtered universe instead of the watchlist.
+    pub use_universe: bool,
+    /// Host: symbols scanned instead of the watchlist when not empty.
+    pub watchlist_override: Vec<String>,
+    /// Host: the universe's floor of 24 h quote volume.
+    pub min_quote_volume_usd: f64,
+    /// Host and plugin: the one timeframe every check reads, as a one-element list.
+    pub timeframes: Vec<String>,
+    /// Host: percent of the capital base per trade.
+    pub size_pct: f64,
+    /// Host: buys per day.
+    pub max_trades_per_day: u32,
+    /// Host: whether a trailing stop follows the trade.
+    pub trailing_enabled: bool,
+    /// Host: profit in percent at which the trailing stop starts.
+    pub trailing_trigger_pct: f64,
+    /// Host: distance of the trailing stop below the price, percent.
+    pub trailing_distance_pct: f64,
+    /// Host: size multiplier of a signal (results carry no tier, so every one is `normal`).
+    pub risk_normal: f64,
+    /// Period of the Bollinger bands (SMA middle).
+    pub bb_period: u32,
+    /// Width of the bands in population standard deviations.
+    pub bb_deviations: f64,
+    /// The close counts as "at the lower band" up to this many percent above it (a sell: at
+    /// most this far below the upper band).
+    pub band_tolerance_pct: f64,
+    /// RSI(14) of a buy at most this.
+    pub rsi_oversold: f64,
+    /// RSI(14) of a sell at least this.
+    pub rsi_overbought: f64,
+    /// ADX(14) of a buy below this: a range, where stretched prices come back.
+    pub adx_max: f64,
+    /// Volume of the last closed candle over the mean of the 20 before it, at least (a spike:
+    /// capitulation met by buyers).
+    pub vol_ratio_min: f64,
+    /// The reversal candle closes above its open, in the top part of its range: (close − low)
+    /// / (high − low) at least this.
+    pub reversal_close_position: f64,
+    /// Buy checks that must pass (`at_lower_band` and `reward_risk` always must).
+    pub min_passed: u32,
+    /// Stop-loss: this many ATR(14) below the lower band (below the entry when it is under the
+    /// band); a sell mirrors above the upper band.
+    pub sl_atr_multiplier: f64,
+    /// Reward/risk of a buy, target (middle band) over stop distance, at least.
+    pub min_rr: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            enabled: true,
+            use_universe: false,
+            watchlist_override: Vec::new(),
+            min_quote_volume_usd: 1_000_000.0,
+            timeframes: vec!["1h".into()],
+            size_pct: 1.0,
+            max_trades_per_day: 2,
+            trailing_enabled: true,
+            trailing_trigger_pct: 2.0,
+            trailing_distance_pct: 1.0,
+            risk_normal: 1.0,
+            bb_period: 20,
+            bb_deviations: 2.0,
+            band_tolerance_pct: 0.5,
+            rsi_oversold: 30.0,
+            rsi_overbought: 70.0,
+            adx_max: 25.0,
+            vol_ratio_min: 1.5,
+            reversal_close_position: 0.5,
+            min_passed: 5,
+            sl_atr_multiplier: 1.0,
+            min_rr: 2.0,
+        }
+    }
+}
+
+fn bad(key: &str, why: impl std::fmt::Display) -> ScanError {
+    ScanError::BadConfig(format!("{key}: {why}"))
+}
+
+impl Config {
+    /// Parses the request's config and judges every value the plugin reads.
+    pub fn parse(json: &str) -> Result<Config, ScanError> {
+        let config: Config = parse_config(json)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), ScanError> {
+        if !matches!(self.timeframes.as_slice(), [tf] if timeframe_ms(tf).is_some_and(|ms| ms > 0))
+        {
+            let got = format!("must list exactly one timeframe, got {:?}", self.timeframes);
+            return Err(bad("timeframes", got));
+        }
+        if !(2..=MAX_BB_PERIOD).contains(&self.bb_period) {
+            let got = format!("must be 2..={MAX_BB_PERIOD}, got {}", self.bb_period);
+            return Err(bad("bb_period", got));
+        }
+        if !(1..=BUY_CHECKS).contains(&self.min_passed) {
+            let got = format!("must be 1..={BUY_CHECKS}, got {}", self.min_passed);
+            return Err(bad("min_passed", got));
+        }
+        let big = f64::MAX;
+        for (key, v, lo, hi) in [
+            ("bb_deviations", self.bb_deviations, f64::MIN_POSITIVE, 10.0),
+            ("band_tolerance_pct", self.band_tolerance_pct, 0.0, 10.0),
+            ("rsi_oversold", self.rsi_oversold, 0.0, 100.0),
+            ("rsi_overbought", self.rsi_overbought, self.rsi_oversold, 100.0),
+            ("adx_max", self.adx_max, 0.0, 100.0),
+            ("vol_ratio_min", self.vol_ratio_min, 0.0, big),
+            ("reversal_close_position", self.reversal_close_position, 0.0, 1.0),
+            ("sl_atr_multiplier", self.sl_atr_multiplier, f64::MIN_POSITIVE, big),
+            ("min_rr", self.min_rr, 0.0, big),
+        ] {
+            if !(v.is_finite() && (lo..=hi).contains(&v)) {
+                return Err(bad(key, format!("must be {lo}..={hi}, got {v}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The timeframe every check reads (validation guarantees there is one).
+    pub fn timeframe(&self) -> &str {
+        self.timeframes.first().map_or("1h", String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_round_trip_and_are_valid() {
+        let back: Config =
+            serde_json::from_str(&serde_json::to_string(&Config::default()).unwrap()).unwrap();
+        assert_eq!(back, Config::default());
+        assert_eq!(Config::parse("{}").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn every_bad_value_names_its_key() {
+        let cases = [
+            (r#"{"timeframes": ["1h", "4h"]}"#, "timeframes"),
+            (r#"{"bb_period": 1}"#, "bb_period"),
+            (r#"{"bb_period": 101}"#, "bb_period"),
+            (r#"{"bb_deviations": 0.0}"#, "bb_deviations"),
+            (r#"{"band_tolerance_pct": -0.1}"#, "band_tolerance_pct"),
+            (r#"{"rsi_oversold": 101.0}"#, "rsi_oversold"),
+            (r#"{"rsi_oversold": 40.0, "rsi_overbought": 35.0}"#, "rsi_overbought"),
+            (r#"{"adx_max": -1.0}"#, "adx_max"),
+            (r#"{"vol_ratio_min": -1.0}"#, "vol_ratio_min"),
+            (r#"{"reversal_close_position": 1.5}"#, "reversal_close_position"),
+            (r#"{"min_passed": 0}"#, "min_passed"),
+            (r#"{"min_passed": 7}"#, "min_passed"),
+            (r#"{"sl_atr_multiplier": 0.0}"#, "sl_atr_multiplier"),
+            (r#"{"min_rr": -1.0}"#, "min_rr"),
+            (r#"{"ema_fast": 20}"#, "ema_fast"),
+        ];
+        for (json, key) in cases {
+            match Config::parse(json) {
+                Err(ScanError::BadConfig(why)) => assert!(why.contains(key), "{json}: {why}"),
+                other => panic!("{json}: {other:?}"),
+            }
+        }
+    }
+}

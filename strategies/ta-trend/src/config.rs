@@ -1,0 +1,200 @@
+//! `[strategy.ta_trend]`: every key, its default and its validation.
+//!
+//! The manifest publishes `serde_json::to_string(&Config::default())`, so this struct is the one
+//! source of the section's keys: the host refuses keys it lacks and values of another JSON type,
+//! and overlays the section on these defaults. Values are judged at every scan
+//! ([`Config::parse`]): a bad one fails the scan with `bad-config` naming the key, never a
+//! signal. The keys marked "host" are read by the service (docs/strategies.md, "Keys the host
+//! acts on"), which checks their ranges itself; they are declared here so that this strategy's
+//! trades never borrow `mr_combined`'s values.
+
+use serde::{Deserialize, Serialize};
+use spotbot_sdk::testing::timeframe_ms;
+use spotbot_sdk::{ScanError, parse_config};
+
+use crate::checks::CHECKS;
+
+/// The longest slow EMA accepted: the manifest asks for 200 candles, and an EMA needs about as
+/// many bars again as its period before its SMA seed is forgotten.
+pub const MAX_EMA_SLOW: u32 = 100;
+
+/// The configuration. Every key is optional; unknown keys are refused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Host: false refuses scans of this strategy.
+    pub enabled: bool,
+    /// Host: true scans the liquidity-filtered universe instead of the watchlist.
+    pub use_universe: bool,
+    /// Host: symbols scanned instead of the watchlist when not empty.
+    pub watchlist_override: Vec<String>,
+    /// Host: the universe's floor of 24 h quote volume.
+    pub min_quote_volume_usd: f64,
+    /// Host and plugin: the one timeframe every check reads, as a one-element list.
+    pub timeframes: Vec<String>,
+    /// Host: percent of the capital base per trade.
+    pub size_pct: f64,
+    /// Host: buys per day.
+    pub max_trades_per_day: u32,
+    /// Host: whether a trailing stop follows the trade.
+    pub trailing_enabled: bool,
+    /// Host: profit in percent at which the trailing stop starts.
+    pub trailing_trigger_pct: f64,
+    /// Host: distance of the trailing stop below the price, percent.
+    pub trailing_distance_pct: f64,
+    /// Host: size multiplier of a signal (results carry no tier, so every one is `normal`).
+    pub risk_normal: f64,
+    /// Period of the fast EMA.
+    pub ema_fast: u32,
+    /// Period of the slow EMA (the trend's backbone), at most [`MAX_EMA_SLOW`].
+    pub ema_slow: u32,
+    /// ADX(14) at least this: a trend, not a range.
+    pub adx_min: f64,
+    /// RSI(14) of a buy at least this (momentum) ...
+    pub rsi_min: f64,
+    /// ... and at most this (not overbought). A sell mirrors the band: 100 − rsi_max ..=
+    /// 100 − rsi_min.
+    pub rsi_max: f64,
+    /// Volume of the last closed candle over the mean of the 20 before it, at least.
+    pub vol_ratio_min: f64,
+    /// Checks of a side that must pass (the two EMA checks always must).
+    pub min_passed: u32,
+    /// Stop-loss distance: this many ATR(14).
+    pub sl_atr_multiplier: f64,
+    /// Take-profit distance: this many stop-loss distances.
+    pub reward_risk: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            enabled: true,
+            use_universe: false,
+            watchlist_override: Vec::new(),
+            min_quote_volume_usd: 1_000_000.0,
+            timeframes: vec!["1h".into()],
+            size_pct: 1.0,
+            max_trades_per_day: 2,
+            trailing_enabled: true,
+            trailing_trigger_pct: 2.0,
+            trailing_distance_pct: 1.0,
+            risk_normal: 1.0,
+            ema_fast: 20,
+            ema_slow: 50,
+            adx_min: 25.0,
+            rsi_min: 50.0,
+            rsi_max: 70.0,
+            vol_ratio_min: 1.0,
+            min_passed: 5,
+            sl_atr_multiplier: 2.0,
+            reward_risk: 2.0,
+        }
+    }
+}
+
+fn bad(key: &str, why: impl std::fmt::Display) -> ScanError {
+    ScanError::BadConfig(format!("{key}: {why}"))
+}
+
+/// `lo <= v <= hi` and finite, or the error naming `key`.
+fn within(key: &str, v: f64, lo: f64, hi: f64) -> Result<(), ScanError> {
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(bad(key, format!("must be {lo}..={hi}, got {v}")))
+    }
+}
+
+impl Config {
+    /// Parses the request's config and judges every value the plugin reads.
+    pub fn parse(json: &str) -> Result<Config, ScanError> {
+        let config: Config = parse_config(json)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), ScanError> {
+        match self.timeframes.as_slice() {
+            [tf] if timeframe_ms(tf).is_some_and(|ms| ms > 0) => {}
+            _ => {
+                return Err(bad(
+                    "timeframes",
+                    format!("must list exactly one timeframe, got {:?}", self.timeframes),
+                ));
+            }
+        }
+        if self.ema_fast < 2 {
+            return Err(bad("ema_fast", format!("must be >= 2, got {}", self.ema_fast)));
+        }
+        if self.ema_slow <= self.ema_fast || self.ema_slow > MAX_EMA_SLOW {
+            return Err(bad(
+                "ema_slow",
+                format!(
+                    "must be above ema_fast {} and at most {MAX_EMA_SLOW}, got {}",
+                    self.ema_fast, self.ema_slow
+                ),
+            ));
+        }
+        within("adx_min", self.adx_min, 0.0, 100.0)?;
+        within("rsi_min", self.rsi_min, 0.0, 100.0)?;
+        within("rsi_max", self.rsi_max, self.rsi_min, 100.0)?;
+        within("vol_ratio_min", self.vol_ratio_min, 0.0, f64::MAX)?;
+        within("sl_atr_multiplier", self.sl_atr_multiplier, f64::MIN_POSITIVE, f64::MAX)?;
+        within("reward_risk", self.reward_risk, f64::MIN_POSITIVE, f64::MAX)?;
+        if !(1..=CHECKS).contains(&self.min_passed) {
+            return Err(bad(
+                "min_passed",
+                format!("must be 1..={CHECKS}, got {}", self.min_passed),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The timeframe every check reads (validation guarantees there is one).
+    pub fn timeframe(&self) -> &str {
+        self.timeframes.first().map_or("1h", String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_round_trip_and_are_valid() {
+        let back: Config =
+            serde_json::from_str(&serde_json::to_string(&Config::default()).unwrap()).unwrap();
+        assert_eq!(back, Config::default());
+        assert_eq!(Config::parse("{}").unwrap(), Config::default());
+        assert_eq!(Config::default().timeframe(), "1h");
+    }
+
+    #[test]
+    fn every_bad_value_names_its_key() {
+        let cases = [
+            (r#"{"timeframes": []}"#, "timeframes"),
+            (r#"{"timeframes": ["1h", "4h"]}"#, "timeframes"),
+            (r#"{"timeframes": ["soon"]}"#, "timeframes"),
+            (r#"{"ema_fast": 1}"#, "ema_fast"),
+            (r#"{"ema_slow": 20}"#, "ema_slow"),
+            (r#"{"ema_slow": 101}"#, "ema_slow"),
+            (r#"{"adx_min": 101.0}"#, "adx_min"),
+            (r#"{"rsi_min": -1.0}"#, "rsi_min"),
+            (r#"{"rsi_min": 60.0, "rsi_max": 55.0}"#, "rsi_max"),
+            (r#"{"vol_ratio_min": -0.5}"#, "vol_ratio_min"),
+            (r#"{"sl_atr_multiplier": 0.0}"#, "sl_atr_multiplier"),
+            (r#"{"reward_risk": -2.0}"#, "reward_risk"),
+            (r#"{"min_passed": 0}"#, "min_passed"),
+            (r#"{"min_passed": 7}"#, "min_passed"),
+            (r#"{"no_such_key": 1}"#, "no_such_key"),
+            (r#"{"adx_min": "high"}"#, "invalid type"),
+            ("not json", "expected"),
+        ];
+        for (json, key) in cases {
+            match Config::parse(json) {
+                Err(ScanError::BadConfig(why)) => assert!(why.contains(key), "{json}: {why}"),
+                other => panic!("{json}: {other:?}"),
+            }
+        }
+    }
+}
