@@ -9,9 +9,9 @@
 //! exactly what confirm will judge, and can never be refused for reporting more than the
 //! service would.
 //!
-//! This is a copy of the host's formula (`host/src/signals/scoring.rs`, `score`); the unit
-//! tests below pin the same calibration numbers as the host's tests and docs/signals.md, so a
-//! change on one side fails a test instead of drifting silently.
+//! This module is the one home of the formula: the host's signal flow
+//! (`host/src/signals/scoring.rs`) computes its scores with [`scores_of`] and its gates with
+//! these constants, so a plugin and the service can never disagree.
 
 use crate::Checklist;
 
@@ -43,7 +43,13 @@ pub const MIN_CONFIDENCE: u32 = 8;
 /// assert!(ev > MIN_EV && confidence >= MIN_CONFIDENCE);
 /// ```
 pub fn service_scores(list: &Checklist, sl_pct: f64, tp_pct: f64) -> (f64, u32) {
-    let s = if list.total() > 0 { f64::from(list.passed()) / f64::from(list.total()) } else { 0.0 };
+    scores_of(list.passed() as usize, list.total() as usize, sl_pct, tp_pct)
+}
+
+/// The formula of [`service_scores`] on the checklist's counts: `passed` of `total` lines
+/// (`total` 0: `s = 0`). The host scores every signal with it.
+pub fn scores_of(passed: usize, total: usize, sl_pct: f64, tp_pct: f64) -> (f64, u32) {
+    let s = if total > 0 { passed.min(total) as f64 / total as f64 } else { 0.0 };
     let confidence = (10.0 * s).round() as u32;
     let p = 0.6 * s;
     let rr = if sl_pct > 0.0 && tp_pct > 0.0 { tp_pct / sl_pct } else { 0.0 };

@@ -18,28 +18,21 @@
 
 use super::model::SignalInput;
 
-/// The ev gate: ev must be above this.
-pub const MIN_EV: f64 = 25.0;
-/// The confidence gate: confidence must be at least this.
-pub const MIN_CONFIDENCE: u32 = 8;
+/// The gates: ev must be above [`MIN_EV`], confidence at least [`MIN_CONFIDENCE`]. They and the
+/// formula live in the SDK (`spotbot_sdk::scoring`), so that a strategy reports exactly the
+/// scores the service computes.
+pub use spotbot_sdk::scoring::{MIN_CONFIDENCE, MIN_EV};
 
-/// ev and confidence by the formula above.
+/// ev and confidence by the formula above (a missing sl_pct or tp_pct counts as 0: rr 0).
 pub fn score(input: &SignalInput) -> (f64, u32) {
-    let (passed, total) = match &input.checklist {
-        Some(list) if !list.is_empty() => {
-            (list.iter().filter(|c| c.pass).count() as f64, list.len() as f64)
-        }
-        _ => (0.0, 0.0),
-    };
-    let s = if total > 0.0 { passed / total } else { 0.0 };
-    let confidence = (10.0 * s).round() as u32;
-    let p = 0.6 * s;
-    let rr = match (input.sl_pct, input.tp_pct) {
-        (Some(sl), Some(tp)) if sl > 0.0 && tp > 0.0 => tp / sl,
-        _ => 0.0,
-    };
-    let ev = (100.0 * (p * rr - (1.0 - p)) * 100.0).round() / 100.0;
-    (ev, confidence)
+    let list = input.checklist.as_deref().unwrap_or_default();
+    let passed = list.iter().filter(|c| c.pass).count();
+    spotbot_sdk::scoring::scores_of(
+        passed,
+        list.len(),
+        input.sl_pct.unwrap_or(0.0),
+        input.tp_pct.unwrap_or(0.0),
+    )
 }
 
 /// The ev gate (a NaN fails it).
