@@ -1,6 +1,6 @@
 //! `spotbot backtest` as an operator runs it: summary on stdout, the HTML page and the JSON
 //! report written, one line on stderr and exit status 1 when the candles are missing. (The
-//! replay's semantics are tested in `tests/tests/backtest.rs`.)
+//! replay's semantics are tested in `tests/tests/e2e/backtest.rs`.)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -18,7 +18,7 @@ fn the_documented_example_is_valid_and_equals_the_defaults() {
     let example = parse(source).expect("examples/config.toml is valid");
     let defaults = parse("").expect("an empty file is valid");
     assert_eq!(example.exchange.mode, ExchangeMode::Paper);
-    // The [strategy.*] sections repeat each plugin's defaults (tests/tests/strategy_defaults.rs
+    // The [strategy.*] sections repeat each plugin's defaults (tests/tests/e2e/strategy_defaults.rs
     // compares them with the plugins themselves).
     assert_eq!(example.market.watchlist, defaults.market.watchlist);
     assert_eq!(example.server.addr, defaults.server.addr);

@@ -1,5 +1,5 @@
 //! Scripted candle paths for tests; the host's end-to-end tests reuse them
-//! (`tests/tests/ta_strategies.rs` scripts them into the exchange simulator).
+//! (`tests/tests/e2e/ta_strategies.rs` scripts them into the exchange simulator).
 //!
 //! Each path is [`CANDLES`] 1h candles, the last one opening at `end_ms − 1h` (so all are
 //! closed at `end_ms`), built from a list of closes by pure arithmetic: the same `end_ms` gives

@@ -2,8 +2,6 @@
 //! row is enforced by the license layer over HTTP, and every real route that needs a license
 //! answers 503 without one.
 
-mod license_support;
-
 use std::collections::BTreeSet;
 
 use axum::Router;
@@ -13,7 +11,7 @@ use serde_json::Value;
 use spotbot::api::AppState;
 use spotbot::license::routes::{ROUTES, needs_license, rule_for};
 
-use license_support::Rig;
+use crate::license_support::Rig;
 
 /// Rows `(method, path, licensed)` of the license table in docs/api.md.
 fn documented_rows() -> BTreeSet<(String, String, bool)> {

@@ -4,14 +4,11 @@
 //! trend, chop and a news window give skips with their reasons) and Pump Momentum's alerts
 //! (pump_watch, then pump_signal on follow-through, nothing after the expiry, never an order).
 
-mod license_support;
-mod trading_support;
-
 use std::path::PathBuf;
 
+use crate::trading_support::Trading;
 use serde_json::{Value, json};
 use spotbot_tests::scripted::script;
-use trading_support::Trading;
 
 /// A plugins folder holding the given components from the workspace's `plugins/` (what
 /// `cargo xtask plugins` builds), and its config lines.

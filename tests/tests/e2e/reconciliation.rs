@@ -2,12 +2,9 @@
 //! an OCO leg that filled while the service was down closes its trade with its pnl; an open
 //! OCO the store does not know is adopted; a restored trade is tied to its OCO.
 
-mod license_support;
-mod trading_support;
-
+use crate::trading_support::{Trading, d};
 use serde_json::json;
 use spotbot::exchange::{Exchange, NewOco, NewOrder, Price, Qty, Side};
-use trading_support::{Trading, d};
 
 /// Buys 2 SOL by hand and protects 1.99 with an OCO (tp 160, stop 140) whose list client id is
 /// `list_id`; returns the entry and the list.

@@ -3,11 +3,9 @@
 //! OCO holds). The shared scenarios also run against the real testnet when EXCHANGE_API_KEY,
 //! EXCHANGE_API_SECRET and EXCHANGE_TESTNET=1 are set; otherwise that test is skipped.
 
-mod exchange_support;
-
 use std::str::FromStr;
 
-use exchange_support::{Harness, start, start_with, testnet_client};
+use crate::exchange_support::{Harness, start, start_with, testnet_client};
 use rust_decimal::Decimal;
 use spotbot::exchange::exchange_a::{ClientConfig, ExchangeAClient, Signer};
 use spotbot::exchange::{
@@ -329,7 +327,7 @@ async fn oco_take_profit_fill_expires_the_stop_leg() {
     let oco = NewOco {
         take_profit_client_order_id: Some("oco1_tp".into()),
         stop_client_order_id: Some("oco1_sl".into()),
-        ..exchange_support::eth_bracket("oco1")
+        ..crate::exchange_support::eth_bracket("oco1")
     };
     let list = ex.place_oco(&oco).await.expect("oco");
     h.set_price("ETHUSDT", "3200");
@@ -347,7 +345,7 @@ async fn exchange_errors_are_typed_with_code_and_message() {
     let bad = ExchangeAClient::new(
         ClientConfig::new(h.sim.base_url()),
         Some(Signer::new(
-            spotbot::config::Secret::new(exchange_support::KEY),
+            spotbot::config::Secret::new(crate::exchange_support::KEY),
             spotbot::config::Secret::new("wrong"),
         )),
         std::sync::Arc::new(spotbot::clock::SystemClock),

@@ -5,13 +5,10 @@
 //! (`poll_seconds = 0`), so every run here is started by `Scheduler::tick`; one test turns the
 //! loop on to check that the service runs the jobs by itself.
 
-mod license_support;
-mod trading_support;
-
+use crate::trading_support::{Trading, good_signal};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 use spotbot_sim::FaultKind;
-use trading_support::{Trading, good_signal};
 
 const BUY_2950: &str =
     "/api/trade/manual?symbol=ETHUSDT&direction=buy&entry_px=2950&sl_pct=2&rr=1:2.5";
@@ -366,7 +363,7 @@ async fn a_job_is_not_started_again_while_its_previous_run_is_still_going() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_background_loop_runs_due_jobs_by_itself_and_stops_with_the_service() {
-    let rig = license_support::Rig::new().await;
+    let rig = crate::license_support::Rig::new().await;
     let dir = tempfile::tempdir().unwrap();
     let mut config = rig.config_with("", dir.path(), None);
     config.scheduler.poll_seconds = 1;

@@ -2,12 +2,10 @@
 //! each test asserts what the simulator saw (requests and orders), not only what the client
 //! answered.
 
-mod exchange_support;
-
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use exchange_support::start;
+use crate::exchange_support::start;
 use rust_decimal::Decimal;
 use spotbot::exchange::{Exchange, ExchangeError, NewOrder, OrderStatus, Qty, Side};
 use spotbot_sim::{Fault, FaultKind};
@@ -165,7 +163,7 @@ async fn oco_outcome_lost_with_the_connection_is_found_by_list_client_id() {
         path: Some("/api/v3/orderList/oco".into()),
         ..Fault::new(FaultKind::DropAfterExecute)
     });
-    let oco = exchange_support::eth_bracket("oco_drop");
+    let oco = crate::exchange_support::eth_bracket("oco_drop");
     let list = h.client.place_oco(&oco).await.expect("found by lookup");
     assert!(list.executing);
     assert_eq!(list.orders.len(), 2, "legs fetched");

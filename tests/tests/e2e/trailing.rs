@@ -2,13 +2,10 @@
 //! replaced with the same take-profit and a raised stop, never lowered; a failed replacement
 //! restores protection at the old levels; a stop that triggered without filling is exited.
 
-mod license_support;
-mod trading_support;
-
+use crate::trading_support::{Trading, d};
 use rust_decimal::Decimal;
 use serde_json::Value;
 use spotbot_sim::FaultKind;
-use trading_support::{Trading, d};
 
 fn dec(v: &Value) -> Decimal {
     d(v.as_str().unwrap()).normalize()

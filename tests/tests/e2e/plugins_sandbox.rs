@@ -2,11 +2,9 @@
 //! clear error and within the deadline, while `/api/health` keeps answering and the other
 //! plugins keep scanning. Broken or incompatible files are refused with a clear status.
 
-mod plugin_support;
-
 use std::time::Duration;
 
-use plugin_support::{PluginHost, deploy, wasm};
+use crate::plugin_support::{PluginHost, deploy, wasm};
 use serde_json::Value;
 
 const LIMITS: &str =

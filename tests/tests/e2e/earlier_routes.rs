@@ -5,14 +5,11 @@
 //! confirm that only consumes a signal `/trade` already traded (one entry, idempotent), the
 //! license on the licensed routes, and `deprecated` on every one in the OpenAPI document.
 
-mod license_support;
-mod trading_support;
-
 use std::path::PathBuf;
 
+use crate::trading_support::{Trading, good_signal};
 use serde_json::{Value, json};
 use spotbot_tests::scripted::script;
-use trading_support::{Trading, good_signal};
 
 /// The strategy the tests run (one the spec names; any loaded strategy plugin is accepted).
 const BOT: &str = "ta_trend";
@@ -92,7 +89,7 @@ async fn logged(t: &Trading, agent: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_and_license_answer_without_the_prefix_and_licensed_routes_need_a_license() {
-    let rig = license_support::Rig::new().await;
+    let rig = crate::license_support::Rig::new().await;
     let host = rig.new_host().await;
 
     let (status, health) = host.get("/health").await;

@@ -4,15 +4,12 @@
 //! doubled), status without secrets, the portfolio valued like the simulator's balances, and
 //! notify (sent, 503 without messenger, 502 on a messenger fault, bounds of the text).
 
-mod license_support;
-mod trading_support;
-
+use crate::trading_support::{BOT_TOKEN, KEY, SECRET, Trading, d};
 use rust_decimal::Decimal;
 use serde_json::Value;
 use spotbot::exchange::{Exchange, NewOrder, Qty, Side};
 use spotbot_sim::{Fault, FaultKind};
 use spotbot_tests::fake_messenger::Fault as MessengerFault;
-use trading_support::{BOT_TOKEN, KEY, SECRET, Trading, d};
 
 /// Opens a bracketed ETH trade through the API, moves the price to `exit` and closes it;
 /// returns the close answer.
@@ -349,7 +346,7 @@ async fn notify_sends_to_the_boss_and_reports_messenger_faults() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_license_or_messenger_portfolio_works_status_and_notify_answer_503() {
     // A paper-mode install: in-process simulator, no license, no messenger secrets.
-    let rig = license_support::Rig::new().await;
+    let rig = crate::license_support::Rig::new().await;
     let host = rig.new_host().await;
     let (status, portfolio) = host.get("/api/portfolio").await;
     assert_eq!(status, 200, "{portfolio}");

@@ -5,20 +5,16 @@
 //! persisted state is shown and reset; the canary keeps a version that fails on synthetic data
 //! from replacing a working one; the plugin list shows each version's last scan and last error.
 
-mod license_support;
-mod plugin_support;
-mod trading_support;
-
 use std::time::Duration;
 
-use plugin_support::{PluginHost, deploy, wasm};
+use crate::plugin_support::{PluginHost, deploy, wasm};
+use crate::trading_support::Trading;
 use serde_json::{Value, json};
 use spotbot::clock::Clock as _;
 use spotbot::plugins::{Limits, Runtime, StandalonePlugin};
 use spotbot_sdk::Strategy as _;
 use spotbot_tests::scripted::script;
 use spotbot_tests::sdk_convert::{built_plugin, host_request, view_host, view_sdk};
-use trading_support::Trading;
 
 /// How long a reload may take in a test build (compile + describe + canary).
 const RELOAD: Duration = Duration::from_secs(5);

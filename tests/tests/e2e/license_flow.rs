@@ -1,8 +1,6 @@
 //! The license end to end: the host's API and the real license server on loopback, every
 //! party on one test clock (spec: License behavior, License state; issue 5).
 
-mod license_support;
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde_json::{Value, json};
@@ -10,7 +8,7 @@ use spotbot::license::Tick;
 use spotbot::store::Store;
 use spotbot::store::tables::LICENSE_CACHE;
 
-use license_support::Rig;
+use crate::license_support::Rig;
 
 fn assert_key_shape(key: &str) {
     let groups: Vec<&str> = key.split('-').collect();

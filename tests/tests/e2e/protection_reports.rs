@@ -4,16 +4,13 @@
 //! in a non-UTC time zone, and the health check flagging an unprotected trade, a skewed
 //! clock, an unreachable messenger and an unreachable exchange.
 
-mod license_support;
-mod trading_support;
-
 use std::time::Duration;
 
+use crate::trading_support::{Trading, d, good_signal};
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
 use spotbot_sim::{Fault, FaultKind};
 use spotbot_tests::fake_messenger::Fault as MessengerFault;
-use trading_support::{Trading, d, good_signal};
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))

@@ -3,8 +3,6 @@
 //! every watchlist symbol with a signal or a skip and its reason, and Pump Momentum scans its
 //! liquidity-filtered universe.
 
-mod license_support;
-
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -21,7 +19,7 @@ fn plugins_toml(dir: &tempfile::TempDir) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_the_paper_market_both_strategies_answer_right_after_start() {
-    let rig = license_support::Rig::new().await;
+    let rig = crate::license_support::Rig::new().await;
     // The paper simulator runs on the wall clock, as in the demo: so does everyone here.
     rig.clock.set(chrono::Utc::now());
     let plugins = tempfile::tempdir().unwrap();

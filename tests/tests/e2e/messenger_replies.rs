@@ -3,9 +3,6 @@
 //! typed or pressed, confirm or reject the signal. Money assertions read the exchange
 //! simulator; strangers and a second consumer of the bot token are shut out.
 
-mod license_support;
-mod trading_support;
-
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -13,8 +10,8 @@ use spotbot::config::Secret;
 use spotbot_sim::{RunningSim, SimConfig};
 use spotbot_tests::fake_messenger::{FakeMessenger, Fault, SentRecord};
 
-use license_support::{Host, Rig};
-use trading_support::{BOT_TOKEN, CHAT_ID, KEY, SECRET, d, good_signal};
+use crate::license_support::{Host, Rig};
+use crate::trading_support::{BOT_TOKEN, CHAT_ID, KEY, SECRET, d, good_signal};
 
 const WAIT: Duration = Duration::from_secs(10);
 const STRANGER: i64 = 777;

@@ -3,11 +3,9 @@
 //! keeps the previous version serving. Plugin state and the config section reach the plugin,
 //! and state and compiled artifacts survive a restart.
 
-mod plugin_support;
-
 use std::time::Duration;
 
-use plugin_support::{PluginHost, config_toml, deploy, wasm};
+use crate::plugin_support::{PluginHost, config_toml, deploy, wasm};
 use serde_json::Value;
 use spotbot::clock::Clock as _;
 use spotbot_tests::TestHost;

@@ -3,12 +3,9 @@
 //! and the 5-minute expiry on the test clock. Money assertions read what the simulator
 //! received, not only what the API answered.
 
-mod license_support;
-mod trading_support;
-
+use crate::trading_support::{Trading, d, good_signal, signal_with};
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde_json::{Value, json};
-use trading_support::{Trading, d, good_signal, signal_with};
 
 fn dec(v: &Value) -> Decimal {
     d(v.as_str().unwrap_or_else(|| panic!("decimal string expected: {v}")))

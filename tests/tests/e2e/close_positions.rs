@@ -2,12 +2,9 @@
 //! market — never -2010. Also the sell signal (spot exit) and closeall, asserted at the
 //! exchange simulator.
 
-mod license_support;
-mod trading_support;
-
+use crate::trading_support::{Trading, d, good_signal, signal_with};
 use rust_decimal::Decimal;
 use serde_json::Value;
-use trading_support::{Trading, d, good_signal, signal_with};
 
 fn qty(v: &Value) -> Decimal {
     d(v.as_str().unwrap()).normalize()

@@ -382,7 +382,7 @@ fn bench_series(index: usize, start: i64, end: i64) -> Candles {
 /// The benchmark of docs/benchmarks.md: a year of 1h candles (plus 210 days of warm-up for the
 /// 200 daily candles of the market context) for the 20 symbols of the simulator's listing,
 /// replayed with MR Combined. Run it in release:
-/// `cargo test --release -p spotbot-tests --test backtest -- --ignored --nocapture`.
+/// `cargo test --release -p spotbot-tests --test e2e backtest:: -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "benchmark: run in release with --ignored --nocapture"]
 async fn benchmark_a_year_of_1h_candles_for_20_symbols() {

@@ -4,15 +4,12 @@
 //! the 422 / 404 / 500 errors, the snapshot history, the cache list, the watchlist scan, and
 //! what survives a restart (snapshots and the compression / watch memories, not the cache).
 
-mod license_support;
-mod trading_support;
-
+use crate::trading_support::Trading;
 use chrono::Duration;
 use serde_json::Value;
 use spotbot_sdk::Candles;
 use spotbot_sim::{Fault, FaultKind};
 use spotbot_tests::scripted::script;
-use trading_support::Trading;
 
 const TTL_SEC: i64 = 3600;
 const HOUR_MS: i64 = 3_600_000;

@@ -1,9 +1,7 @@
 //! A plugin scan on the default configuration reads the active exchange (here the paper
 //! exchange: the in-process simulator) for the klines and 24 h tickers its manifest asks for.
 
-mod plugin_support;
-
-use plugin_support::{deploy, wasm};
+use crate::plugin_support::{deploy, wasm};
 use spotbot_tests::TestHost;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,8 +3,6 @@
 //! documented where the shared extractors and layers give them, and the scan body accepts what
 //! its schema allows.
 
-mod plugin_support;
-
 use serde_json::{Value, json};
 use spotbot_tests::TestHost;
 
@@ -96,7 +94,7 @@ async fn shared_error_answers_are_documented_on_every_route_that_gives_them() {
 
 #[tokio::test]
 async fn the_scan_body_accepts_what_its_schema_allows_and_names_a_bad_symbol() {
-    let plugins = plugin_support::PluginHost::start(
+    let plugins = crate::plugin_support::PluginHost::start(
         &[("strategy_template.wasm", "strategy-template")],
         "",
         "[market]\nwatchlist = [\"BTCUSDT\", \"ETHUSDT\"]\n",

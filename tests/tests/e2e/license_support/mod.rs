@@ -103,7 +103,7 @@ impl Rig {
         config.secrets.license_key = env_key.map(Secret::new);
         // The tests move the clock by hours: the scheduler's background loop would run the
         // jobs of those hours behind their backs. Tests that want jobs call
-        // `Scheduler::tick` (tests/tests/scheduler.rs).
+        // `Scheduler::tick` (tests/tests/e2e/scheduler.rs).
         config.scheduler.poll_seconds = 0;
         config
     }

@@ -5,17 +5,14 @@
 //! service is unreachable, and its console stays free of errors. Screenshots go to
 //! `target/dashboard/` (docs/dashboard.md shows one).
 
-mod license_support;
-mod trading_support;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::trading_support::{Trading, d, good_signal};
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
 use spotbot_tests::TestHost;
 use spotbot_tests::browser::{Browser, INSTALL_HINT, chromium_path};
-use trading_support::{Trading, d, good_signal};
 
 /// The agent cards refresh every 3 s; a report must show up within that plus one poll's
 /// round trip.

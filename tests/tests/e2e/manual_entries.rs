@@ -2,12 +2,9 @@
 //! LIMIT GTC `MT_` entry, the pending entry, the check (filled → OCO only then; TTL elapsed →
 //! cancelled and the boss alerted), the mirrored sell, a restart with an entry open, recover.
 
-mod license_support;
-mod trading_support;
-
+use crate::trading_support::{Trading, d};
 use rust_decimal::Decimal;
 use serde_json::Value;
-use trading_support::{Trading, d};
 
 const BUY_2950: &str =
     "/api/trade/manual?symbol=ETHUSDT&direction=buy&entry_px=2950&sl_pct=2&rr=1:2.5";

@@ -3,12 +3,9 @@
 //! execution, -2010. Whatever happens: never a duplicate order, and never an unprotected
 //! position without an alert to the boss.
 
-mod license_support;
-mod trading_support;
-
+use crate::trading_support::{Trading, good_signal};
 use spotbot_sim::FaultKind;
 use std::collections::BTreeSet;
-use trading_support::{Trading, good_signal};
 
 const OCO: &str = "/api/v3/orderList/oco";
 

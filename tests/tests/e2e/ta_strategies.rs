@@ -4,14 +4,11 @@
 //! served by the exchange simulator, a clean uptrend is a `ta_trend` buy and an oversold
 //! bounce in a range a `ta_mean_revert` buy, with the brackets their READMEs define.
 
-mod license_support;
-mod trading_support;
-
 use std::path::PathBuf;
 
+use crate::trading_support::Trading;
 use serde_json::{Value, json};
 use spotbot_tests::scripted::script;
-use trading_support::Trading;
 
 const PLUGINS: [&str; 2] = ["ta_trend.wasm", "ta_mean_revert.wasm"];
 

@@ -1,0 +1,47 @@
+//! The end-to-end tests: real servers on loopback (the host, the exchange simulator, a fake
+//! messenger, the license server, feed servers, a headless browser), driven over HTTP like the
+//! agents. One module per capability; run one with `cargo test -p spotbot-tests --test e2e
+//! <module>::`.
+//!
+//! They form one test binary on purpose: each binary links the whole service (about 95 MB in
+//! a debug build), so one binary instead of 32 saves about 3 GB of disk and minutes of linking
+//! on every clean build, and relinks once after a change to the host.
+
+// Shared rigs.
+mod exchange_support;
+mod license_support;
+mod plugin_support;
+mod trading_support;
+
+mod api_contract;
+mod api_errors;
+mod backtest;
+mod close_positions;
+mod dashboard_page;
+mod dashboard_state;
+mod demo_market;
+mod earlier_routes;
+mod exchange_conformance;
+mod exchange_faults;
+mod execution_faults;
+mod license_flow;
+mod license_routes;
+mod manual_entries;
+mod market_context;
+mod messenger_client;
+mod messenger_replies;
+mod news;
+mod plugins_authoring;
+mod plugins_market;
+mod plugins_reload;
+mod plugins_sandbox;
+mod protection_reports;
+mod reconciliation;
+mod scheduler;
+mod signal_flow;
+mod strategies_native_wasm;
+mod strategy_defaults;
+mod strategy_scans;
+mod ta_strategies;
+mod trade_management;
+mod trailing;
