@@ -98,13 +98,21 @@ function price(x) {
   return Number(x).toFixed(digits).replace(/\.?0+$/, '');
 }
 
+/** Rounds to cents first, so that -0.001 reads 0.00 and carries no colour. */
+function cents(x) {
+  const r = Math.round(Number(x) * 100) / 100;
+  return r === 0 ? 0 : r;
+}
+
 function money(x) {
   if (x === null || x === undefined) return '–';
-  return (x > 0 ? '+' : '') + Number(x).toFixed(2);
+  const r = cents(x);
+  return (r > 0 ? '+' : '') + r.toFixed(2);
 }
 
 function signClass(x) {
-  return x > 0 ? 'pos' : x < 0 ? 'neg' : '';
+  const r = x === null || x === undefined ? 0 : cents(x);
+  return r > 0 ? 'pos' : r < 0 ? 'neg' : '';
 }
 
 function duration(seconds) {
@@ -226,18 +234,19 @@ function drawTradeChart(t) {
     ]), data, target);
     chart = { plot, node };
     tradeCharts.set(t.symbol, chart);
-  } else {
-    chart.plot.setData(data);
   }
+  plotData(chart.plot, data);
   chart.node.classList.toggle('no-data', times.length === 0);
 }
 
-/** The x range: the data's, widened to at least an hour so that a few close points still
- * read as times of one day rather than an axis of years. */
-function timeRange(_plot, min, max) {
-  if (min === null || max === null) return [min, max];
-  const pad = Math.max(0, 3600 - (max - min)) / 2;
-  return [min - pad, max + pad];
+/** Sets `data` and widens the x axis to at least an hour around it: uPlot's own range for
+ * one point (or points a few seconds apart) spans years. */
+function plotData(plot, data) {
+  plot.setData(data);
+  const xs = data[0];
+  if (xs.length === 0 || xs[xs.length - 1] - xs[0] >= 3600) return;
+  const mid = (xs[0] + xs[xs.length - 1]) / 2;
+  plot.setScale('x', { min: mid - 1800, max: mid + 1800 });
 }
 
 function chartOptions(target, series) {
@@ -245,7 +254,7 @@ function chartOptions(target, series) {
   return {
     width: Math.max(260, target.clientWidth || 320),
     height: 200,
-    scales: { x: { time: true, range: timeRange } },
+    scales: { x: { time: true } },
     series: [{}, ...series],
     axes: [axis, { ...axis, size: 70 }],
     legend: { live: false },
@@ -268,9 +277,8 @@ async function refreshPnl() {
     pnlPlot = new uPlot(chartOptions(target, [
       { label: 'Cumulative PnL', stroke: COLORS.pnl, width: 1.5, points: { show: true, size: 4 } },
     ]), data, target);
-  } else {
-    pnlPlot.setData(data);
   }
+  plotData(pnlPlot, data);
 }
 
 // ---- pending LIMIT entries (30 s, countdown every second) ----
