@@ -217,16 +217,21 @@ async fn panel(
     })
 }
 
-/// Stops of the OCO lists placed for `trade` since it opened, from the order journal.
+/// Stops of the OCO lists placed for `trade` since it opened, from the order journal. The
+/// journal is read back only to the trade's opening (it is in time order), so a poll costs
+/// the trade's own orders, not the whole history. A trade without a readable opening time has
+/// no history to show.
 fn stops(execution: &Execution, trade: &Trade) -> Result<Vec<PricePoint>, StoreError> {
-    let opened = DateTime::parse_from_rfc3339(&trade.opened_at).map(|t| t.to_utc()).ok();
+    let Ok(opened) = DateTime::parse_from_rfc3339(&trade.opened_at) else {
+        return Ok(Vec::new());
+    };
     let mut points: Vec<PricePoint> = execution
         .journal()
-        .newest(Some(&trade.symbol), 500)?
-        .into_iter()
-        .map(|(_, entry)| entry)
-        .filter(|e| e.kind == OrderKind::Oco && matches!(e.outcome, Outcome::Placed { .. }))
-        .filter_map(|e| stop_point(&e).filter(|(t, _)| opened.is_none_or(|o| *t >= o)))
+        .since(opened.to_utc())?
+        .iter()
+        .filter(|e| e.symbol == trade.symbol && e.kind == OrderKind::Oco)
+        .filter(|e| matches!(e.outcome, Outcome::Placed { .. }))
+        .filter_map(stop_point)
         .map(|(t, price)| PricePoint { time: t.timestamp_millis(), price })
         .collect();
     points.reverse();
