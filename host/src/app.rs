@@ -99,7 +99,11 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         Some(c) => (Some(c.exchange), c.paper),
         None => (None, None),
     };
-    let market = exchange.as_ref().map(|exchange| {
+    // Agent reads (market context, plugin candles, scans, portfolio) go through the read
+    // handle: they draw from the read share of the request budget, so they can never eat the
+    // weight orders and stops need. Execution and protection hold the exchange itself.
+    let reads = exchange.clone().map(crate::exchange::ReadHandle::wrap);
+    let market = reads.as_ref().map(|exchange| {
         let candles = Arc::new(CandleCache::new(exchange.clone()));
         Arc::new(MarketContexts::new(
             exchange.clone(),
@@ -147,7 +151,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         plugins: plugins.clone(),
         signals: signals.clone(),
         execution: execution.clone(),
-        exchange: exchange.clone(),
+        exchange: reads.clone(),
         store: store.clone(),
         messenger: messenger.clone(),
         dashboard: dashboard.clone(),
@@ -160,7 +164,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     let state = AppState {
         scheduler,
         news,
-        exchange,
+        exchange: reads,
         market,
         paper,
         messenger,

@@ -48,6 +48,10 @@ pub struct ExchangeConfig {
     /// Whole-request timeout of one exchange call, milliseconds; past it an order's outcome
     /// is unknown and is settled by a lookup by client order id.
     pub request_timeout_ms: u64,
+    /// Percent of the exchange's request weight agent reads (scans, market context,
+    /// portfolio) may use per minute; the rest is reserved for orders, cancels, lookups and
+    /// the prices protection needs. Past it reads answer 429 `rate_limited`.
+    pub read_share_pct: u64,
 }
 
 impl Default for ExchangeConfig {
@@ -59,6 +63,7 @@ impl Default for ExchangeConfig {
             paper_seed: 1,
             paper_usdt: 10_000.0,
             request_timeout_ms: 10_000,
+            read_share_pct: 60,
         }
     }
 }

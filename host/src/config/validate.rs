@@ -87,6 +87,7 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
         99.0,
         60_000.0,
     )?;
+    exchange.in_range("read_share_pct", config.exchange.read_share_pct as f64, 10.0, 80.0)?;
 
     Checker { prefix: "risk" }.non_negative("max_trading_usdt", config.risk.max_trading_usdt)?;
     Checker { prefix: "protection" }.in_range(

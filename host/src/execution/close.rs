@@ -15,7 +15,7 @@ use super::journal::OrderKind;
 use super::plan::{client_id, fresh_id};
 use super::trade::{CloseReason, ClosedTrade, Direction, ProtectionState, Trade, pnl_of};
 use super::{Execution, ExecutionError};
-use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, OrderType, Qty};
+use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, Qty};
 use crate::messenger::templates;
 
 /// One position in a close or closeall answer.
@@ -278,63 +278,5 @@ impl Execution {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-    }
-
-    /// For a trade whose OCO list is finished on the exchange: records the close at the filled
-    /// leg's price. `None` when the list is still working, or no leg filled: either a stop
-    /// triggered and rests unfilled (a gap; `closing` cancels it so its coin can be sold), or
-    /// the list was cancelled outside the service (the trade is then marked unprotected).
-    pub(crate) async fn settle_finished_list(
-        &self,
-        trade: &Trade,
-        closing: bool,
-    ) -> Result<Option<ClosedTrade>, ExecutionError> {
-        let orders = self.orders()?;
-        let Some(list_id) = trade.oco_list_id else {
-            return Ok(None);
-        };
-        let list = orders
-            .list_with_legs(&OrderRef::Id(list_id))
-            .await
-            .map_err(|e| ExecutionError::from_send(e, &list_id.to_string()))?;
-        if list.executing {
-            return Ok(None);
-        }
-        let Some(leg) = list.orders.iter().find(|o| !o.executed_qty.0.is_zero()) else {
-            let resting: Vec<i64> =
-                list.orders.iter().filter(|o| o.status.is_open()).map(|o| o.order_id).collect();
-            if resting.is_empty() {
-                self.mark_unprotected(
-                    trade.clone(),
-                    "the OCO was cancelled on the exchange without a fill".into(),
-                );
-            } else if closing {
-                // A stop that triggered without filling rests on the book and holds the coin.
-                for id in resting {
-                    match orders.exchange.cancel_order(&trade.symbol, &OrderRef::Id(id)).await {
-                        Ok(_) | Err(ExchangeError::UnknownOrder { .. }) => {}
-                        Err(err) => return Err(err.into()),
-                    }
-                }
-            }
-            return Ok(None);
-        };
-        let leg = orders
-            .order_with_fills(&trade.symbol, &OrderRef::Id(leg.order_id))
-            .await
-            .map_err(|e| ExecutionError::from_send(e, &list_id.to_string()))?;
-        let reason = if leg.order_type == OrderType::LimitMaker {
-            CloseReason::TakeProfit
-        } else {
-            CloseReason::StopLoss
-        };
-        let rules = self.symbol_rules(&trade.symbol).await?;
-        let now = self.now_iso();
-        let Some(closed) = closed_by(trade, &leg, &rules, reason, &now) else {
-            return Ok(None);
-        };
-        let today = self.today();
-        self.inner.book.store().write(|w| close_trade_in(w, &closed, today))?;
-        Ok(Some(closed))
     }
 }

@@ -13,6 +13,7 @@
 //! - [`reconcile`]: settles differences between the store, the journal and the exchange.
 //! - [`journal`], [`orders`]: write-before-send and lookup-before-resend.
 //! - [`book`]: open trades, history and daily counters in the store.
+//! - [`settle`]: what the exchange closed on its own (a filled take-profit or stop-loss).
 //! - [`restop`]: moving the stop of a protected trade (trailing), spotting a gapped stop.
 //! - [`restore`]: an operator puts a trade record into the book.
 //! - [`stats`]: aggregates of the closed-trade history; [`sync`]: round trips made outside the
@@ -29,6 +30,7 @@ pub mod plan;
 mod reconcile;
 mod restop;
 mod restore;
+mod settle;
 pub mod sizing;
 pub mod stats;
 pub mod sync;
@@ -49,7 +51,10 @@ pub use plan::EntryPlan;
 pub use reconcile::ReconcileReport;
 pub use restop::StopMove;
 pub use restore::RestoreInput;
-pub use trade::{ClosedTrade, Direction, ProtectionState, Trade, TradeSource, TradeView};
+pub use settle::Settled;
+pub use trade::{
+    ClosedTrade, ClosedTradeView, Direction, ProtectionState, Trade, TradeSource, TradeView,
+};
 
 use crate::clock::SharedClock;
 use crate::config::{Config, StrategyKeys};

@@ -6,7 +6,9 @@
 //!   exchange, not the keys; an order with bad keys is refused loudly anyway).
 //! - `clock`: |exchange server time − our clock| at the middle of that round trip.
 //! - `license`: active, not living on the offline grace.
-//! - `trades`: no open trade is `unprotected` (no stop-loss on the exchange).
+//! - `trades`: no open trade is `unprotected` (no stop-loss on the exchange), and the store's
+//!   open trades match the exchange's open protection (every protected trade's order list is
+//!   open there, and every open list belongs to a trade).
 //! - `messenger`: configured and answering `getMe` (nothing is sent to the boss).
 
 use std::time::Instant;
@@ -16,7 +18,7 @@ use utoipa::ToSchema;
 
 use super::Protection;
 use crate::dashboard::AgentName;
-use crate::execution::trade::ProtectionState;
+use crate::execution::trade::{ProtectionState, Trade};
 use crate::messenger::{MessengerError, templates};
 
 /// Largest clock difference with the exchange that passes. Exchange A refuses a signed
@@ -105,7 +107,8 @@ impl Protection {
     pub async fn health_check_as(&self, agent: AgentName) -> HealthReport {
         let (exchange, clock) = self.check_exchange().await;
         let messenger = self.check_messenger().await;
-        let findings = vec![exchange, clock, self.check_license(), self.check_trades(), messenger];
+        let trades = self.check_trades().await;
+        let findings = vec![exchange, clock, self.check_license(), trades, messenger];
         let anomalies: Vec<String> = findings
             .iter()
             .filter(|f| f.verdict == Verdict::Anomaly)
@@ -208,7 +211,7 @@ impl Protection {
         }
     }
 
-    fn check_trades(&self) -> Finding {
+    async fn check_trades(&self) -> Finding {
         let trades = match self.inner.execution.book().open_trades() {
             Ok(trades) => trades,
             Err(err) => {
@@ -230,22 +233,66 @@ impl Protection {
                 _ => None,
             })
             .collect();
-        if unprotected.is_empty() {
+        let mut problems = Vec::new();
+        if !unprotected.is_empty() {
+            problems.push(format!(
+                "unprotected: {}; GET /api/trades/recover places the protection, or close the \
+                 position",
+                unprotected.join(", ")
+            ));
+        }
+        match self.protection_mismatches(&trades).await {
+            Ok(mismatches) => problems.extend(mismatches),
+            Err(err) => {
+                problems.push(format!("the exchange's open protection cannot be read: {err}"))
+            }
+        }
+        if problems.is_empty() {
             finding(
                 Check::Trades,
                 Verdict::Ok,
-                format!("{} open trade(s), none unprotected", trades.len()),
-            )
-        } else {
-            finding(
-                Check::Trades,
-                Verdict::Anomaly,
                 format!(
-                    "unprotected: {}; GET /api/trades/recover places the OCO, or close the position",
-                    unprotected.join(", ")
+                    "{} open trade(s), none unprotected, all matching the exchange's open \
+                     protection",
+                    trades.len()
                 ),
             )
+        } else {
+            finding(Check::Trades, Verdict::Anomaly, problems.join("; "))
         }
+    }
+
+    /// Differences between the store's protected trades and the exchange's open order lists.
+    async fn protection_mismatches(
+        &self,
+        trades: &[Trade],
+    ) -> Result<Vec<String>, crate::exchange::ExchangeError> {
+        let Some(exchange) = &self.inner.exchange else {
+            return Ok(Vec::new());
+        };
+        let open = exchange.open_order_lists().await?;
+        let mut found = Vec::new();
+        for trade in trades.iter().filter(|t| t.protection == ProtectionState::Protected) {
+            if let Some(id) = trade.oco_list_id
+                && !open.iter().any(|l| l.order_list_id == id)
+            {
+                found.push(format!(
+                    "{}: protected by order list {id} in the store, but the exchange has no such \
+                     open list (the protection run settles it)",
+                    trade.symbol
+                ));
+            }
+        }
+        for list in &open {
+            if !trades.iter().any(|t| t.oco_list_id == Some(list.order_list_id)) {
+                found.push(format!(
+                    "{}: order list {} is open on the exchange but belongs to no open trade \
+                     (GET /api/trades/recover adopts it)",
+                    list.symbol, list.order_list_id
+                ));
+            }
+        }
+        Ok(found)
     }
 
     async fn check_messenger(&self) -> Finding {

@@ -3,8 +3,10 @@
 //! [`escape`] here, nowhere else. Inputs are plain structs, so callers in any area fill them
 //! without depending on each other's types.
 
+mod exits;
 mod scans;
 
+pub use exits::{ExitFilled, exit_filled};
 pub use scans::{AutoConfirmed, PumpAlertNote, auto_confirmed, pump_alert};
 
 use super::html::escape;
