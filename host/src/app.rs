@@ -41,6 +41,8 @@ pub struct RunningApp {
     replies: Option<RepliesTask>,
     /// The built-in scheduler's loop (`[scheduler] enabled`, `poll_seconds > 0`), when it runs.
     scheduler: Option<SchedulerTask>,
+    /// The loop that checks the stops the service watches (with an exchange client).
+    watch: Option<protection::watch::WatchTask>,
 }
 
 impl RunningApp {
@@ -54,6 +56,9 @@ impl RunningApp {
         (&mut self.server).await.context("server task failed")??;
         if let Some(scheduler) = self.scheduler.take() {
             scheduler.stop().await;
+        }
+        if let Some(watch) = self.watch.take() {
+            watch.stop().await;
         }
         if let Some(replies) = self.replies.take() {
             replies.stop().await;
@@ -202,6 +207,10 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         dashboard: state.dashboard.clone(),
     });
     let scheduler = scheduler::spawn(&state.config.scheduler, &state);
+    let watch = protection::watch::spawn(
+        &state.protection,
+        std::time::Duration::from_millis(state.config.protection.watch_interval_ms),
+    );
     Ok(RunningApp {
         addr,
         state,
@@ -210,6 +219,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         reconciliation,
         replies,
         scheduler,
+        watch,
     })
 }
 

@@ -106,13 +106,14 @@ impl OrderStatus {
     }
 }
 
-/// How positions are protected on this exchange (ARCHITECTURE: "design for both").
+/// How positions can be protected on this exchange, the adapter's capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protection {
-    /// The exchange holds take-profit and stop-loss as one OCO order list.
-    NativeOco,
-    /// The service watches the stop itself.
-    ServiceSideStop,
+    /// The exchange can hold take-profit and stop-loss as one OCO order list; the operator
+    /// may still choose the watched stop (`[protection] stop = "service"`).
+    Native,
+    /// No exchange-side stop on spot: a resting take-profit, and the service watches the stop.
+    Watched,
 }
 
 /// A new order. `client_order_id` is mandatory: it is how an ambiguous outcome is resolved.

@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::book::open_trade_in;
-use super::bracket::trade_from_fill;
 use super::journal::OrderKind;
 use super::plan::{EntryPlan, fresh_id};
 use super::sizing::{bracket_prices, size_entry};
@@ -361,14 +360,7 @@ impl Execution {
         };
         let rules = self.symbol_rules(&entry.plan.symbol).await?;
         let today = self.today();
-        let trade = trade_from_fill(
-            &entry.plan,
-            &order,
-            &rules,
-            self.exchange_name(),
-            &today.iso(),
-            &self.now_iso(),
-        );
+        let trade = self.trade_of_fill(&entry.plan, &order, &rules, today);
         self.inner.book.store().write(|w| {
             w.remove(tables::PENDING_ENTRIES, &entry.plan.entry_client_order_id)?;
             match &trade {

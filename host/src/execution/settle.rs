@@ -4,21 +4,29 @@
 //! (cancelled outside the service) leaves the position unprotected, and the boss is alerted.
 //!
 //! The protection run calls [`Execution::settle_exits`] every minute with the exchange's open
-//! order lists, fetched once for all trades; close, trailing and reconciliation reach the same
-//! [`Execution::settle_finished_list`] when they find a list already gone. Settling is
+//! protection (its open order lists, and its open orders when a trade's take-profit rests
+//! alone), fetched once for all trades; close, trailing and reconciliation reach the same
+//! [`Execution::settle_finished`] when they find a protection already gone. Settling is
 //! idempotent: a trade is settled under its symbol's lock and only while it is still open
 //! with the list that was found finished.
-
-use std::collections::HashSet;
 
 use rust_decimal::prelude::ToPrimitive;
 
 use super::book::close_trade_in;
 use super::close::closed_by;
-use super::trade::{CloseReason, ClosedTrade, ClosedTradeView, ProtectionState, Trade};
+use super::trade::{CloseReason, ClosedTrade, ClosedTradeView, Legs, ProtectionState, Trade};
 use super::{Execution, ExecutionError};
-use crate::exchange::{ExchangeError, OrderList, OrderRef, OrderType};
+use crate::exchange::{ExchangeError, Order, OrderList, OrderRef, OrderType};
 use crate::messenger::templates;
+
+/// The exchange's open protection, read once per run: its open order lists (OCO legs) and,
+/// when a trade's stop is watched, its open orders (the resting take-profits).
+#[derive(Debug, Clone, Default)]
+pub struct OpenProtection {
+    pub lists: Vec<OrderList>,
+    /// `None` when not read (no trade's take-profit rests alone).
+    pub orders: Option<Vec<Order>>,
+}
 
 /// What one settlement pass found.
 #[derive(Debug, Clone, Default)]
@@ -38,10 +46,22 @@ impl Settled {
 }
 
 impl Execution {
-    /// Settles every protected open trade whose order list is not among `open_lists` (the
-    /// exchange's open order lists, read once by the caller).
-    pub async fn settle_exits(&self, open_lists: &[OrderList]) -> Settled {
-        let open: HashSet<i64> = open_lists.iter().map(|l| l.order_list_id).collect();
+    /// Reads the exchange's open protection of the open trades: one request for the order
+    /// lists when a trade has an OCO, one for the open orders when a trade has a resting
+    /// take-profit of its own, none without open trades.
+    pub async fn open_protection(&self) -> Result<OpenProtection, ExecutionError> {
+        let exchange = &self.orders()?.exchange;
+        let trades = self.inner.book.open_trades()?;
+        let with_list = trades.iter().any(|t| matches!(t.legs, Some(Legs::Oco { .. })));
+        let with_take_profit = trades.iter().any(|t| matches!(t.legs, Some(Legs::Watched { .. })));
+        let lists = if with_list { exchange.open_order_lists().await? } else { Vec::new() };
+        let orders = if with_take_profit { Some(exchange.open_orders(None).await?) } else { None };
+        Ok(OpenProtection { lists, orders })
+    }
+
+    /// Settles every protected open trade whose protection is not among `open` (read once by
+    /// the caller with [`Execution::open_protection`]).
+    pub async fn settle_exits(&self, open: &OpenProtection) -> Settled {
         let mut settled = Settled::default();
         let trades = match self.inner.book.open_trades() {
             Ok(trades) => trades,
@@ -50,18 +70,18 @@ impl Execution {
                 return settled;
             }
         };
-        for trade in trades.iter().filter(|t| finished(t, &open)) {
+        for trade in trades.iter().filter(|t| protection_gone(t, open)) {
             let _symbol = self.lock_symbol(&trade.symbol).await;
             // Re-read under the lock: a close or a stop move may have settled it meanwhile.
             let current = match self.inner.book.open_trade(&trade.symbol) {
-                Ok(Some(current)) if current.oco_list_id == trade.oco_list_id => current,
+                Ok(Some(current)) if current.legs == trade.legs => current,
                 Ok(_) => continue,
                 Err(err) => {
                     settled.errors.push(format!("{}: {err}", trade.symbol));
                     continue;
                 }
             };
-            match self.settle_finished_list(&current, false).await {
+            match self.settle_finished(&current, false).await {
                 Ok(Some(closed)) => {
                     self.announce_exit(&closed);
                     settled.closed.push(closed);
@@ -79,8 +99,9 @@ impl Execution {
         settled
     }
 
-    /// Tells the boss and the activity log that a leg filled at the exchange.
-    fn announce_exit(&self, closed: &ClosedTrade) {
+    /// Tells the boss and the activity log that a protection leg closed a trade (filled at
+    /// the exchange, or the watched stop the service executed).
+    pub(crate) fn announce_exit(&self, closed: &ClosedTrade) {
         let take_profit = closed.reason == CloseReason::TakeProfit;
         let what = if take_profit { "take-profit hit" } else { "stop-loss hit" };
         let pnl = closed.pnl.round_dp(2);
@@ -111,19 +132,83 @@ impl Execution {
         );
     }
 
-    /// For a trade whose OCO list is finished on the exchange: records the close at the filled
-    /// leg's price. `None` when the list is still working, or no leg filled: either a stop
-    /// triggered and rests unfilled (a gap; `closing` cancels it so its coin can be sold), or
-    /// the list was cancelled outside the service (the trade is then marked unprotected).
-    pub(crate) async fn settle_finished_list(
+    /// For a trade whose protection finished on the exchange: records the close at the
+    /// filled leg's price. `None` when the protection is still working, or nothing filled
+    /// (see [`Execution::settle_finished_list`] and [`Execution::settle_finished_take_profit`]).
+    pub(crate) async fn settle_finished(
         &self,
         trade: &Trade,
         closing: bool,
     ) -> Result<Option<ClosedTrade>, ExecutionError> {
+        match &trade.legs {
+            Some(Legs::Oco { list_id, .. }) => {
+                self.settle_finished_list(trade, *list_id, closing).await
+            }
+            Some(Legs::Watched { tp_order_id }) => {
+                self.settle_finished_take_profit(trade, *tp_order_id, closing).await
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// A watched trade's take-profit that is no longer open: filled, the trade closes at its
+    /// price; ended without a fill (cancelled outside the service), the trade is marked
+    /// unprotected — the service still watches its stop — unless it is being closed anyway.
+    async fn settle_finished_take_profit(
+        &self,
+        trade: &Trade,
+        tp_order_id: i64,
+        closing: bool,
+    ) -> Result<Option<ClosedTrade>, ExecutionError> {
         let orders = self.orders()?;
-        let Some(list_id) = trade.oco_list_id else {
+        let tp = orders
+            .order_with_fills(&trade.symbol, &OrderRef::Id(tp_order_id))
+            .await
+            .map_err(|e| ExecutionError::from_send(e, &tp_order_id.to_string()))?;
+        if tp.status.is_open() {
+            return Ok(None);
+        }
+        if tp.executed_qty.0.is_zero() {
+            if !closing {
+                self.mark_unprotected(
+                    trade.clone(),
+                    "the take-profit was cancelled on the exchange without a fill; the service \
+                     still watches the stop"
+                        .into(),
+                );
+            }
+            return Ok(None);
+        }
+        self.record_exit(trade, &tp, CloseReason::TakeProfit).await
+    }
+
+    /// The close of `trade` by a protection leg that filled, written with its counters.
+    async fn record_exit(
+        &self,
+        trade: &Trade,
+        leg: &Order,
+        reason: CloseReason,
+    ) -> Result<Option<ClosedTrade>, ExecutionError> {
+        let rules = self.symbol_rules(&trade.symbol).await?;
+        let Some(closed) = closed_by(trade, leg, &rules, reason, &self.now_iso()) else {
             return Ok(None);
         };
+        let today = self.today();
+        self.inner.book.store().write(|w| close_trade_in(w, &closed, today))?;
+        Ok(Some(closed))
+    }
+
+    /// An OCO list that may have finished: `None` when it is still working, or no leg filled:
+    /// either a stop triggered and rests unfilled (a gap; `closing` cancels it so its coin can
+    /// be sold), or the list was cancelled outside the service (the trade is then marked
+    /// unprotected).
+    async fn settle_finished_list(
+        &self,
+        trade: &Trade,
+        list_id: i64,
+        closing: bool,
+    ) -> Result<Option<ClosedTrade>, ExecutionError> {
+        let orders = self.orders()?;
         let list = orders
             .list_with_legs(&OrderRef::Id(list_id))
             .await
@@ -159,19 +244,22 @@ impl Execution {
         } else {
             CloseReason::StopLoss
         };
-        let rules = self.symbol_rules(&trade.symbol).await?;
-        let now = self.now_iso();
-        let Some(closed) = closed_by(trade, &leg, &rules, reason, &now) else {
-            return Ok(None);
-        };
-        let today = self.today();
-        self.inner.book.store().write(|w| close_trade_in(w, &closed, today))?;
-        Ok(Some(closed))
+        self.record_exit(trade, &leg, reason).await
     }
 }
 
-/// A protected trade whose list the exchange no longer has open.
-fn finished(trade: &Trade, open: &HashSet<i64>) -> bool {
-    trade.protection == ProtectionState::Protected
-        && trade.oco_list_id.is_some_and(|id| !open.contains(&id))
+/// A protected trade whose protection the exchange no longer has open (a trade's take-profit
+/// counts only when the open orders were read).
+pub fn protection_gone(trade: &Trade, open: &OpenProtection) -> bool {
+    if trade.protection != ProtectionState::Protected {
+        return false;
+    }
+    match &trade.legs {
+        Some(Legs::Oco { list_id, .. }) => !open.lists.iter().any(|l| l.order_list_id == *list_id),
+        Some(Legs::Watched { tp_order_id }) => open
+            .orders
+            .as_ref()
+            .is_some_and(|orders| !orders.iter().any(|o| o.order_id == *tp_order_id)),
+        None => false,
+    }
 }

@@ -18,7 +18,8 @@ use utoipa::ToSchema;
 
 use super::Protection;
 use crate::dashboard::AgentName;
-use crate::execution::trade::{ProtectionState, Trade};
+use crate::execution::protection_gone;
+use crate::execution::trade::{Legs, ProtectionState, Trade};
 use crate::messenger::{MessengerError, templates};
 
 /// Largest clock difference with the exchange that passes. Exchange A refuses a signed
@@ -262,29 +263,38 @@ impl Protection {
         }
     }
 
-    /// Differences between the store's protected trades and the exchange's open order lists.
+    /// Differences between the store's protected trades and the exchange's open protection.
     async fn protection_mismatches(
         &self,
         trades: &[Trade],
-    ) -> Result<Vec<String>, crate::exchange::ExchangeError> {
-        let Some(exchange) = &self.inner.exchange else {
+    ) -> Result<Vec<String>, crate::execution::ExecutionError> {
+        if self.inner.exchange.is_none() {
             return Ok(Vec::new());
-        };
-        let open = exchange.open_order_lists().await?;
-        let mut found = Vec::new();
-        for trade in trades.iter().filter(|t| t.protection == ProtectionState::Protected) {
-            if let Some(id) = trade.oco_list_id
-                && !open.iter().any(|l| l.order_list_id == id)
-            {
-                found.push(format!(
-                    "{}: protected by order list {id} in the store, but the exchange has no such \
-                     open list (the protection run settles it)",
-                    trade.symbol
-                ));
-            }
         }
-        for list in &open {
-            if !trades.iter().any(|t| t.oco_list_id == Some(list.order_list_id)) {
+        let open = self.inner.execution.open_protection().await?;
+        let mut found: Vec<String> = trades
+            .iter()
+            .filter(|t| protection_gone(t, &open))
+            .map(|t| {
+                let what = match &t.legs {
+                    Some(Legs::Oco { list_id, .. }) => format!("order list {list_id}"),
+                    Some(Legs::Watched { tp_order_id }) => {
+                        format!("take-profit order {tp_order_id}")
+                    }
+                    None => "nothing".into(),
+                };
+                format!(
+                    "{}: protected by {what} in the store, but the exchange has no such open \
+                     order (the protection run settles it)",
+                    t.symbol
+                )
+            })
+            .collect();
+        for list in &open.lists {
+            let tracked = trades
+                .iter()
+                .any(|t| t.legs.as_ref().and_then(Legs::list_id) == Some(list.order_list_id));
+            if !tracked {
                 found.push(format!(
                     "{}: order list {} is open on the exchange but belongs to no open trade \
                      (GET /api/trades/recover adopts it)",

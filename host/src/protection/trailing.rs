@@ -111,14 +111,14 @@ pub async fn run(
     gap_exit: GapExit,
 ) -> TrailingReport {
     let mut report = TrailingReport::default();
-    match exchange.open_order_lists().await {
+    match execution.open_protection().await {
         Ok(open) => {
             let settled = execution.settle_exits(&open).await;
             report.exits = settled.closed_views();
             report.unprotected = settled.unprotected;
             report.errors.extend(settled.errors);
         }
-        Err(err) => report.errors.push(format!("exits not checked: open order lists: {err}")),
+        Err(err) => report.errors.push(format!("exits not checked: {err}")),
     }
     let trades = match execution.book().open_trades() {
         Ok(trades) => trades,
@@ -137,7 +137,7 @@ pub async fn run(
             Err(err) => report.errors.push(format!("{}: stop not checked: {err}", trade.symbol)),
         }
         let settings = TrailSettings::of(&execution.strategy_keys(&trade.bot));
-        if !settings.enabled || trade.oco_list_id.is_none() {
+        if !settings.enabled || trade.legs.is_none() {
             continue;
         }
         let price = match exchange.price(&trade.symbol).await {
@@ -238,12 +238,15 @@ mod tests {
             sl_limit_px: sl,
             sl_pct: dec!(2),
             tp_pct: dec!(5),
-            sl_oid: Some(1),
-            tp_oid: Some(2),
-            oco_list_id: Some(3),
+            stop: crate::execution::StopPlacement::Exchange,
+            legs: Some(crate::execution::Legs::Oco {
+                list_id: 3,
+                tp_order_id: Some(2),
+                sl_order_id: Some(1),
+            }),
             entry_order_id: None,
             entry_client_order_id: None,
-            oco_client_order_id: None,
+            protection_client_id: None,
             protection: ProtectionState::Protected,
             source: TradeSource::Trade,
             date: "2026-01-01".into(),

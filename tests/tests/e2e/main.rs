@@ -47,3 +47,4 @@ mod strategy_scans;
 mod ta_strategies;
 mod trade_management;
 mod trailing;
+mod watched_stops;

@@ -807,7 +807,7 @@ impl Exchange for ExchangeAClient {
     }
 
     fn protection(&self) -> Protection {
-        Protection::NativeOco
+        Protection::Native
     }
 
     fn budget_use(&self) -> Option<BudgetUse> {
