@@ -343,3 +343,30 @@ pub fn pnl_of(trade: &Trade, qty: Decimal, exit_quote: Decimal) -> Decimal {
     };
     pnl.round_dp(8)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trade_stored_before_legs_existed_loads_with_its_oco() {
+        let stored = serde_json::json!({
+            "symbol": "ETHUSDT", "direction": "buy", "bot": "mr_combined",
+            "exchange": "exchange_a", "size": "0.33", "entry_px": "3000",
+            "entry_quote": "990", "sl_px": "2940", "tp_px": "3150", "sl_limit_px": "2934.12",
+            "sl_pct": "2", "tp_pct": "5", "sl_oid": 11, "tp_oid": 12, "oco_list_id": 7,
+            "entry_order_id": 5, "entry_client_order_id": "TE_a_ETHUSDT",
+            "oco_client_order_id": "TO_a_ETHUSDT", "protection": {"state": "protected"},
+            "source": "trade", "date": "2026-03-02", "opened_at": "2026-03-02T08:00:00+00:00"
+        });
+        let trade: Trade = serde_json::from_value(stored).unwrap();
+        assert_eq!(
+            trade.legs,
+            Some(Legs::Oco { list_id: 7, tp_order_id: Some(12), sl_order_id: Some(11) })
+        );
+        assert_eq!(trade.stop, StopPlacement::Exchange);
+        assert_eq!(trade.protection_client_id.as_deref(), Some("TO_a_ETHUSDT"));
+        let again: Trade = serde_json::from_value(serde_json::to_value(&trade).unwrap()).unwrap();
+        assert_eq!(again, trade, "the new shape reads back the same");
+    }
+}

@@ -36,6 +36,7 @@ mod plugins_authoring;
 mod plugins_market;
 mod plugins_reload;
 mod plugins_sandbox;
+mod protection_latency;
 mod protection_reports;
 mod reconciliation;
 mod request_budget;
