@@ -10,7 +10,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::api::{self, AppState};
+use crate::api;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::dashboard::Dashboard;
@@ -24,6 +24,7 @@ use crate::protection::{self, Protection};
 use crate::scans::Scans;
 use crate::scheduler::{self, Scheduler, SchedulerTask};
 use crate::signals::Signals;
+use crate::state::AppState;
 use crate::store::Store;
 
 /// A running service. Dropping it without [`RunningApp::stop`] leaves the server running until

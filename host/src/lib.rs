@@ -7,7 +7,8 @@
 //! - [`exchange`]: the `Exchange` trait, exchange A's wire client, paper mode (simulator in-process).
 //! - [`signals`]: pending signals, the skip rules, the ev/confidence gates, cleanup.
 //! - [`execution`]: sizing, the bracket order, close, the order journal, reconciliation.
-//! - [`protection`]: the drawdown pause, the daily PnL report and the health check.
+//! - [`protection`]: the protection run (exits the exchange made, gaps, trailing), the watched
+//!   stops, the drawdown watch, the daily PnL report and the health check.
 //! - [`market`]: the one candle cache (fetches only what is new), the `Timeframe` type, and
 //!   the multi-timeframe market context (rules, TTL cache, snapshots, compression and watch
 //!   memories).
@@ -26,6 +27,7 @@
 //! - [`config`]: the TOML file and environment secrets, validated before anything starts.
 //! - [`clock`]: the one source of "now", replaceable by a test clock.
 //! - [`app`]: wires the areas together and serves them; used by `main` and by tests.
+//! - [`state`]: `AppState`, the areas' public faces the API and the scheduler both reach.
 //! - [`backtest`]: replays a plugin over history, its brackets in the simulator's matching
 //!   engine (`spotbot backtest`).
 
@@ -47,4 +49,5 @@ pub mod protection;
 pub mod scans;
 pub mod scheduler;
 pub mod signals;
+pub mod state;
 pub mod store;

@@ -22,7 +22,6 @@ use crate::execution::{
 };
 use crate::plugins::is_strategy_name;
 use crate::protection::TrailingReport;
-use crate::protection::is_pause_reason;
 use crate::signals::TradeResult;
 use crate::signals::scoring::{MIN_CONFIDENCE, MIN_EV, ev_passes};
 
@@ -34,10 +33,7 @@ impl From<ExecutionError> for ApiError {
                 ApiError::service_unavailable("exchange_unavailable", detail)
             }
             ExecutionError::Invalid(_) => ApiError::unprocessable("invalid_field", detail),
-            ExecutionError::DailyLimit(reason) if is_pause_reason(&reason) => {
-                ApiError::conflict("drawdown_paused", detail)
-            }
-            ExecutionError::DailyLimit(_) => ApiError::conflict("daily_limit_reached", detail),
+            ExecutionError::EntryBlocked(block) => ApiError::conflict(block.code(), detail),
             ExecutionError::TradeExists(_) => ApiError::conflict("trade_exists", detail),
             ExecutionError::NoPosition(_) => ApiError::not_found("no_position", detail),
             ExecutionError::UnknownSymbol { .. } => {

@@ -541,9 +541,7 @@ impl Replay {
             Err(err) => {
                 let reason = match &err {
                     ExecutionError::TradeExists(_) => "trade_exists".to_string(),
-                    ExecutionError::DailyLimit(reason) => {
-                        reason.split(':').next().unwrap_or("daily_limit_reached").to_string()
-                    }
+                    ExecutionError::EntryBlocked(block) => block.code().to_string(),
                     ExecutionError::Refused(_) => "refused".to_string(),
                     _ => "error".to_string(),
                 };

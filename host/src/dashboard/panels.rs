@@ -100,7 +100,7 @@ impl Footer {
             max_consecutive_losses: config.risk.max_consecutive_losses,
             trading_cap: config.risk.max_trading_usdt,
             currency: config.market.quote_asset.clone(),
-            entries_blocked: execution.entry_block(DEFAULT_STRATEGY)?,
+            entries_blocked: execution.entry_block(DEFAULT_STRATEGY)?.map(|b| b.to_string()),
         })
     }
 }

@@ -50,8 +50,8 @@ impl Execution {
         {
             return Err(ExecutionError::TradeExists(plan.symbol.clone()));
         }
-        if let Some(reason) = self.entry_block(&plan.bot)? {
-            return Err(ExecutionError::DailyLimit(reason));
+        if let Some(block) = self.entry_block(&plan.bot)? {
+            return Err(ExecutionError::EntryBlocked(block));
         }
         let rules = self.symbol_rules(&plan.symbol).await?;
         let price = orders.exchange.price(&plan.symbol).await?.0;

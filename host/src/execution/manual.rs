@@ -187,8 +187,8 @@ impl Execution {
         {
             return Err(ExecutionError::TradeExists(req.symbol));
         }
-        if let Some(reason) = self.entry_block(MANUAL_BOT)? {
-            return Err(ExecutionError::DailyLimit(reason));
+        if let Some(block) = self.entry_block(MANUAL_BOT)? {
+            return Err(ExecutionError::EntryBlocked(block));
         }
         let rules = self.symbol_rules(&req.symbol).await?;
         if rules.round_price(req.entry_px).0 != req.entry_px.normalize() {

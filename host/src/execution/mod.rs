@@ -19,6 +19,7 @@
 //! - [`restore`]: an operator puts a trade record into the book.
 //! - [`stats`]: aggregates of the closed-trade history; [`sync`]: round trips made outside the
 //!   service copied into that history.
+//! - [`limits`]: what blocks new entries (daily limits, the drawdown pause it owns).
 //! - [`sizing`], [`plan`], [`trade`]: the pure parts.
 
 pub mod book;
@@ -26,6 +27,7 @@ mod bracket;
 mod close;
 pub mod journal;
 mod legs;
+pub mod limits;
 pub mod manual;
 pub mod orders;
 pub mod plan;
@@ -49,6 +51,7 @@ use rust_decimal::Decimal;
 
 pub use book::{Book, Counters, Day};
 pub use close::{CloseAllReport, CloseRow};
+pub use limits::{EntryBlock, EntryPause};
 pub use orders::SendError;
 pub use plan::EntryPlan;
 pub use reconcile::ReconcileReport;
@@ -105,8 +108,9 @@ pub enum ExecutionError {
     /// A request field is invalid; the text names it.
     #[error("{0}")]
     Invalid(String),
+    /// A limit blocks new entries (daily limits, drawdown pause).
     #[error("{0}")]
-    DailyLimit(String),
+    EntryBlocked(EntryBlock),
     #[error("a trade (or a manual entry waiting for its fill) for {0} is already open")]
     TradeExists(String),
     #[error("no open position for {0}")]
@@ -331,32 +335,6 @@ impl Execution {
             }
             Err(e) => Err(e.into()),
         }
-    }
-
-    /// Why no new entry may be placed now: entries are paused by the drawdown limit (reason
-    /// `drawdown_paused`), or the daily trade limit or the consecutive-loss limit is reached
-    /// (reason `daily_limit_reached`).
-    pub fn entry_block(&self, bot: &str) -> Result<Option<String>, StoreError> {
-        if let Some(reason) = crate::protection::entry_pause(self.inner.book.store())? {
-            return Ok(Some(reason));
-        }
-        let counters = self.counters()?;
-        let max_trades = self.strategy_keys(bot).max_trades_per_day;
-        if counters.trades_today >= i64::from(max_trades) {
-            return Ok(Some(format!(
-                "daily_limit_reached: {} trades today, max_trades_per_day is {max_trades}",
-                counters.trades_today
-            )));
-        }
-        let max_losses = self.inner.config.risk.max_consecutive_losses;
-        if max_losses > 0 && counters.consecutive_losses >= i64::from(max_losses) {
-            return Ok(Some(format!(
-                "daily_limit_reached: {} consecutive losses today, risk.max_consecutive_losses \
-                 is {max_losses}",
-                counters.consecutive_losses
-            )));
-        }
-        Ok(None)
     }
 
     /// Zeroes trades_today; returns (before, after).

@@ -1,8 +1,9 @@
 //! The drawdown watch (spec: "alert immediately when drawdown exceeds 15%"): equity against
 //! its high-water mark, and the pause of new entries that a breach starts.
 //!
-//! The mark and the pause live in table `protection` under `drawdown`, and every measurement
-//! is applied in one write transaction, so two checks at once (the minute job and an agent's
+//! The mark lives in table `protection` under `drawdown`; the pause is execution's own state
+//! (`execution::limits`), which this watch sets and clears. Every measurement is applied to
+//! both in one write transaction, so two checks at once (the minute job and an agent's
 //! `GET /api/protection`) cannot both start the pause: the boss gets one alert per breach. The
 //! pause holds (across restarts) until someone resumes; a fall that continues while paused
 //! alerts nobody again. Resuming sets the mark to the equity of that moment, so the account
@@ -16,8 +17,10 @@ use utoipa::ToSchema;
 use super::equity::Equity;
 use super::{Protection, ProtectionError};
 use crate::dashboard::AgentName;
+use crate::execution::EntryPause;
+use crate::execution::limits;
 use crate::messenger::templates;
-use crate::store::{Store, StoreError, Writer, tables};
+use crate::store::{StoreError, Writer, tables};
 
 /// Key of the drawdown state in table `protection`.
 const KEY: &str = "drawdown";
@@ -25,31 +28,18 @@ const KEY: &str = "drawdown";
 /// what a refused confirm's `reason` starts with.
 const PAUSE_CODE: &str = "drawdown_paused";
 
-/// What is stored.
+/// What this watch stores: the mark.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-struct State {
+struct Mark {
     /// Highest equity measured since the last resume; none before the first measurement.
     high_water_mark: Option<Decimal>,
-    pause: Option<Pause>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Pause {
-    /// ISO 8601.
-    since: String,
-    reason: String,
-}
-
-/// Why new entries are paused, if they are. `Execution::entry_block` reads it, so every entry
-/// path (POST /api/trade, confirm, manual entries, scans) refuses with the same reason.
-pub fn entry_pause(store: &Store) -> Result<Option<String>, StoreError> {
-    let state: Option<State> = store.read(|r| r.get(tables::PROTECTION, KEY))?;
-    Ok(state.and_then(|s| s.pause).map(|p| p.reason))
-}
-
-/// Whether an entry refusal is the drawdown pause (the API answers it as `drawdown_paused`).
-pub fn is_pause_reason(reason: &str) -> bool {
-    reason.starts_with(PAUSE_CODE)
+/// The mark and execution's pause, as one measurement sees them.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct State {
+    high_water_mark: Option<Decimal>,
+    pause: Option<EntryPause>,
 }
 
 /// The drawdown as the API and the report show it.
@@ -137,12 +127,22 @@ fn apply(state: &mut State, equity: Decimal, max_pct: Decimal, now: &str, curren
         mark.round_dp(2),
         max_pct.normalize()
     );
-    state.pause = Some(Pause { since: now.to_string(), reason });
+    state.pause = Some(EntryPause { since: now.to_string(), reason });
     true
 }
 
 fn read(w: &Writer) -> Result<State, StoreError> {
-    Ok(w.get(tables::PROTECTION, KEY)?.unwrap_or_default())
+    let mark: Mark = w.get(tables::PROTECTION, KEY)?.unwrap_or_default();
+    Ok(State { high_water_mark: mark.high_water_mark, pause: limits::pause_of(w)? })
+}
+
+/// Stores the mark, and sets or lifts execution's pause.
+fn write(w: &Writer, state: &State) -> Result<(), StoreError> {
+    w.put(tables::PROTECTION, KEY, &Mark { high_water_mark: state.high_water_mark })?;
+    match &state.pause {
+        Some(pause) => limits::pause_in(w, pause),
+        None => limits::resume_in(w).map(|_| ()),
+    }
 }
 
 impl Protection {
@@ -172,7 +172,7 @@ impl Protection {
             let before = state.clone();
             let started = apply(&mut state, equity.total(), max_pct, &now, &currency);
             if state != before {
-                w.put(tables::PROTECTION, KEY, &state)?;
+                write(w, &state)?;
             }
             Ok((state, started))
         });
@@ -197,7 +197,7 @@ impl Protection {
             let mut state = read(w)?;
             let was_paused = state.pause.take().is_some();
             state.high_water_mark = Some(total);
-            w.put(tables::PROTECTION, KEY, &state)?;
+            write(w, &state)?;
             Ok((state, was_paused))
         })?;
         let what = if was_paused { "entries resumed" } else { "not paused" };
@@ -224,9 +224,15 @@ impl Protection {
 
     /// The stored pause without a measurement of now.
     fn stored_status(&self, error: String) -> DrawdownStatus {
-        let stored = self.inner.store.read(|r| r.get::<State>(tables::PROTECTION, KEY));
+        let mark = self.inner.store.read(|r| r.get::<Mark>(tables::PROTECTION, KEY));
+        let stored = mark.and_then(|mark| {
+            Ok(State {
+                high_water_mark: mark.unwrap_or_default().high_water_mark,
+                pause: self.inner.execution.entry_pause()?,
+            })
+        });
         match stored {
-            Ok(state) => self.status(&state.unwrap_or_default(), None, false, Some(error)),
+            Ok(state) => self.status(&state, None, false, Some(error)),
             Err(store) => {
                 self.status(&State::default(), None, false, Some(format!("{error}; {store}")))
             }
@@ -300,7 +306,7 @@ mod tests {
         assert!(apply(&mut state, d("8924"), max, "t4", "USDT"), "15.01 % pauses");
         let pause = state.pause.clone().unwrap();
         assert_eq!(pause.since, "t4");
-        assert!(is_pause_reason(&pause.reason), "{}", pause.reason);
+        assert!(pause.reason.starts_with(PAUSE_CODE), "{}", pause.reason);
         assert!(pause.reason.contains("15.01% below its high-water mark 10500 USDT"), "{pause:?}");
         assert!(!apply(&mut state, d("8000"), max, "t5", "USDT"), "one alert per breach");
         assert_eq!(state.pause.unwrap().since, "t4");

@@ -3,8 +3,8 @@
 //! Owns: the drawdown watch (equity against its high-water mark and the entry pause, table
 //! `protection`, so a pause survives restarts), the daily PnL report and the health check.
 //! Must never: place, move or cancel an order through anything but [`Execution`]; the pause
-//! stops new entries only through the flag `Execution::entry_block` reads ([`entry_pause`]),
-//! and exits stay possible while it holds.
+//! stops new entries only through execution's own pause (`execution::limits`), which the
+//! drawdown watch sets and clears, and exits stay possible while it holds.
 //!
 //! - [`equity`]: the account's value in the quote asset (balance plus positions at market).
 //! - [`drawdown`]: equity against its high-water mark, the pause, and resuming.
@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use chrono_tz::Tz;
 
-pub use drawdown::{DrawdownStatus, Resumed, entry_pause, is_pause_reason};
+pub use drawdown::{DrawdownStatus, Resumed};
 pub use health::{Check, Finding, HealthReport, MAX_CLOCK_SKEW_MS, Verdict};
 pub use report::{DailyReport, OpenPosition, ReportOutcome};
 pub use trailing::{GapRow, TrailSettings, TrailUpdate, TrailingReport};

@@ -164,9 +164,8 @@ impl Scans {
             scanned: 0,
         };
         if let Some(block) = p.execution.entry_block(bot)? {
-            let code = block.split(':').next().unwrap_or("daily_limit_reached").to_string();
             p.dashboard.record(agent, &format!("{bot} scan skipped: {block}"), "waiting");
-            return Ok(not_scanned(&code, block));
+            return Ok(not_scanned(block.code(), block.to_string()));
         }
         if !p.plugins.strategy_keys(bot).enabled {
             return Ok(not_scanned(

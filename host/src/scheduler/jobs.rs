@@ -8,13 +8,13 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::api::AppState;
 use crate::config::SchedulerConfig;
 use crate::dashboard::AgentName;
 use crate::execution::{ExecutionError, run_bounded};
 use crate::plugins::PluginError;
 use crate::protection::ProtectionError;
 use crate::scans::{PUMP_MOMENTUM, ScanError};
+use crate::state::AppState;
 
 /// What one run did.
 #[derive(Debug, Clone, PartialEq, Eq)]

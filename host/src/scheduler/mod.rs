@@ -21,9 +21,9 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use utoipa::ToSchema;
 
-use crate::api::AppState;
 use crate::clock::SharedClock;
 use crate::config::SchedulerConfig;
+use crate::state::AppState;
 pub use jobs::{JOBS, Job, Outcome};
 pub use schedule::Schedule;
 

@@ -431,10 +431,10 @@ impl Signals {
             return refused(reason);
         }
         if signal.input.direction == Direction::Buy
-            && let Some(reason) =
+            && let Some(block) =
                 self.inner.execution.entry_block(&signal.input.bot).map_err(ExecutionError::from)?
         {
-            return refused(reason);
+            return refused(block.to_string());
         }
         slot.executing = true;
         Ok(Claim::Execute(slot.signal.clone()))

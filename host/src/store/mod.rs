@@ -20,7 +20,7 @@ use tables::{KeyedTable, SequencedTable};
 
 /// The schema this build writes. Bump it with a migration when a stored shape changes
 /// incompatibly; an older build then refuses the newer database instead of misreading it.
-pub const SCHEMA_VERSION: u64 = 2;
+pub const SCHEMA_VERSION: u64 = 3;
 
 const SCHEMA_KEY: &str = "schema_version";
 const DB_FILE: &str = "spotbot.redb";
@@ -161,6 +161,27 @@ fn migrate(tx: &WriteTransaction, from: u64) -> Result<(), StoreError> {
         // schema 2 keys them by symbol and time.
         tx.delete_table(tables::MARKET_SNAPSHOTS_V1).map_err(db_err)?;
     }
+    if from < 3 {
+        move_entry_pause(tx)?;
+    }
+    Ok(())
+}
+
+/// Schema 3 gives the entry pause to execution: a pause stored inside protection's
+/// `drawdown` document moves to table `entry_pause`, so a paused service stays paused.
+fn move_entry_pause(tx: &WriteTransaction) -> Result<(), StoreError> {
+    let mut protection = tx.open_table(tables::PROTECTION).map_err(db_err)?;
+    let stored = protection.get("drawdown").map_err(db_err)?.map(|v| v.value().to_vec());
+    let Some(bytes) = stored else {
+        return Ok(());
+    };
+    let mut drawdown: serde_json::Value = decode(tables::PROTECTION.name(), &bytes)?;
+    let pause = drawdown.as_object_mut().and_then(|d| d.remove("pause"));
+    if let Some(pause) = pause.filter(|p| !p.is_null()) {
+        let mut entry_pause = tx.open_table(tables::ENTRY_PAUSE).map_err(db_err)?;
+        entry_pause.insert("drawdown", encode(&pause)?.as_slice()).map_err(db_err)?;
+    }
+    protection.insert("drawdown", encode(&drawdown)?.as_slice()).map_err(db_err)?;
     Ok(())
 }
 
@@ -494,7 +515,7 @@ mod tests {
 
         let store = Store::open(dir.path()).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 2);
+        assert_eq!(SCHEMA_VERSION, 3);
         let row = serde_json::json!({"symbol": "BTCUSDT", "computed_at": 1_772_438_400});
         store
             .write(|w| w.put(tables::MARKET_SNAPSHOTS, "BTCUSDT/001772438400/4h/1d", &row))
@@ -513,6 +534,26 @@ mod tests {
         let kept: Option<serde_json::Value> =
             store.read(|r| r.get(tables::MARKET_SNAPSHOTS, "BTCUSDT/001772438400/4h/1d")).unwrap();
         assert_eq!(kept.map(|r| r["computed_at"].clone()), Some(1_772_438_400.into()));
+    }
+
+    #[test]
+    fn a_schema_2_pause_moves_to_the_entry_pause_table() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = Database::create(dir.path().join(DB_FILE)).unwrap();
+            let tx = db.begin_write().unwrap();
+            tx.open_table(tables::META).unwrap().insert(SCHEMA_KEY, 2).unwrap();
+            let doc = br#"{"high_water_mark":"10500","pause":{"since":"t4","reason":"drawdown_paused: x"}}"#;
+            tx.open_table(tables::PROTECTION).unwrap().insert("drawdown", doc.as_slice()).unwrap();
+            tx.commit().unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let pause: Option<serde_json::Value> =
+            store.read(|r| r.get(tables::ENTRY_PAUSE, "drawdown")).unwrap();
+        assert_eq!(pause, Some(serde_json::json!({"since": "t4", "reason": "drawdown_paused: x"})));
+        let drawdown: serde_json::Value =
+            store.read(|r| r.get(tables::PROTECTION, "drawdown")).unwrap().unwrap();
+        assert_eq!(drawdown, serde_json::json!({"high_water_mark": "10500"}), "the mark stays");
     }
 
     #[test]

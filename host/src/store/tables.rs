@@ -48,9 +48,11 @@ pub const JOURNAL_INDEX: KeyedTable = TableDefinition::new("journal_index");
 pub const SYNCED_FILLS: KeyedTable = TableDefinition::new("synced_fills");
 /// Persistent state of each strategy plugin, by plugin name.
 pub const PLUGIN_STATE: KeyedTable = TableDefinition::new("plugin_state");
-/// State of the protection loop by name (`drawdown`: the equity high-water mark and the
-/// entry pause), so a pause survives a restart.
+/// State of the protection loop by name (`drawdown`: the equity high-water mark).
 pub const PROTECTION: KeyedTable = TableDefinition::new("protection");
+/// Why new entries are paused, by cause (`drawdown`): execution's own state, which the
+/// drawdown watch sets and clears (schema 3; schema 2 kept the pause in `protection`).
+pub const ENTRY_PAUSE: KeyedTable = TableDefinition::new("entry_pause");
 
 pub const KEYED_TABLES: &[KeyedTable] = &[
     OPEN_TRADES,
@@ -64,6 +66,7 @@ pub const KEYED_TABLES: &[KeyedTable] = &[
     JOURNAL_INDEX,
     SYNCED_FILLS,
     PROTECTION,
+    ENTRY_PAUSE,
 ];
 
 pub const SEQUENCED_TABLES: &[SequencedTable] = &[CLOSED_TRADES, PUMP_ALERTS, ORDER_JOURNAL];

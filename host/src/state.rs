@@ -1,0 +1,39 @@
+//! The areas' public faces in one value, cloned into every HTTP handler and every scheduler
+//! job: the API and the scheduler reach the areas through it, and neither owns it.
+
+use std::sync::Arc;
+
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::dashboard::Dashboard;
+use crate::store::Store;
+
+/// What every handler and every job can reach: the areas' public faces.
+#[derive(Clone)]
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub clock: SharedClock,
+    pub store: Store,
+    pub dashboard: Arc<Dashboard>,
+    pub license: Arc<crate::license::License>,
+    pub plugins: crate::plugins::Plugins,
+    /// The active exchange as agent reads reach it (the read share of the request budget);
+    /// `None` when the configured exchange has no client yet (exchange B). Money paths reach
+    /// the exchange through execution and protection only.
+    pub exchange: Option<Arc<dyn crate::exchange::Exchange>>,
+    /// Market contexts of the active exchange (`None` without an exchange client).
+    pub market: Option<Arc<crate::market::MarketContexts>>,
+    /// The in-process exchange simulator in paper mode (kept alive here; tests and the demo
+    /// read it).
+    pub paper: Option<Arc<spotbot_sim::RunningSim>>,
+    pub messenger: crate::messenger::Messenger,
+    pub execution: crate::execution::Execution,
+    pub signals: crate::signals::Signals,
+    pub protection: crate::protection::Protection,
+    /// The scan pipelines: MR Combined scan-and-signal, Pump Momentum alerts.
+    pub scans: crate::scans::Scans,
+    /// The built-in jobs and their status (the background loop is owned by the app).
+    pub scheduler: crate::scheduler::Scheduler,
+    /// `GET /api/news`'s sources and its 10-minute cache.
+    pub news: Arc<crate::news::News>,
+}
