@@ -1,7 +1,8 @@
 //! Manual trades with a LIMIT entry and a time to live (`POST /api/trade/manual`): a LIMIT GTC
 //! entry with client order id `MT_...`, stored as a pending entry (table `pending_entries`,
 //! keyed by that id) until a check finds it filled (the OCO is placed only then), or its TTL
-//! elapsed (it is cancelled; a part that filled is kept and protected).
+//! elapsed (it is cancelled; a part that filled is kept and protected). The OCO is placed at
+//! the `sl_px` and `tp_px` the entry announced, even when the limit filled at a better price.
 //!
 //! A buy uses the spec's formulas (sl below, tp above). A sell is mirrored: it sells coin the
 //! account holds at `entry_px`, with the stop above and the target below, protected by an OCO
@@ -16,10 +17,12 @@ use super::book::open_trade_in;
 use super::bracket::trade_from_fill;
 use super::journal::OrderKind;
 use super::plan::{EntryPlan, fresh_id};
-use super::sizing::{bracket_prices, size_entry};
-use super::trade::{Direction, TradeSource, TradeView};
+use super::sizing::{BracketPrices, bracket_prices, size_entry};
+use super::trade::{Direction, Trade, TradeSource, TradeView};
 use super::{Execution, ExecutionError};
-use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, OrderStatus, Price, Qty};
+use crate::exchange::{
+    ExchangeError, NewOrder, Order, OrderRef, OrderStatus, Price, Qty, SymbolRules,
+};
 use crate::messenger::templates;
 use crate::store::{StoreError, Writer, tables};
 
@@ -368,7 +371,8 @@ impl Execution {
             self.exchange_name(),
             &today.iso(),
             &self.now_iso(),
-        );
+        )
+        .map(|trade| at_announced_levels(trade, entry, &rules));
         self.inner.book.store().write(|w| {
             w.remove(tables::PENDING_ENTRIES, &entry.plan.entry_client_order_id)?;
             match &trade {
@@ -471,6 +475,32 @@ impl Execution {
         };
         self.inner.book.store().write(|w| put_entry_in(w, &entry))?;
         Ok(Some(entry))
+    }
+}
+
+/// The trade of a filled entry, protected at the levels the entry announced (the spec: the
+/// pending entry stores `sl_px` and `tp_px`; the boss was told them at placement), not re-based
+/// on a better fill. Only when those levels no longer bracket the fill — a marketable limit
+/// filled beyond its own stop — does the trade keep the levels re-based on the fill at the
+/// same percentages (placing the announced stop would sell at once); the log says so and the
+/// boss sees the levels placed in the "trade opened" message.
+fn at_announced_levels(trade: Trade, entry: &PendingEntry, rules: &SymbolRules) -> Trade {
+    let announced = BracketPrices::at(entry.sl_px, entry.tp_px, trade.direction, rules);
+    if !announced.brackets(trade.entry_px, trade.direction) {
+        tracing::warn!(
+            symbol = %trade.symbol,
+            fill = %trade.entry_px,
+            sl = %entry.sl_px,
+            tp = %entry.tp_px,
+            "the announced levels do not bracket the fill; protecting at levels re-based on it"
+        );
+        return trade;
+    }
+    Trade {
+        sl_px: announced.sl_px,
+        tp_px: announced.tp_px,
+        sl_limit_px: announced.sl_limit_px,
+        ..trade
     }
 }
 

@@ -101,20 +101,40 @@ pub fn bracket_prices(
         rules.round_price(entry * (Decimal::ONE + tp_sign * tp_pct / Decimal::ONE_HUNDRED)).0;
     let sl_px =
         rules.round_price(entry * (Decimal::ONE + sl_sign * sl_pct / Decimal::ONE_HUNDRED)).0;
-    let sl_limit_px = stop_limit_px(sl_px, direction, rules);
-    let ordered = match direction {
-        Direction::Buy => tp_px > entry && entry > sl_px && sl_px > sl_limit_px,
-        Direction::Sell => tp_px < entry && entry < sl_px && sl_px < sl_limit_px,
-    };
-    if !ordered || tp_px <= Decimal::ZERO || sl_limit_px <= Decimal::ZERO {
+    let prices = BracketPrices::at(sl_px, tp_px, direction, rules);
+    if !prices.brackets(entry, direction) {
         return Err(format!(
             "no valid {} bracket around {entry} with sl_pct {sl_pct} and tp_pct {tp_pct} at \
-             tick {}: tp {tp_px}, sl {sl_px}, stop limit {sl_limit_px}",
+             tick {}: tp {tp_px}, sl {sl_px}, stop limit {}",
             direction.as_str(),
-            rules.tick_size.normalize()
+            rules.tick_size.normalize(),
+            prices.sl_limit_px
         ));
     }
-    Ok(BracketPrices { tp_px, sl_px, sl_limit_px })
+    Ok(prices)
+}
+
+impl BracketPrices {
+    /// The levels `sl_px` and `tp_px` as given (a manual entry's announced ones), with the stop
+    /// leg's limit derived as always.
+    pub fn at(sl_px: Decimal, tp_px: Decimal, direction: Direction, rules: &SymbolRules) -> Self {
+        Self { tp_px, sl_px, sl_limit_px: stop_limit_px(sl_px, direction, rules) }
+    }
+
+    /// Whether these levels protect a position entered at `entry`: the take-profit on the
+    /// winning side, the stop on the losing side, the stop's limit beyond the stop, all
+    /// positive.
+    pub fn brackets(&self, entry: Decimal, direction: Direction) -> bool {
+        let ordered = match direction {
+            Direction::Buy => {
+                self.tp_px > entry && entry > self.sl_px && self.sl_px > self.sl_limit_px
+            }
+            Direction::Sell => {
+                self.tp_px < entry && entry < self.sl_px && self.sl_px < self.sl_limit_px
+            }
+        };
+        ordered && self.tp_px > Decimal::ZERO && self.sl_limit_px > Decimal::ZERO
+    }
 }
 
 #[cfg(test)]
@@ -174,6 +194,8 @@ mod tests {
         assert_eq!(b.tp_px, dec!(3150));
         assert_eq!(b.sl_px, dec!(2940));
         assert_eq!(b.sl_limit_px, dec!(2934.12), "2940 x 0.998 = 2934.12");
+        assert!(b.brackets(dec!(2941), Direction::Buy), "a better fill keeps the levels valid");
+        assert!(!b.brackets(dec!(2940), Direction::Buy), "a fill at the stop is not bracketed");
         let coarse = SymbolRules { tick_size: dec!(10), ..rules() };
         assert!(bracket_prices(dec!(30), dec!(1), dec!(1), Direction::Buy, &coarse).is_err());
     }

@@ -238,3 +238,48 @@ async fn a_rate_limited_messenger_delays_the_note_but_never_the_entry() {
     assert_eq!(t.orders_of("LIMIT", "BUY").len(), 1);
     t.message_containing("LIMIT entry placed").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_better_fill_is_protected_at_the_announced_levels() {
+    let t = Trading::start().await;
+    // A limit above the market (3000) fills at once, below its limit.
+    let (status, placed) = t
+        .post_empty(
+            "/api/trade/manual?symbol=ETHUSDT&direction=buy&entry_px=3010&sl_pct=1&tp_pct=5",
+        )
+        .await;
+    assert_eq!(status, 200, "{placed}");
+    assert_eq!(placed["status"], "FILLED", "{placed}");
+    assert_eq!((placed["sl_px"].as_f64(), placed["tp_px"].as_f64()), (Some(2979.9), Some(3160.5)));
+    let trade = &t.open_trades().await[0];
+    assert!(trade["entry_px"].as_f64().unwrap() < 3010.0, "a better fill: {trade}");
+    let tp = &t.orders_of("LIMIT_MAKER", "SELL")[0];
+    let sl = &t.orders_of("STOP_LOSS_LIMIT", "SELL")[0];
+    assert_eq!(dec(&tp["price"]), d("3160.5"), "the announced take-profit, not re-based");
+    assert_eq!(dec(&sl["stopPrice"]), d("2979.9"), "the announced stop");
+    assert_eq!(dec(&sl["price"]), d("2973.94"), "2979.9 x 0.998 = 2973.94");
+    assert_eq!((trade["sl_px"].as_f64(), trade["tp_px"].as_f64()), (Some(2979.9), Some(3160.5)));
+    let opened = t.message_containing("Trade opened").await.text;
+    assert!(
+        opened.contains("Stop-loss 2979.9 · take-profit 3160.5"),
+        "the boss is told the levels placed: {opened}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fill_beyond_the_announced_stop_is_protected_at_levels_based_on_the_fill() {
+    let t = Trading::start().await;
+    // sl = 3100 x 0.98 = 3038, above the fill near 3000: that stop would sell at once.
+    let (status, placed) = t
+        .post_empty(
+            "/api/trade/manual?symbol=ETHUSDT&direction=buy&entry_px=3100&sl_pct=2&tp_pct=5",
+        )
+        .await;
+    assert_eq!((status, placed["status"].as_str()), (200, Some("FILLED")), "{placed}");
+    let fill = d(&t.open_trades().await[0]["entry_px"].to_string());
+    let sl = &t.orders_of("STOP_LOSS_LIMIT", "SELL")[0];
+    let tp = &t.orders_of("LIMIT_MAKER", "SELL")[0];
+    assert_eq!(dec(&sl["stopPrice"]), (fill * d("0.98")).round_dp(2), "fill {fill}");
+    assert_eq!(dec(&tp["price"]), (fill * d("1.05")).round_dp(2), "fill {fill}");
+    assert_eq!(t.open_trades().await[0]["protection"], "protected");
+}
