@@ -11,6 +11,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::book::close_trade_in;
+use super::entry_cancel::{EntryCancelRow, EntryCancelStatus};
 use super::journal::OrderKind;
 use super::plan::{client_id, fresh_id};
 use super::trade::{CloseReason, ClosedTrade, Direction, ProtectionState, Trade, pnl_of};
@@ -40,11 +41,14 @@ pub struct CloseRow {
 /// The answer of closeall.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CloseAllReport {
-    /// `ok` when every position closed (or there was none), `error` when at least one failed.
+    /// `ok` when every position closed and every pending entry was cancelled (or there was
+    /// none), `error` when at least one failed.
     pub status: String,
     /// Positions attempted.
     pub count: usize,
     pub closed: Vec<CloseRow>,
+    /// The pending LIMIT entries, cancelled first (what had filled is among `closed`).
+    pub entries: Vec<EntryCancelRow>,
 }
 
 fn f(d: Decimal) -> f64 {
@@ -130,8 +134,11 @@ impl Execution {
         result
     }
 
-    /// Closes every open trade, one after the other; failures are reported per position.
+    /// Cancels every pending entry (so none opens a position afterwards), then closes every
+    /// open trade — the ones those entries opened too — one after the other; failures are
+    /// reported per entry and per position.
     pub async fn close_all(&self, cause: &str) -> Result<CloseAllReport, ExecutionError> {
+        let entries = self.cancel_all_pending().await?;
         let trades = self.inner.book.open_trades()?;
         let mut rows = Vec::with_capacity(trades.len());
         for trade in &trades {
@@ -143,11 +150,13 @@ impl Execution {
         if !rows.is_empty() {
             self.report_closes(&rows);
         }
-        let failed = rows.iter().any(|r| r.status == "error");
+        let failed = rows.iter().any(|r| r.status == "error")
+            || entries.iter().any(|e| e.status == EntryCancelStatus::Error);
         Ok(CloseAllReport {
             status: if failed { "error" } else { "ok" }.into(),
             count: rows.len(),
             closed: rows,
+            entries,
         })
     }
 

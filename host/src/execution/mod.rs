@@ -22,6 +22,7 @@
 pub mod book;
 mod bracket;
 mod close;
+mod entry_cancel;
 pub mod journal;
 pub mod manual;
 pub mod orders;
@@ -44,6 +45,7 @@ use rust_decimal::Decimal;
 
 pub use book::{Book, Counters, Day};
 pub use close::{CloseAllReport, CloseRow};
+pub use entry_cancel::{CancelledEntry, EntryCancelRow, EntryCancelStatus};
 pub use orders::SendError;
 pub use plan::EntryPlan;
 pub use reconcile::ReconcileReport;

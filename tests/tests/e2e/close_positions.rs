@@ -115,3 +115,55 @@ async fn a_take_profit_that_filled_closes_the_trade_at_its_price() {
     assert!(closed["pnl"].as_f64().unwrap() > 0.0);
     assert!(t.orders_of("MARKET", "SELL").is_empty(), "nothing sold at market");
 }
+
+const ENTRY_ETH_2950: &str =
+    "/api/trade/manual?symbol=ETHUSDT&direction=buy&entry_px=2950&sl_pct=2&tp_pct=5";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closeall_cancels_pending_entries_and_reports_them() {
+    let t = Trading::start().await;
+    buy(&t, "SOLUSDT").await;
+    let (status, placed) = t.post_empty(ENTRY_ETH_2950).await;
+    assert_eq!(status, 200, "{placed}");
+    let (status, report) = t.post_empty("/api/closeall").await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!((report["status"].as_str(), report["count"].as_u64()), (Some("ok"), Some(1)));
+    assert_eq!(report["closed"][0]["symbol"], "SOLUSDT", "{report}");
+    let entries = report["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{report}");
+    assert_eq!(
+        (entries[0]["symbol"].as_str(), entries[0]["status"].as_str()),
+        (Some("ETHUSDT"), Some("cancelled"))
+    );
+    assert_eq!(entries[0]["client_order_id"], placed["client_order_id"]);
+    assert_eq!(t.orders_of("LIMIT", "BUY")[0]["status"], "CANCELED", "cancelled at the exchange");
+    let (_, pending) = t.get("/api/pending-entries").await;
+    assert_eq!(pending["count"], 0, "{pending}");
+    assert!(t.open_trades().await.is_empty());
+    t.message_containing("LIMIT entry cancelled").await;
+    // Later prices cannot open a position any more.
+    t.set_price("ETHUSDT", "2900");
+    assert_eq!(t.get("/api/pending-entries/check").await.1["checked"], 0);
+    assert!(t.open_trades().await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closeall_closes_the_position_of_an_entry_that_filled_before_its_cancel() {
+    let t = Trading::start().await;
+    t.post_empty(ENTRY_ETH_2950).await;
+    t.set_price("ETHUSDT", "2940");
+    let (status, report) = t.post_empty("/api/closeall").await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["entries"][0]["status"], "filled", "{report}");
+    assert_eq!((report["status"].as_str(), report["count"].as_u64()), (Some("ok"), Some(1)));
+    assert_eq!(report["closed"][0]["symbol"], "ETHUSDT", "{report}");
+    assert_eq!(report["closed"][0]["status"], "closed", "{report}");
+    // The fill was protected, then closed like every position: OCO cancelled, sold at market.
+    let tp = &t.orders_of("LIMIT_MAKER", "SELL")[0];
+    assert_eq!(tp["status"], "CANCELED", "{tp}");
+    let sells = t.orders_of("MARKET", "SELL");
+    assert_eq!(sells.len(), 1);
+    assert_eq!(qty(&sells[0]["origQty"]), qty(&tp["origQty"]));
+    assert_no_2010(&t);
+    assert!(t.open_trades().await.is_empty());
+}
