@@ -14,6 +14,7 @@ use super::book::close_trade_in;
 use super::entry_cancel::{EntryCancelRow, EntryCancelStatus};
 use super::journal::OrderKind;
 use super::plan::{client_id, fresh_id};
+use super::sizing::exit_qty;
 use super::trade::{CloseReason, ClosedTrade, Direction, ProtectionState, Trade, pnl_of};
 use super::{Execution, ExecutionError};
 use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, OrderType, Qty};
@@ -197,10 +198,11 @@ impl Execution {
             }
         }
         let qty = match trade.direction {
-            // A long position: sell what the cancelled OCO freed, at most the trade's size.
+            // A long position: sell what the cancelled OCO freed, at most the trade's size
+            // and the coin's unsellable dust.
             Direction::Buy => {
                 let free = self.wait_until_free(&rules.base_asset, trade.size).await?;
-                rules.floor_qty(free.min(trade.size)).0
+                exit_qty(free, trade.size, trade.entry_px, &rules)
             }
             // A sold position: buy the size back once the quote the OCO held is free.
             Direction::Sell => {

@@ -1,4 +1,4 @@
-//! Position sizing and bracket prices, pure functions of balances, config and the symbol's
+//! Position sizing, exit quantities and bracket prices, pure functions of balances, config and the symbol's
 //! filters. Everything here is a decimal rounded to the filters; nothing here talks to the
 //! exchange.
 
@@ -70,6 +70,20 @@ pub fn size_entry(
         ));
     }
     Ok(Sizing { capital_base, quote_amount, qty })
+}
+
+/// What a market exit of a long position sells, rounded down to the step and never more than
+/// is `free`: the trade's `size`, plus the coin left beyond it when that remainder is too small
+/// to sell on its own (below the minimum quantity, or below the minimum notional at `price`):
+/// the sub-step dust that rounding sizes to the step left behind, by this trade and earlier
+/// ones, is swept into this exit instead of piling up. A sellable amount beyond the size is a
+/// holding of the account's own and is left alone.
+pub fn exit_qty(free: Decimal, size: Decimal, price: Decimal, rules: &SymbolRules) -> Decimal {
+    let beyond = free - size;
+    let unsellable = beyond < rules.min_qty.max(rules.step_size)
+        || (rules.min_notional > Decimal::ZERO && beyond * price < rules.min_notional);
+    let wanted = if beyond > Decimal::ZERO && unsellable { free } else { size };
+    rules.floor_qty(free.min(wanted)).0
 }
 
 /// The take-profit and stop-loss prices of a position entered at `entry`.
@@ -186,6 +200,21 @@ mod tests {
         let err =
             size_entry(Decimal::ZERO, Decimal::ZERO, dec!(1), dec!(3000), &rules()).unwrap_err();
         assert!(err.contains("no USDT"), "{err}");
+    }
+
+    #[test]
+    fn an_exit_sweeps_the_dust_beyond_the_size_but_never_a_sellable_holding() {
+        let r = rules();
+        // Two trades left 0.0000742 ETH each: together more than a step.
+        assert_eq!(exit_qty(dec!(0.0258484), dec!(0.0257), dec!(3836), &r), dec!(0.0258));
+        assert_eq!(exit_qty(dec!(0.0257742), dec!(0.0257), dec!(3836), &r), dec!(0.0257));
+        assert_eq!(exit_qty(dec!(1.0257), dec!(0.0257), dec!(3836), &r), dec!(0.0257), "held");
+        assert_eq!(exit_qty(dec!(0.02), dec!(0.0257), dec!(3836), &r), dec!(0.02), "only free");
+        assert_eq!(
+            exit_qty(dec!(0.0277), dec!(0.0257), dec!(3836), &r),
+            dec!(0.0257),
+            "0.002 ETH = 7.67 USDT is sellable alone: the account's"
+        );
     }
 
     #[test]
