@@ -218,8 +218,10 @@ pub struct CancelQuery {
     responses(
         (status = 200, description = "What the entry became", body = CancelledEntry),
         (status = 404, description = "No pending entry for the symbol (`no_pending_entry`)", body = ErrorBody),
-        (status = 422, description = "Invalid symbol or agent", body = ErrorBody),
-        (status = 502, description = "The exchange did not cancel it; the entry stays pending", body = ErrorBody),
+        (status = 422, description = "Invalid symbol or agent, or the exchange still lists the \
+            order as open after its cancel (`order_refused`; the entry stays pending)", body = ErrorBody),
+        (status = 502, description = "The exchange did not cancel it (`exchange_error`); the entry \
+            stays pending", body = ErrorBody),
         (status = 503, description = "No license, or no exchange client", body = ErrorBody),
         (status = 504, description = "Ran longer than 300 s (it goes on)", body = ErrorBody),
     ))]
@@ -235,8 +237,8 @@ async fn cancel(
         run_bounded(async move { execution.cancel_pending(&given).await }).await?.ok_or_else(
             || ApiError::not_found("no_pending_entry", format!("no pending entry for {symbol}")),
         )?;
-    let summary = format!("pending entry {}: {:?}", cancelled.symbol, cancelled.status);
-    state.dashboard.record(agent, &summary.to_lowercase(), "ok");
+    let summary = format!("pending entry {}: {}", cancelled.symbol, cancelled.status.as_str());
+    state.dashboard.record(agent, &summary, "ok");
     Ok(Json(cancelled))
 }
 

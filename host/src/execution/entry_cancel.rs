@@ -27,6 +27,18 @@ pub enum EntryCancelStatus {
     Error,
 }
 
+impl EntryCancelStatus {
+    /// The name the API answers (and the activity log shows).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Cancelled => "cancelled",
+            Self::PartiallyFilled => "partially_filled",
+            Self::Filled => "filled",
+            Self::Error => "error",
+        }
+    }
+}
+
 /// The answer of `POST /api/pending-entries/cancel`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CancelledEntry {

@@ -349,3 +349,28 @@ async fn cancelling_a_partly_filled_entry_protects_the_part_that_filled() {
     assert!(pending(&t).await.is_empty());
     t.message_containing("0.2 had filled").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_the_exchange_does_not_take_leaves_the_entry_pending() {
+    let t = Trading::start().await;
+    t.post_empty(BUY_2950).await;
+    let mut fault = spotbot_sim::Fault::new(spotbot_sim::FaultKind::ServerError {
+        status: 503,
+        execute: false,
+    });
+    fault.count = 20;
+    fault.path = Some("/api/v3/order".into());
+    fault.method = Some("DELETE".into());
+    t.sim.sim.inject(fault);
+    let (status, body) = t.post_empty(CANCEL_ETH).await;
+    assert_eq!((status, body["error"].as_str()), (502, Some("exchange_error")), "{body}");
+    assert!(!t.seen("DELETE", "/api/v3/order").is_empty(), "the cancel was sent");
+    assert_eq!(t.orders_of("LIMIT", "BUY")[0]["status"], "NEW", "still on the book");
+    assert_eq!(pending(&t).await.len(), 1, "still pending, checked as before");
+    t.sim.sim.clear_faults();
+    // It fills later: the check protects it as usual.
+    t.set_price("ETHUSDT", "2940");
+    let report = check(&t).await;
+    assert_eq!(report["filled"][0]["protection"], "protected", "{report}");
+    assert!(!t.messenger.sent().iter().any(|m| m.text.contains("LIMIT entry cancelled")));
+}
