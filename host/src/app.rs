@@ -41,6 +41,8 @@ pub struct RunningApp {
     replies: Option<RepliesTask>,
     /// The built-in scheduler's loop (`[scheduler] enabled`, `poll_seconds > 0`), when it runs.
     scheduler: Option<SchedulerTask>,
+    /// The loop that checks the stops the service watches (with an exchange client).
+    watch: Option<protection::watch::WatchTask>,
 }
 
 impl RunningApp {
@@ -54,6 +56,9 @@ impl RunningApp {
         (&mut self.server).await.context("server task failed")??;
         if let Some(scheduler) = self.scheduler.take() {
             scheduler.stop().await;
+        }
+        if let Some(watch) = self.watch.take() {
+            watch.stop().await;
         }
         if let Some(replies) = self.replies.take() {
             replies.stop().await;
@@ -99,7 +104,11 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         Some(c) => (Some(c.exchange), c.paper),
         None => (None, None),
     };
-    let market = exchange.as_ref().map(|exchange| {
+    // Agent reads (market context, plugin candles, scans, portfolio) go through the read
+    // handle: they draw from the read share of the request budget, so they can never eat the
+    // weight orders and stops need. Execution and protection hold the exchange itself.
+    let reads = exchange.clone().map(crate::exchange::ReadHandle::wrap);
+    let market = reads.as_ref().map(|exchange| {
         let candles = Arc::new(CandleCache::new(exchange.clone()));
         Arc::new(MarketContexts::new(
             exchange.clone(),
@@ -147,7 +156,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         plugins: plugins.clone(),
         signals: signals.clone(),
         execution: execution.clone(),
-        exchange: exchange.clone(),
+        exchange: reads.clone(),
         store: store.clone(),
         messenger: messenger.clone(),
         dashboard: dashboard.clone(),
@@ -160,7 +169,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     let state = AppState {
         scheduler,
         news,
-        exchange,
+        exchange: reads,
         market,
         paper,
         messenger,
@@ -198,6 +207,10 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         dashboard: state.dashboard.clone(),
     });
     let scheduler = scheduler::spawn(&state.config.scheduler, &state);
+    let watch = protection::watch::spawn(
+        &state.protection,
+        std::time::Duration::from_millis(state.config.protection.watch_interval_ms),
+    );
     Ok(RunningApp {
         addr,
         state,
@@ -206,6 +219,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         reconciliation,
         replies,
         scheduler,
+        watch,
     })
 }
 

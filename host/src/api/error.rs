@@ -175,6 +175,12 @@ const INVALID_PATH: CommonError = CommonError {
     code: "invalid_path",
     when: "a path parameter has the wrong type or value",
 };
+const RATE_LIMITED: CommonError = CommonError {
+    status: 429,
+    code: "rate_limited",
+    when: "the exchange's request weight for agent reads is spent for this minute; retry after \
+           the `Retry-After` header's seconds (orders and stops keep their own reserve)",
+};
 const LICENSE_REQUIRED: CommonError = CommonError {
     status: 503,
     code: "license_required",
@@ -192,8 +198,10 @@ pub const VALID_INPUT_STATUSES: &str = "x-valid-input-statuses";
 /// layers, so a route's annotation lists only its own outcomes: a JSON body (`ApiJson`,
 /// `OptionalJson`) can answer 400, 413 and 422, a required one also 415; query and path
 /// parameters can answer 422; a route the license table marks as licensed answers 503
-/// `license_required` without a license. A status the route already documents keeps its
-/// description, with the common case appended.
+/// `license_required` without a license; a route that documents a 5xx of its own (it can fail
+/// at the exchange) answers 429 `rate_limited` with `Retry-After` while agent reads have spent
+/// their share of the request weight (`api::rate_limit`). A status the route already
+/// documents keeps its description, with the common case appended.
 pub fn document_common_errors(document: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::path::ParameterIn;
     use utoipa::openapi::{RefOr, Required};
@@ -208,6 +216,9 @@ pub fn document_common_errors(document: &mut utoipa::openapi::OpenApi) {
         ];
         for (method, operation) in operations {
             let Some(operation) = operation.as_mut() else { continue };
+            // A route that can fail at the exchange (it documents a 5xx of its own) answers 429
+            // instead while agent reads have spent their weight (`api::rate_limit`).
+            let reads_exchange = operation.responses.responses.keys().any(|k| k.starts_with('5'));
             let mut common = Vec::new();
             if let Some(RefOr::T(body)) = &operation.request_body {
                 common.extend([&INVALID_JSON, &PAYLOAD_TOO_LARGE]);
@@ -228,6 +239,9 @@ pub fn document_common_errors(document: &mut utoipa::openapi::OpenApi) {
             }
             if crate::license::routes::needs_license(&method, path) {
                 common.push(&LICENSE_REQUIRED);
+            }
+            if reads_exchange {
+                common.push(&RATE_LIMITED);
             }
             for error in common {
                 add_response(&mut operation.responses.responses, error);
@@ -256,10 +270,18 @@ fn add_response(
         Some(RefOr::Ref(_)) => {}
         None => {
             let content = ContentBuilder::new().schema(Some(Ref::from_schema_name("ErrorBody")));
-            let response = ResponseBuilder::new()
+            let mut response = ResponseBuilder::new()
                 .description(sentence)
-                .content("application/json", content.build())
-                .build();
+                .content("application/json", content.build());
+            if error.status == 429 {
+                let seconds = utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::Integer)
+                    .minimum(Some(1));
+                let mut header = utoipa::openapi::header::Header::new(seconds);
+                header.description = Some("Seconds to wait before the next read.".into());
+                response = response.header("Retry-After", header);
+            }
+            let response = response.build();
             responses.insert(error.status.to_string(), RefOr::T(response));
         }
     }

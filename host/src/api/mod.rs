@@ -16,6 +16,7 @@ mod orders;
 mod pending_entries;
 mod protection;
 mod pump;
+mod rate_limit;
 mod scans;
 mod scheduler;
 mod signals;
@@ -50,8 +51,9 @@ pub struct AppState {
     pub dashboard: Arc<Dashboard>,
     pub license: Arc<crate::license::License>,
     pub plugins: crate::plugins::Plugins,
-    /// The active exchange; `None` when the configured exchange has no client yet
-    /// (exchange B).
+    /// The active exchange as agent reads reach it (the read share of the request budget);
+    /// `None` when the configured exchange has no client yet (exchange B). Money paths reach
+    /// the exchange through execution and protection only.
     pub exchange: Option<Arc<dyn crate::exchange::Exchange>>,
     /// Market contexts of the active exchange (`None` without an exchange client).
     pub market: Option<Arc<crate::market::MarketContexts>>,
@@ -124,6 +126,7 @@ pub fn router(state: AppState) -> Router {
                 "This path does not accept that HTTP method.",
             )
         })
+        .layer(axum::middleware::from_fn_with_state(state.clone(), rate_limit::answer_spent_reads))
         // Runs after routing, so it sees the matched route pattern (license::routes table).
         .layer(axum::middleware::from_fn_with_state(state.clone(), license::require_license))
         .layer(DefaultBodyLimit::max(max_body))

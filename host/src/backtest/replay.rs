@@ -419,7 +419,7 @@ impl Replay {
             let engine = self.sim.sim.engine();
             open.iter().any(|t| {
                 t.protection != ProtectionState::Protected
-                    || t.oco_list_id.is_none_or(|id| {
+                    || t.legs.as_ref().and_then(crate::execution::Legs::list_id).is_none_or(|id| {
                         engine
                             .lists
                             .iter()

@@ -17,7 +17,7 @@ pub use secrets::{Secret, Secrets};
 pub use sections::{
     ExchangeConfig, ExchangeMode, ExchangeName, GapExit, LicenseConfig, LogFormat, MarketConfig,
     MessengerConfig, NewsConfig, PluginsConfig, ProtectionConfig, RiskConfig, SchedulerConfig,
-    ServerConfig, SignalsConfig,
+    ServerConfig, SignalsConfig, StopPlacement,
 };
 pub use strategy::{DEFAULT_STRATEGY, StrategyKeys, StrategySections};
 

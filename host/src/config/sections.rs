@@ -48,6 +48,10 @@ pub struct ExchangeConfig {
     /// Whole-request timeout of one exchange call, milliseconds; past it an order's outcome
     /// is unknown and is settled by a lookup by client order id.
     pub request_timeout_ms: u64,
+    /// Percent of the exchange's request weight agent reads (scans, market context,
+    /// portfolio) may use per minute; the rest is reserved for orders, cancels, lookups and
+    /// the prices protection needs. Past it reads answer 429 `rate_limited`.
+    pub read_share_pct: u64,
 }
 
 impl Default for ExchangeConfig {
@@ -59,6 +63,7 @@ impl Default for ExchangeConfig {
             paper_seed: 1,
             paper_usdt: 10_000.0,
             request_timeout_ms: 10_000,
+            read_share_pct: 60,
         }
     }
 }
@@ -140,11 +145,43 @@ pub struct ProtectionConfig {
     /// What happens to a position whose stop-loss triggered but did not fill because the price
     /// gapped beyond its limit (spec, bracket step 3).
     pub gap_exit: GapExit,
+    /// Where the stop-loss of new trades lives: `exchange` (an order on the book, in one OCO
+    /// with the take-profit) or `service` (off the book: the service watches the price and
+    /// exits at market; only the take-profit rests on the exchange). An exchange without
+    /// exchange-side stops always uses `service`.
+    pub stop: StopPlacement,
+    /// How often the service checks the prices of the stops it watches, milliseconds.
+    pub watch_interval_ms: u64,
 }
 
 impl Default for ProtectionConfig {
     fn default() -> Self {
-        Self { max_drawdown_pct: 15.0, gap_exit: GapExit::Market }
+        Self {
+            max_drawdown_pct: 15.0,
+            gap_exit: GapExit::Market,
+            stop: StopPlacement::Exchange,
+            watch_interval_ms: 1000,
+        }
+    }
+}
+
+/// `[protection] stop`: where the stop-loss of new trades lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopPlacement {
+    /// On the exchange's book, in one OCO list with the take-profit.
+    #[default]
+    Exchange,
+    /// Off the book: the service watches the price and exits at market.
+    Service,
+}
+
+impl StopPlacement {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Exchange => "exchange",
+            Self::Service => "service",
+        }
     }
 }
 

@@ -87,13 +87,16 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
         99.0,
         60_000.0,
     )?;
+    exchange.in_range("read_share_pct", config.exchange.read_share_pct as f64, 10.0, 80.0)?;
 
     Checker { prefix: "risk" }.non_negative("max_trading_usdt", config.risk.max_trading_usdt)?;
-    Checker { prefix: "protection" }.in_range(
-        "max_drawdown_pct",
-        config.protection.max_drawdown_pct,
-        0.0,
+    let protection = Checker { prefix: "protection" };
+    protection.in_range("max_drawdown_pct", config.protection.max_drawdown_pct, 0.0, 100.0)?;
+    protection.in_range(
+        "watch_interval_ms",
+        config.protection.watch_interval_ms as f64,
         100.0,
+        1000.0,
     )?;
 
     let market = Checker { prefix: "market" };

@@ -229,7 +229,9 @@ fn stops(execution: &Execution, trade: &Trade) -> Result<Vec<PricePoint>, StoreE
         .journal()
         .since(opened.to_utc())?
         .iter()
-        .filter(|e| e.symbol == trade.symbol && e.kind == OrderKind::Oco)
+        .filter(|e| {
+            e.symbol == trade.symbol && matches!(e.kind, OrderKind::Oco | OrderKind::WatchedStop)
+        })
         .filter(|e| matches!(e.outcome, Outcome::Placed { .. }))
         .filter_map(stop_point)
         .map(|(t, price)| PricePoint { time: t.timestamp_millis(), price })

@@ -5,13 +5,20 @@
 //! Never: decides what to trade, stores trades, or re-sends an order whose outcome is unknown
 //! without first looking it up by its client order id (see [`ExchangeError::Unknown`]).
 //!
+//! - [`budget`]: the request budget that keeps money paths alive under a burst of reads;
+//!   [`ReadHandle`] is the handle agent reads go through.
 //! - [`exchange_a`]: exchange A's REST client (signer, wire types, filters, client).
 //! - [`paper`]: paper mode — the simulator in-process, reached by the real client on loopback.
 
+pub mod budget;
 pub mod exchange_a;
 pub mod paper;
+mod read_handle;
+mod short_cache;
 mod symbol;
 
+pub use read_handle::ReadHandle;
+pub use short_cache::ShortCache;
 pub use symbol::Symbol;
 
 use std::fmt;
@@ -99,13 +106,14 @@ impl OrderStatus {
     }
 }
 
-/// How positions are protected on this exchange (ARCHITECTURE: "design for both").
+/// How positions can be protected on this exchange, the adapter's capability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protection {
-    /// The exchange holds take-profit and stop-loss as one OCO order list.
-    NativeOco,
-    /// The service watches the stop itself.
-    ServiceSideStop,
+    /// The exchange can hold take-profit and stop-loss as one OCO order list; the operator
+    /// may still choose the watched stop (`[protection] stop = "service"`).
+    Native,
+    /// No exchange-side stop on spot: a resting take-profit, and the service watches the stop.
+    Watched,
 }
 
 /// A new order. `client_order_id` is mandatory: it is how an ambiguous outcome is resolved.
@@ -335,6 +343,13 @@ pub enum ExchangeError {
     /// HTTP 429: wait `retry_after` before the next request.
     #[error("rate limited, retry after {retry_after:?}")]
     RateLimited { retry_after: Duration },
+    /// Not sent: the service's share of the exchange's request weight for agent reads is
+    /// spent until the window rolls over (money paths keep their reserve; see [`budget`]).
+    #[error(
+        "the exchange's request weight for reads is spent; retry after {} s",
+        retry_after.as_secs().max(1)
+    )]
+    ReadBudgetSpent { retry_after: Duration },
     /// HTTP 418: IP banned; nothing is sent until the ban ends.
     #[error("IP banned by the exchange for {retry_after:?}")]
     Banned { retry_after: Duration },
@@ -384,6 +399,14 @@ impl ExchangeError {
 pub trait Exchange: Send + Sync {
     fn name(&self) -> &'static str;
     fn protection(&self) -> Protection;
+    /// How much of the request budget is used (`None` for an exchange without one).
+    fn budget_use(&self) -> Option<budget::BudgetUse> {
+        None
+    }
+    /// While agent reads are refused: how long until they get weight again.
+    fn reads_blocked_for(&self) -> Option<Duration> {
+        None
+    }
     /// Server time, epoch ms.
     fn server_time(&self) -> BoxFuture<'_, Result<i64, ExchangeError>>;
     /// Trading rules of a symbol (cached).

@@ -61,6 +61,7 @@ fn paper_credentials(seed: u64) -> (String, String) {
 fn client_config(config: &ExchangeConfig, url: String) -> ClientConfig {
     let mut c = ClientConfig::new(url);
     c.timeout = std::time::Duration::from_millis(config.request_timeout_ms);
+    c.read_share_pct = config.read_share_pct;
     c
 }
 

@@ -1,8 +1,9 @@
 //! The bracket order on an exchange without native brackets: a MARKET BUY, and only once its
-//! fill is confirmed one OCO list — a LIMIT_MAKER take-profit and a STOP_LOSS_LIMIT stop —
-//! for the quantity actually received. Transient OCO failures are retried (the journal makes
-//! a retry safe); if the OCO still cannot be placed, the trade is stored as unprotected and
-//! the boss is alerted.
+//! fill is confirmed its protection for the quantity actually received — one OCO list (a
+//! LIMIT_MAKER take-profit and a STOP_LOSS_LIMIT stop), or, for a stop the service watches, a
+//! resting take-profit LIMIT ([`super::watched`]). Transient failures are retried (the
+//! journal makes a retry safe); if the protection still cannot be placed, the trade is stored
+//! as unprotected and the boss is alerted.
 
 use rust_decimal::Decimal;
 
@@ -10,7 +11,7 @@ use super::book::{open_trade_in, put_trade_in};
 use super::journal::OrderKind;
 use super::plan::EntryPlan;
 use super::sizing::{bracket_prices, size_entry};
-use super::trade::{Direction, ProtectionState, Trade, held_position};
+use super::trade::{Direction, Legs, ProtectionState, StopPlacement, Trade, held_position};
 use super::{Execution, ExecutionError, SendError};
 use crate::exchange::{ExchangeError, NewOco, NewOrder, Order, OrderList, OrderType, Price, Qty};
 use crate::messenger::templates;
@@ -75,9 +76,12 @@ impl Execution {
         let today = self.today();
         let now = self.now_iso();
         let exchange_name = self.exchange_name();
+        let stop = self.stop_placement();
         let placed = orders
             .place(&order, OrderKind::Entry, &plan.cause, Some(plan), |w, filled| {
-                match trade_from_fill(plan, filled, &rules, exchange_name, &today.iso(), &now) {
+                let opened =
+                    Opened { exchange: exchange_name, date: &today.iso(), now: &now, stop };
+                match trade_from_fill(plan, filled, &rules, &opened) {
                     Some(trade) => open_trade_in(w, &trade, today),
                     None => Ok(()),
                 }
@@ -109,14 +113,14 @@ impl Execution {
                     .await_final(placed, self.inner.timing.fill_timeout)
                     .await
                     .map_err(|e| ExecutionError::from_send(e, &plan.entry_client_order_id))?;
-                let trade =
-                    trade_from_fill(plan, &filled, &rules, exchange_name, &today.iso(), &now)
-                        .ok_or_else(|| {
-                            ExecutionError::Refused(format!(
-                                "the entry {} did not fill ({:?})",
-                                filled.client_order_id, filled.status
-                            ))
-                        })?;
+                let opened =
+                    Opened { exchange: exchange_name, date: &today.iso(), now: &now, stop };
+                let trade = trade_from_fill(plan, &filled, &rules, &opened).ok_or_else(|| {
+                    ExecutionError::Refused(format!(
+                        "the entry {} did not fill ({:?})",
+                        filled.client_order_id, filled.status
+                    ))
+                })?;
                 self.inner.book.store().write(|w| open_trade_in(w, &trade, today))?;
                 trade
             }
@@ -137,9 +141,9 @@ impl Execution {
         trade
     }
 
-    /// Places the OCO of `trade` (client id `trade.oco_client_order_id`), retrying transient
-    /// failures. Returns the trade as stored afterwards: protected, or unprotected with the
-    /// boss alerted.
+    /// Places the protection of `trade` (client id `trade.protection_client_id`), retrying
+    /// transient failures. Returns the trade as stored afterwards: protected, or unprotected
+    /// with the boss alerted.
     pub(crate) async fn protect(&self, trade: Trade) -> Trade {
         match self.try_protect(trade).await {
             Ok(trade) => trade,
@@ -147,51 +151,52 @@ impl Execution {
         }
     }
 
-    /// Places the OCO of `trade`, retrying transient failures (and, right after a cancel, a
-    /// balance the exchange has not freed yet). `Err` gives the trade back unchanged in the
-    /// store with the reason; the caller decides what an unprotected position means.
+    /// Places the protection of `trade` — its OCO list, or for a watched stop its resting
+    /// take-profit — retrying transient failures (and, right after a cancel, a balance the
+    /// exchange has not freed yet). `Err` gives the trade back unchanged in the store with the
+    /// reason; the caller decides what an unprotected position means.
     pub(crate) async fn try_protect(&self, trade: Trade) -> Result<Trade, (Trade, String)> {
         let Ok(orders) = self.orders() else {
             return Err((trade, format!("no exchange client for {}", self.exchange_name())));
         };
-        let Some(list_id) = trade.oco_client_order_id.clone() else {
-            return Err((trade, "the trade has no OCO client order id".into()));
-        };
-        let oco = NewOco {
-            symbol: trade.symbol.clone(),
-            side: trade.direction.exit_side(),
-            qty: Qty(trade.size),
-            take_profit: Price(trade.tp_px),
-            stop_price: Price(trade.sl_px),
-            stop_limit_price: Price(trade.sl_limit_px),
-            take_profit_client_order_id: Some(format!("{list_id}T")).filter(|id| id.len() <= 36),
-            stop_client_order_id: Some(format!("{list_id}S")).filter(|id| id.len() <= 36),
-            list_client_order_id: list_id,
+        let Some(client_id) = trade.protection_client_id.clone() else {
+            return Err((trade, "the trade has no protection client order id".into()));
         };
         let cause = format!("protect {} ({})", trade.symbol, trade.size);
         let mut delay = self.inner.timing.retry_delay;
         let mut last_error = String::new();
         let attempts = self.inner.timing.oco_attempts.max(1);
         for attempt in 1..=attempts {
-            let placed = trade.clone();
-            let result = orders
-                .place_oco(&oco, &cause, |w, list| put_trade_in(w, &protected(&placed, list)))
-                .await;
+            let result = match trade.stop {
+                StopPlacement::Exchange => {
+                    let oco = oco_of(&trade, &client_id);
+                    let placed = trade.clone();
+                    orders
+                        .place_oco(&oco, &cause, |w, list| {
+                            put_trade_in(w, &protected(&placed, list))
+                        })
+                        .await
+                        .map(|list| protected(&trade, &list))
+                }
+                StopPlacement::Service => self.place_watched(&trade, &client_id, &cause).await,
+            };
             match result {
-                Ok(list) => {
-                    let trade = protected(&trade, &list);
+                Ok(trade) => {
                     self.log(
                         "bot-ops",
                         &format!(
-                            "OCO placed: {} tp {} sl {}",
-                            trade.symbol, trade.tp_px, trade.sl_px
+                            "protection placed: {} tp {} sl {} (stop on the {})",
+                            trade.symbol,
+                            trade.tp_px,
+                            trade.sl_px,
+                            trade.stop.as_str()
                         ),
                         "ok",
                     );
                     return Ok(trade);
                 }
                 Err(err) if retry_oco(&err) && attempt < attempts => {
-                    tracing::warn!(symbol = %trade.symbol, attempt, %err, "OCO not placed yet; retrying");
+                    tracing::warn!(symbol = %trade.symbol, attempt, %err, "protection not placed yet; retrying");
                     last_error = err.to_string();
                     tokio::time::sleep(delay).await;
                     delay *= 2;
@@ -205,9 +210,26 @@ impl Execution {
         Err((trade, last_error))
     }
 
+    /// The trade a filled entry opened today (see [`trade_from_fill`]).
+    pub(crate) fn trade_of_fill(
+        &self,
+        plan: &EntryPlan,
+        order: &Order,
+        rules: &crate::exchange::SymbolRules,
+        today: super::Day,
+    ) -> Option<Trade> {
+        let opened = Opened {
+            exchange: self.exchange_name(),
+            date: &today.iso(),
+            now: &self.now_iso(),
+            stop: self.stop_placement(),
+        };
+        trade_from_fill(plan, order, rules, &opened)
+    }
+
     /// Stores the trade as unprotected, alerts the boss and the dashboard.
     pub(crate) fn mark_unprotected(&self, mut trade: Trade, reason: String) -> Trade {
-        tracing::error!(symbol = %trade.symbol, %reason, "position is UNPROTECTED: no OCO on the exchange");
+        tracing::error!(symbol = %trade.symbol, %reason, "position is UNPROTECTED");
         trade.protection = ProtectionState::Unprotected { reason: reason.clone() };
         if let Err(err) = self.inner.book.put_trade(&trade) {
             tracing::error!(%err, "cannot store the unprotected state");
@@ -234,14 +256,35 @@ fn retry_oco(err: &SendError) -> bool {
         || matches!(err, SendError::Exchange(ExchangeError::InsufficientBalance { .. }))
 }
 
+/// Where and when a trade opens: the exchange's name, the day and time, where its stop lives.
+pub(crate) struct Opened<'a> {
+    pub exchange: &'a str,
+    pub date: &'a str,
+    pub now: &'a str,
+    pub stop: StopPlacement,
+}
+
+/// The OCO list that protects `trade`, with client order id `list_id` (legs `T` and `S`).
+fn oco_of(trade: &Trade, list_id: &str) -> NewOco {
+    NewOco {
+        symbol: trade.symbol.clone(),
+        side: trade.direction.exit_side(),
+        qty: Qty(trade.size),
+        take_profit: Price(trade.tp_px),
+        stop_price: Price(trade.sl_px),
+        stop_limit_price: Price(trade.sl_limit_px),
+        take_profit_client_order_id: Some(format!("{list_id}T")).filter(|id| id.len() <= 36),
+        stop_client_order_id: Some(format!("{list_id}S")).filter(|id| id.len() <= 36),
+        list_client_order_id: list_id.to_string(),
+    }
+}
+
 /// The trade a filled entry opened, or `None` when nothing was received (yet).
 pub(crate) fn trade_from_fill(
     plan: &EntryPlan,
     order: &Order,
     rules: &crate::exchange::SymbolRules,
-    exchange: &str,
-    date: &str,
-    now: &str,
+    opened: &Opened<'_>,
 ) -> Option<Trade> {
     if order.status.is_open() {
         return None;
@@ -261,7 +304,7 @@ pub(crate) fn trade_from_fill(
         symbol: plan.symbol.clone(),
         direction: plan.direction,
         bot: plan.bot.clone(),
-        exchange: exchange.to_string(),
+        exchange: opened.exchange.to_string(),
         size,
         entry_px,
         entry_quote,
@@ -270,16 +313,15 @@ pub(crate) fn trade_from_fill(
         sl_limit_px,
         sl_pct: plan.sl_pct,
         tp_pct: plan.tp_pct,
-        sl_oid: None,
-        tp_oid: None,
-        oco_list_id: None,
+        stop: opened.stop,
+        legs: None,
         entry_order_id: Some(order.order_id),
         entry_client_order_id: Some(order.client_order_id.clone()),
-        oco_client_order_id: Some(plan.oco_client_order_id.clone()),
+        protection_client_id: Some(plan.oco_client_order_id.clone()),
         protection: ProtectionState::Pending,
         source: plan.source,
-        date: date.to_string(),
-        opened_at: now.to_string(),
+        date: opened.date.to_string(),
+        opened_at: opened.now.to_string(),
     })
 }
 
@@ -294,9 +336,10 @@ fn opened_message(trade: &Trade) -> templates::TradeOpened {
         sl_px: text(trade.sl_px),
         tp_px: text(trade.tp_px),
         entry_order_id: trade.entry_order_id.unwrap_or_default(),
-        oco_list_id: trade.oco_list_id,
-        sl_oid: trade.sl_oid,
-        tp_oid: trade.tp_oid,
+        oco_list_id: trade.legs.as_ref().and_then(Legs::list_id),
+        sl_oid: trade.legs.as_ref().and_then(Legs::stop_order_id),
+        tp_oid: trade.legs.as_ref().and_then(Legs::take_profit_order_id),
+        stop_watched: trade.stop_watched(),
         exchange: trade.exchange.clone(),
     }
 }
@@ -306,9 +349,11 @@ pub(crate) fn protected(trade: &Trade, list: &OrderList) -> Trade {
     let leg =
         |wanted: OrderType| list.orders.iter().find(|o| o.order_type == wanted).map(|o| o.order_id);
     Trade {
-        oco_list_id: Some(list.order_list_id),
-        tp_oid: leg(OrderType::LimitMaker),
-        sl_oid: leg(OrderType::StopLossLimit).or_else(|| leg(OrderType::StopLoss)),
+        legs: Some(Legs::Oco {
+            list_id: list.order_list_id,
+            tp_order_id: leg(OrderType::LimitMaker),
+            sl_order_id: leg(OrderType::StopLossLimit).or_else(|| leg(OrderType::StopLoss)),
+        }),
         protection: ProtectionState::Protected,
         ..trade.clone()
     }

@@ -1,7 +1,8 @@
-//! Closing a position on spot: cancel the OCO first (it locks the coin), wait until the coin is
-//! free, then sell the free quantity at market — so a close never meets -2010. If the OCO had
-//! already finished on the exchange, the trade is closed at the filled leg's price instead.
-//! If the sell fails after the OCO was cancelled, the position is protected again.
+//! Closing a position on spot: cancel its protection first (an OCO or a resting take-profit
+//! locks the coin), wait until the coin is free, then sell the free quantity at market — so a
+//! close never meets -2010. If the protection had already finished on the exchange, the trade
+//! is closed at the filled leg's price instead. If the sell fails after the protection was
+//! cancelled, the position is protected again. A watched stop exits through the same path.
 
 use std::time::Duration;
 
@@ -15,9 +16,9 @@ use super::entry_cancel::{EntryCancelRow, EntryCancelStatus};
 use super::journal::OrderKind;
 use super::plan::{client_id, fresh_id};
 use super::sizing::exit_qty;
-use super::trade::{CloseReason, ClosedTrade, Direction, ProtectionState, Trade, pnl_of};
+use super::trade::{CloseReason, ClosedTrade, Direction, Legs, ProtectionState, Trade, pnl_of};
 use super::{Execution, ExecutionError};
-use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, OrderType, Qty};
+use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, Qty};
 use crate::messenger::templates;
 
 /// One position in a close or closeall answer.
@@ -88,6 +89,14 @@ impl CloseRow {
             error: self.error.clone(),
         }
     }
+}
+
+/// The order that exits a position and why.
+pub(crate) struct Exit {
+    pub client_order_id: String,
+    pub reason: CloseReason,
+    /// In words, for the journal.
+    pub cause: String,
 }
 
 /// A closed trade from the order that exited it (a market exit or a filled OCO leg).
@@ -177,6 +186,22 @@ impl Execution {
         symbol: &str,
         cause: &str,
     ) -> Result<ClosedTrade, ExecutionError> {
+        let exit = Exit {
+            client_order_id: client_id("SX", &fresh_id(self.inner.clock.now_ms()), symbol),
+            reason: CloseReason::Market,
+            cause: cause.to_string(),
+        };
+        self.exit_position(symbol, exit).await
+    }
+
+    /// Exits `symbol`'s position with `exit`'s order: its protection is cancelled first (an
+    /// OCO or a resting take-profit locks the coin; if it already finished, the leg that
+    /// filled closes the trade instead), then the free quantity goes at market.
+    pub(crate) async fn exit_position(
+        &self,
+        symbol: &str,
+        exit: Exit,
+    ) -> Result<ClosedTrade, ExecutionError> {
         let orders = self.orders()?.clone();
         let _symbol = self.lock_symbol(symbol).await;
         let trade = self
@@ -185,26 +210,33 @@ impl Execution {
             .open_trade(symbol)?
             .ok_or_else(|| ExecutionError::NoPosition(symbol.to_string()))?;
         let rules = self.symbol_rules(symbol).await?;
-        if let Some(list_id) = trade.oco_list_id {
-            match orders.exchange.cancel_order_list(symbol, &OrderRef::Id(list_id)).await {
-                Ok(_) => {}
-                Err(ExchangeError::UnknownOrder { .. }) => {
-                    // Not cancellable: it finished on the exchange. Did a leg fill?
-                    if let Some(closed) = self.settle_finished_list(&trade, true).await? {
-                        return Ok(closed);
-                    }
-                }
-                Err(err) => return Err(err.into()),
+        let cancelled = match &trade.legs {
+            Some(Legs::Oco { list_id, .. }) => {
+                orders.exchange.cancel_order_list(symbol, &OrderRef::Id(*list_id)).await.map(|_| ())
             }
+            Some(Legs::Watched { tp_order_id }) => {
+                orders.exchange.cancel_order(symbol, &OrderRef::Id(*tp_order_id)).await.map(|_| ())
+            }
+            None => Ok(()),
+        };
+        match cancelled {
+            Ok(()) => {}
+            Err(ExchangeError::UnknownOrder { .. }) => {
+                // Not cancellable: it finished on the exchange. Did a leg fill?
+                if let Some(closed) = self.settle_finished(&trade, true).await? {
+                    return Ok(closed);
+                }
+            }
+            Err(err) => return Err(err.into()),
         }
         let qty = match trade.direction {
-            // A long position: sell what the cancelled OCO freed, at most the trade's size
-            // and the coin's unsellable dust.
+            // A long position: sell what the cancelled protection freed, at most the trade's
+            // size and the coin's unsellable dust.
             Direction::Buy => {
                 let free = self.wait_until_free(&rules.base_asset, trade.size).await?;
                 exit_qty(free, trade.size, trade.entry_px, &rules)
             }
-            // A sold position: buy the size back once the quote the OCO held is free.
+            // A sold position: buy the size back once the quote the protection held is free.
             Direction::Sell => {
                 self.wait_until_free(&rules.quote_asset, Decimal::MAX).await?;
                 trade.size
@@ -212,18 +244,18 @@ impl Execution {
         };
         if qty <= Decimal::ZERO {
             let err = ExecutionError::Refused(format!(
-                "nothing to sell: no free {} after cancelling the OCO",
+                "nothing to sell: no free {} after cancelling the protection",
                 rules.base_asset
             ));
             self.mark_unprotected(trade, err.to_string());
             return Err(err);
         }
-        let exit_id = client_id("SX", &fresh_id(self.inner.clock.now_ms()), symbol);
+        let Exit { client_order_id: exit_id, reason, cause } = exit;
         let order = NewOrder::market(symbol, trade.direction.exit_side(), Qty(qty), &exit_id);
         let (today, now) = (self.today(), self.now_iso());
         let result = orders
-            .place(&order, OrderKind::Exit, cause, None, |w, sold| {
-                match closed_by(&trade, sold, &rules, CloseReason::Market, &now) {
+            .place(&order, OrderKind::Exit, &cause, None, |w, sold| {
+                match closed_by(&trade, sold, &rules, reason, &now) {
                     Some(closed) if !sold.status.is_open() => close_trade_in(w, &closed, today),
                     _ => Ok(()),
                 }
@@ -235,10 +267,9 @@ impl Execution {
                     .await_final(sold, self.inner.timing.fill_timeout)
                     .await
                     .map_err(|e| ExecutionError::from_send(e, &exit_id))?;
-                let closed = closed_by(&trade, &sold, &rules, CloseReason::Market, &now)
-                    .ok_or_else(|| {
-                        ExecutionError::Refused(format!("the exit {exit_id} did not fill"))
-                    })?;
+                let closed = closed_by(&trade, &sold, &rules, reason, &now).ok_or_else(|| {
+                    ExecutionError::Refused(format!("the exit {exit_id} did not fill"))
+                })?;
                 if self.inner.book.open_trade(symbol)?.is_some() {
                     self.inner.book.store().write(|w| close_trade_in(w, &closed, today))?;
                 }
@@ -257,14 +288,14 @@ impl Execution {
         }
     }
 
-    /// After a failed close the OCO is gone: place a new one at the same levels.
+    /// After a failed close the protection is gone: place it again at the same levels.
     async fn reprotect(&self, mut trade: Trade) {
-        if trade.oco_list_id.is_none() && trade.protection != ProtectionState::Protected {
+        if trade.legs.is_none() && trade.protection != ProtectionState::Protected {
             return;
         }
-        trade.oco_client_order_id =
+        trade.protection_client_id =
             Some(client_id("RP", &fresh_id(self.inner.clock.now_ms()), &trade.symbol));
-        trade.oco_list_id = None;
+        trade.legs = None;
         trade.protection = ProtectionState::Pending;
         if self.inner.book.put_trade(&trade).is_ok() {
             self.protect(trade).await;
@@ -289,63 +320,5 @@ impl Execution {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-    }
-
-    /// For a trade whose OCO list is finished on the exchange: records the close at the filled
-    /// leg's price. `None` when the list is still working, or no leg filled: either a stop
-    /// triggered and rests unfilled (a gap; `closing` cancels it so its coin can be sold), or
-    /// the list was cancelled outside the service (the trade is then marked unprotected).
-    pub(crate) async fn settle_finished_list(
-        &self,
-        trade: &Trade,
-        closing: bool,
-    ) -> Result<Option<ClosedTrade>, ExecutionError> {
-        let orders = self.orders()?;
-        let Some(list_id) = trade.oco_list_id else {
-            return Ok(None);
-        };
-        let list = orders
-            .list_with_legs(&OrderRef::Id(list_id))
-            .await
-            .map_err(|e| ExecutionError::from_send(e, &list_id.to_string()))?;
-        if list.executing {
-            return Ok(None);
-        }
-        let Some(leg) = list.orders.iter().find(|o| !o.executed_qty.0.is_zero()) else {
-            let resting: Vec<i64> =
-                list.orders.iter().filter(|o| o.status.is_open()).map(|o| o.order_id).collect();
-            if resting.is_empty() {
-                self.mark_unprotected(
-                    trade.clone(),
-                    "the OCO was cancelled on the exchange without a fill".into(),
-                );
-            } else if closing {
-                // A stop that triggered without filling rests on the book and holds the coin.
-                for id in resting {
-                    match orders.exchange.cancel_order(&trade.symbol, &OrderRef::Id(id)).await {
-                        Ok(_) | Err(ExchangeError::UnknownOrder { .. }) => {}
-                        Err(err) => return Err(err.into()),
-                    }
-                }
-            }
-            return Ok(None);
-        };
-        let leg = orders
-            .order_with_fills(&trade.symbol, &OrderRef::Id(leg.order_id))
-            .await
-            .map_err(|e| ExecutionError::from_send(e, &list_id.to_string()))?;
-        let reason = if leg.order_type == OrderType::LimitMaker {
-            CloseReason::TakeProfit
-        } else {
-            CloseReason::StopLoss
-        };
-        let rules = self.symbol_rules(&trade.symbol).await?;
-        let now = self.now_iso();
-        let Some(closed) = closed_by(trade, &leg, &rules, reason, &now) else {
-            return Ok(None);
-        };
-        let today = self.today();
-        self.inner.book.store().write(|w| close_trade_in(w, &closed, today))?;
-        Ok(Some(closed))
     }
 }

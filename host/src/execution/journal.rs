@@ -24,6 +24,11 @@ pub enum OrderKind {
     Entry,
     /// The take-profit/stop-loss OCO list of a trade.
     Oco,
+    /// The resting take-profit LIMIT of a trade whose stop the service watches.
+    TakeProfit,
+    /// A stop level the service watches, set or moved: nothing is sent (the entry records the
+    /// level for the trade's stop history), until the price crosses it and an `Exit` goes.
+    WatchedStop,
     /// The MARKET SELL that closes a trade.
     Exit,
 }

@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::book::open_trade_in;
-use super::bracket::trade_from_fill;
 use super::journal::OrderKind;
 use super::plan::{EntryPlan, fresh_id};
 use super::sizing::{BracketPrices, bracket_prices, size_entry};
@@ -385,15 +384,9 @@ impl Execution {
     ) -> Result<Option<TradeView>, ExecutionError> {
         let rules = self.symbol_rules(&entry.plan.symbol).await?;
         let today = self.today();
-        let trade = trade_from_fill(
-            &entry.plan,
-            order,
-            &rules,
-            self.exchange_name(),
-            &today.iso(),
-            &self.now_iso(),
-        )
-        .map(|trade| at_announced_levels(trade, entry, &rules));
+        let trade = self
+            .trade_of_fill(&entry.plan, order, &rules, today)
+            .map(|trade| at_announced_levels(trade, entry, &rules));
         self.inner.book.store().write(|w| {
             w.remove(tables::PENDING_ENTRIES, &entry.plan.entry_client_order_id)?;
             match &trade {

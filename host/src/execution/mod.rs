@@ -7,12 +7,14 @@
 //! unsettled, leave a filled entry unprotected without alerting the boss, or sell while an OCO
 //! still locks the coin. It talks to the exchange only through the `Exchange` trait.
 //!
-//! - [`bracket`]: entry + OCO (and re-protection).
+//! - [`bracket`]: entry + protection (and re-protection); [`legs`] says what protects a trade
+//!   (an OCO list, or a resting take-profit and a watched stop: [`watched`]).
 //! - [`close`]: close and closeall (cancel the OCO, wait for the coin, sell what is free).
 //! - [`manual`]: manual LIMIT entries with a time to live (pending entries).
 //! - [`reconcile`]: settles differences between the store, the journal and the exchange.
 //! - [`journal`], [`orders`]: write-before-send and lookup-before-resend.
 //! - [`book`]: open trades, history and daily counters in the store.
+//! - [`settle`]: what the exchange closed on its own (a filled take-profit or stop-loss).
 //! - [`restop`]: moving the stop of a protected trade (trailing), spotting a gapped stop.
 //! - [`restore`]: an operator puts a trade record into the book.
 //! - [`stats`]: aggregates of the closed-trade history; [`sync`]: round trips made outside the
@@ -24,16 +26,19 @@ mod bracket;
 mod close;
 mod entry_cancel;
 pub mod journal;
+mod legs;
 pub mod manual;
 pub mod orders;
 pub mod plan;
 mod reconcile;
 mod restop;
 mod restore;
+mod settle;
 pub mod sizing;
 pub mod stats;
 pub mod sync;
 pub mod trade;
+pub mod watched;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -51,7 +56,11 @@ pub use plan::EntryPlan;
 pub use reconcile::ReconcileReport;
 pub use restop::StopMove;
 pub use restore::RestoreInput;
-pub use trade::{ClosedTrade, Direction, ProtectionState, Trade, TradeSource, TradeView};
+pub use settle::{OpenProtection, Settled, protection_gone};
+pub use trade::{
+    ClosedTrade, ClosedTradeView, Direction, Legs, ProtectionState, StopPlacement, Trade,
+    TradeSource, TradeView,
+};
 
 use crate::clock::SharedClock;
 use crate::config::{Config, StrategyKeys};
@@ -184,6 +193,8 @@ struct Inner {
     clock: SharedClock,
     tz: Tz,
     timing: Timing,
+    /// Where the stops of new trades live: the exchange's capability and `[protection] stop`.
+    stop_placement: StopPlacement,
     /// One lock per symbol: entries, closes and reconciliation of a symbol never overlap.
     symbol_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// One reconciliation at a time.
@@ -223,6 +234,10 @@ impl Execution {
             Some(e) => e.name(),
             None => config.exchange.active.as_str(),
         };
+        let stop_placement = match exchange.as_ref().map(|e| e.protection()) {
+            Some(crate::exchange::Protection::Watched) => StopPlacement::Service,
+            _ => config.protection.stop,
+        };
         let orders = exchange.map(|exchange| {
             Orders::new(exchange, Journal::new(store.clone()), clock.clone(), timing.lookup_delay)
         });
@@ -238,6 +253,7 @@ impl Execution {
                 clock,
                 tz,
                 timing,
+                stop_placement,
                 symbol_locks: Mutex::new(HashMap::new()),
                 reconciling: tokio::sync::Mutex::new(()),
             }),
@@ -247,6 +263,11 @@ impl Execution {
     /// The exchange's name (`exchange_a`), as trades record it.
     pub fn exchange_name(&self) -> &'static str {
         self.inner.exchange_name
+    }
+
+    /// Where the stops of new trades live.
+    pub fn stop_placement(&self) -> StopPlacement {
+        self.inner.stop_placement
     }
 
     pub fn book(&self) -> &Book {

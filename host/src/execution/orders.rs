@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rust_decimal::Decimal;
+
 use super::journal::{Journal, JournalEntry, JournalError, OrderKind, Outcome};
 use super::plan::EntryPlan;
 use crate::clock::SharedClock;
@@ -155,6 +157,24 @@ impl Orders {
         }
     }
 
+    /// Journals the level of a stop the service watches (kind `watched_stop`): nothing is sent,
+    /// the entry is settled at once and records the stop for the trade's history.
+    pub fn note_watched_stop(
+        &self,
+        id: &str,
+        symbol: &str,
+        stop: Decimal,
+        tp_order_id: Option<i64>,
+        cause: &str,
+    ) -> Result<(), SendError> {
+        let request = serde_json::json!({"type": "WATCHED_STOP", "stop_price": stop});
+        let entry = self.entry(id, OrderKind::WatchedStop, symbol, cause, request, None);
+        let seq = self.journal.begin(&entry).map_err(SendError::Unsettled)?;
+        let outcome = placed_outcome(tp_order_id.unwrap_or_default(), "WATCHED");
+        self.journal.settle(seq, outcome, &self.now(), |_| Ok(()))?;
+        Ok(())
+    }
+
     /// Places an OCO list the same way (looked up by its list client order id).
     pub async fn place_oco(
         &self,
@@ -219,7 +239,9 @@ impl Orders {
                 Lookup::Absent => Settled::Absent,
                 Lookup::CannotTell(_) => return Ok(None),
             },
-            OrderKind::Entry | OrderKind::Exit => {
+            // A note that was never sent: nothing to look up.
+            OrderKind::WatchedStop => Settled::Absent,
+            OrderKind::Entry | OrderKind::Exit | OrderKind::TakeProfit => {
                 match self.look_up_order(&entry.symbol, &entry.client_order_id).await {
                     Lookup::Found(order) => Settled::Order(self.with_fills(order).await),
                     Lookup::Absent => Settled::Absent,

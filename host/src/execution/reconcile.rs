@@ -18,11 +18,13 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::book::{close_trade_in, open_trade_in};
-use super::bracket::{protected, trade_from_fill};
+use super::bracket::protected;
 use super::close::{CloseRow, closed_by};
 use super::journal::{JournalEntry, OrderKind};
 use super::orders::Settled;
-use super::trade::{CloseReason, Direction, ProtectionState, Trade, TradeSource, TradeView};
+use super::trade::{
+    CloseReason, Direction, Legs, ProtectionState, StopPlacement, Trade, TradeSource, TradeView,
+};
 use super::{Execution, ExecutionError};
 use crate::exchange::{OrderList, OrderType, Side};
 use crate::messenger::templates;
@@ -111,14 +113,7 @@ impl Execution {
                 }
                 let rules = self.symbol_rules(&entry.symbol).await?;
                 let today = self.today();
-                let Some(trade) = trade_from_fill(
-                    plan,
-                    order,
-                    &rules,
-                    self.exchange_name(),
-                    &today.iso(),
-                    &self.now_iso(),
-                ) else {
+                let Some(trade) = self.trade_of_fill(plan, order, &rules, today) else {
                     return Ok(());
                 };
                 self.inner.book.store().write(|w| open_trade_in(w, &trade, today))?;
@@ -145,7 +140,20 @@ impl Execution {
                 ));
                 report.closed.push(CloseRow::closed(&closed));
             }
-            OrderKind::Oco => {}
+            OrderKind::TakeProfit => {
+                if let Some(trade) = tracked
+                    && trade.protection_client_id.as_deref() == Some(&entry.client_order_id)
+                    && order.status.is_open()
+                {
+                    self.inner.book.put_trade(&super::watched::watched(&trade, order))?;
+                    report.actions.push(format!(
+                        "{}: take-profit {} had been placed; trade marked protected (stop \
+                         watched by the service)",
+                        trade.symbol, entry.client_order_id
+                    ));
+                }
+            }
+            OrderKind::Oco | OrderKind::WatchedStop => {}
         }
         Ok(())
     }
@@ -158,7 +166,7 @@ impl Execution {
         report: &mut ReconcileReport,
     ) -> Result<(), ExecutionError> {
         if let Some(trade) = self.inner.book.open_trade(&entry.symbol)?
-            && trade.oco_client_order_id.as_deref() == Some(&entry.client_order_id)
+            && trade.protection_client_id.as_deref() == Some(&entry.client_order_id)
         {
             self.inner.book.put_trade(&protected(&trade, list))?;
             report.actions.push(format!(
@@ -178,7 +186,7 @@ impl Execution {
             };
             match &trade.protection {
                 ProtectionState::Protected => {
-                    if let Some(closed) = self.settle_finished_list(&trade, false).await? {
+                    if let Some(closed) = self.settle_finished(&trade, false).await? {
                         report.actions.push(format!(
                             "{}: {:?} filled at {} while the service was away; pnl {}",
                             trade.symbol, closed.reason, closed.exit_px, closed.pnl
@@ -277,12 +285,15 @@ impl Execution {
             sl_limit_px: sl.price.0,
             sl_pct: pct(entry_px, sl_px),
             tp_pct: pct(tp.price.0, entry_px),
-            sl_oid: Some(sl.order_id),
-            tp_oid: Some(tp.order_id),
-            oco_list_id: Some(list.order_list_id),
+            stop: StopPlacement::Exchange,
+            legs: Some(Legs::Oco {
+                list_id: list.order_list_id,
+                tp_order_id: Some(tp.order_id),
+                sl_order_id: Some(sl.order_id),
+            }),
             entry_order_id: None,
             entry_client_order_id: None,
-            oco_client_order_id: Some(list.list_client_order_id.clone()),
+            protection_client_id: Some(list.list_client_order_id.clone()),
             protection: ProtectionState::Protected,
             source: TradeSource::Recovered,
             date: self.today().iso(),

@@ -10,7 +10,7 @@ use rust_decimal::Decimal;
 
 use super::plan::{client_id, fresh_id};
 use super::sizing::stop_limit_px;
-use super::trade::{ClosedTrade, Direction, ProtectionState, Trade};
+use super::trade::{ClosedTrade, Direction, Legs, ProtectionState, Trade};
 use super::{Execution, ExecutionError};
 use crate::exchange::{ExchangeError, OrderRef, OrderType};
 use crate::messenger::templates;
@@ -42,10 +42,9 @@ impl Execution {
             .book
             .open_trade(symbol)?
             .ok_or_else(|| ExecutionError::NoPosition(symbol.to_string()))?;
-        let Some(list_id) =
-            trade.oco_list_id.filter(|_| trade.protection == ProtectionState::Protected)
-        else {
-            return Err(ExecutionError::Refused(format!("{symbol} has no OCO to move")));
+        let legs = trade.legs.clone().filter(|_| trade.protection == ProtectionState::Protected);
+        let Some(legs) = legs else {
+            return Err(ExecutionError::Refused(format!("{symbol} has no protection to move")));
         };
         let rules = self.symbol_rules(symbol).await?;
         let new_sl = match trade.direction {
@@ -63,10 +62,21 @@ impl Execution {
                 trade.tp_px.normalize()
             )));
         }
+        let list_id = match legs {
+            Legs::Oco { list_id, .. } => list_id,
+            Legs::Watched { .. } => {
+                // Nothing on the exchange to replace: the service watches the new level.
+                let moved = Trade { sl_px: new_sl, ..trade };
+                self.inner.book.put_trade(&moved)?;
+                self.journal_watched_stop(&moved, &format!("trailing stop {symbol}"))
+                    .map_err(|e| ExecutionError::from_send(e, "watched stop"))?;
+                return Ok(StopMove::Moved(moved));
+            }
+        };
         match orders.exchange.cancel_order_list(symbol, &OrderRef::Id(list_id)).await {
             Ok(_) => {}
             Err(ExchangeError::UnknownOrder { .. }) => {
-                return match self.settle_finished_list(&trade, false).await? {
+                return match self.settle_finished(&trade, false).await? {
                     Some(closed) => Ok(StopMove::Closed(closed)),
                     None => Err(ExecutionError::Refused(format!(
                         "{symbol}'s OCO is no longer on the exchange; reconciliation settles it"
@@ -104,17 +114,16 @@ impl Execution {
         }
     }
 
-    /// `trade` without an OCO on the exchange, with a fresh OCO client id (`prefix_...`).
+    /// `trade` without protection on the exchange, with a fresh protection client id
+    /// (`prefix_...`).
     fn unplaced(&self, trade: &Trade, prefix: &str) -> Trade {
         Trade {
-            oco_client_order_id: Some(client_id(
+            protection_client_id: Some(client_id(
                 prefix,
                 &fresh_id(self.inner.clock.now_ms()),
                 &trade.symbol,
             )),
-            oco_list_id: None,
-            sl_oid: None,
-            tp_oid: None,
+            legs: None,
             protection: ProtectionState::Pending,
             ..trade.clone()
         }
@@ -124,7 +133,8 @@ impl Execution {
     /// beyond its limit (the position is still open: spec, bracket step 3). `None` otherwise.
     pub async fn stop_gap(&self, trade: &Trade) -> Result<Option<Decimal>, ExecutionError> {
         let orders = self.orders()?;
-        let (Some(sl_oid), ProtectionState::Protected) = (trade.sl_oid, &trade.protection) else {
+        let sl_oid = trade.legs.as_ref().and_then(Legs::stop_order_id);
+        let (Some(sl_oid), ProtectionState::Protected) = (sl_oid, &trade.protection) else {
             return Ok(None);
         };
         let stop = orders.exchange.order(&trade.symbol, &OrderRef::Id(sl_oid)).await?;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::sizing::stop_limit_px;
-use super::trade::{Direction, ProtectionState, Trade, TradeSource};
+use super::trade::{Direction, Legs, ProtectionState, StopPlacement, Trade, TradeSource};
 use super::{Execution, ExecutionError};
 use crate::exchange::{OrderRef, Symbol};
 use crate::plugins::is_strategy_name;
@@ -121,12 +121,20 @@ impl Execution {
             sl_limit_px: stop_limit_px(sl_px, input.direction, &rules),
             sl_pct: ((entry_px - sl_px).abs() / entry_px * hundred).round_dp(4),
             tp_pct: ((tp_px - entry_px).abs() / entry_px * hundred).round_dp(4),
-            sl_oid: input.sl_oid,
-            tp_oid: input.tp_oid,
-            oco_list_id,
+            // A restored trade tied to an OCO keeps its stop on the exchange; one without
+            // protection gets it where new trades get theirs.
+            stop: match oco_list_id {
+                Some(_) => StopPlacement::Exchange,
+                None => self.stop_placement(),
+            },
+            legs: oco_list_id.map(|list_id| Legs::Oco {
+                list_id,
+                tp_order_id: input.tp_oid,
+                sl_order_id: input.sl_oid,
+            }),
             entry_order_id: None,
             entry_client_order_id: None,
-            oco_client_order_id: Some(super::plan::client_id(
+            protection_client_id: Some(super::plan::client_id(
                 "RS",
                 &super::plan::fresh_id(self.inner.clock.now_ms()),
                 &input.symbol,
@@ -134,8 +142,9 @@ impl Execution {
             protection: match oco_list_id {
                 Some(_) => ProtectionState::Protected,
                 None => ProtectionState::Unprotected {
-                    reason: "restored without an OCO on the exchange; reconciliation places one"
-                        .into(),
+                    reason: "restored without protection on the exchange; reconciliation places \
+                             it"
+                    .into(),
                 },
             },
             source: TradeSource::Restored,

@@ -24,7 +24,8 @@ use utoipa::ToSchema;
 
 use super::book::Day;
 use super::trade::{
-    CloseReason, ClosedTrade, Direction, ProtectionState, Trade, TradeSource, pnl_of,
+    CloseReason, ClosedTrade, Direction, Legs, ProtectionState, StopPlacement, Trade, TradeSource,
+    pnl_of,
 };
 use super::{Execution, ExecutionError};
 use crate::exchange::{self, Exchange, ExchangeError, OrderRef, OrderType};
@@ -90,9 +91,17 @@ struct Known {
 
 impl Known {
     fn add(&mut self, trade: &Trade) {
-        self.orders
-            .extend([trade.entry_order_id, trade.sl_oid, trade.tp_oid].into_iter().flatten());
-        self.lists.extend(trade.oco_list_id);
+        let legs = trade.legs.as_ref();
+        self.orders.extend(
+            [
+                trade.entry_order_id,
+                legs.and_then(Legs::stop_order_id),
+                legs.and_then(Legs::take_profit_order_id),
+            ]
+            .into_iter()
+            .flatten(),
+        );
+        self.lists.extend(legs.and_then(Legs::list_id));
     }
 }
 
@@ -401,12 +410,15 @@ impl RoundTrip {
             sl_limit_px: Decimal::ZERO,
             sl_pct: Decimal::ZERO,
             tp_pct: Decimal::ZERO,
-            sl_oid: None,
-            tp_oid: None,
-            oco_list_id: self.sell_list_id,
+            stop: StopPlacement::Exchange,
+            legs: self.sell_list_id.map(|list_id| Legs::Oco {
+                list_id,
+                tp_order_id: None,
+                sl_order_id: None,
+            }),
             entry_order_id: self.buy_orders.first().map(|(id, _)| *id),
             entry_client_order_id: self.buy_orders.first().and_then(|(_, c)| c.clone()),
-            oco_client_order_id: None,
+            protection_client_id: None,
             // The service never protected it; the reason records where the row came from.
             protection: ProtectionState::Unprotected { reason: provenance },
             source: SYNC_SOURCE,

@@ -6,6 +6,7 @@ use rust_decimal::prelude::ToPrimitive;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+pub use super::legs::{Legs, StopPlacement};
 use crate::exchange::{Order, Side, SymbolRules};
 
 /// Direction of a signal or trade. Spot has no shorting: a `sell` exits a held position.
@@ -59,21 +60,22 @@ pub enum TradeSource {
     Synced,
 }
 
-/// Whether the exchange holds the take-profit/stop-loss pair of a trade.
+/// Whether the take-profit/stop-loss pair of a trade is in place.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum ProtectionState {
-    /// The entry filled; the OCO is being placed (a restart in this state makes
+    /// The entry filled; the protection is being placed (a restart in this state makes
     /// reconciliation place it).
     Pending,
-    /// The OCO list is on the exchange.
+    /// The protection legs are in place.
     Protected,
-    /// The OCO could not be placed: the position has no stop. The boss was alerted.
+    /// The protection could not be placed (or ended without a fill): the boss was alerted.
     Unprotected { reason: String },
 }
 
 /// An open trade as stored (table `open_trades`, keyed by symbol).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "StoredTrade")]
 pub struct Trade {
     pub symbol: String,
     pub direction: Direction,
@@ -89,23 +91,106 @@ pub struct Trade {
     pub entry_quote: Decimal,
     pub sl_px: Decimal,
     pub tp_px: Decimal,
-    /// Limit price of the stop-loss leg (sl_px × 0.998, rounded down to the tick).
+    /// Limit price of an exchange-side stop-loss leg (sl_px × 0.998, rounded down to the tick).
     pub sl_limit_px: Decimal,
     pub sl_pct: Decimal,
     pub tp_pct: Decimal,
-    pub sl_oid: Option<i64>,
-    pub tp_oid: Option<i64>,
-    pub oco_list_id: Option<i64>,
+    /// Where this trade's stop lives, chosen when it opened (`[protection] stop` and the
+    /// exchange's capability); its legs follow it.
+    pub stop: StopPlacement,
+    /// The orders protecting the trade, once placed.
+    pub legs: Option<Legs>,
     pub entry_order_id: Option<i64>,
     pub entry_client_order_id: Option<String>,
-    /// Client order id of the OCO list (derived from the entry's cause).
-    pub oco_client_order_id: Option<String>,
+    /// Client order id of the protection (the OCO list, or the watched trade's take-profit),
+    /// derived from the entry's cause; a watched stop's exit uses it with an `X` suffix.
+    pub protection_client_id: Option<String>,
     pub protection: ProtectionState,
     pub source: TradeSource,
     /// Day of the entry, YYYY-MM-DD in the configured time zone.
     pub date: String,
     /// ISO 8601 time of the entry.
     pub opened_at: String,
+}
+
+impl Trade {
+    /// True when the service watches this trade's stop (no stop order on the exchange).
+    pub fn stop_watched(&self) -> bool {
+        self.stop == StopPlacement::Service
+    }
+}
+
+/// A trade record as stored by any version: records written before [`Legs`] existed carry
+/// the OCO's ids in loose fields (`oco_list_id`, `sl_oid`, `tp_oid`, `oco_client_order_id`).
+#[derive(Deserialize)]
+struct StoredTrade {
+    symbol: String,
+    direction: Direction,
+    bot: String,
+    exchange: String,
+    size: Decimal,
+    entry_px: Decimal,
+    entry_quote: Decimal,
+    sl_px: Decimal,
+    tp_px: Decimal,
+    sl_limit_px: Decimal,
+    sl_pct: Decimal,
+    tp_pct: Decimal,
+    #[serde(default = "on_the_exchange")]
+    stop: StopPlacement,
+    #[serde(default)]
+    legs: Option<Legs>,
+    #[serde(default)]
+    oco_list_id: Option<i64>,
+    #[serde(default)]
+    sl_oid: Option<i64>,
+    #[serde(default)]
+    tp_oid: Option<i64>,
+    entry_order_id: Option<i64>,
+    entry_client_order_id: Option<String>,
+    #[serde(default, alias = "oco_client_order_id")]
+    protection_client_id: Option<String>,
+    protection: ProtectionState,
+    source: TradeSource,
+    date: String,
+    opened_at: String,
+}
+
+fn on_the_exchange() -> StopPlacement {
+    StopPlacement::Exchange
+}
+
+impl From<StoredTrade> for Trade {
+    fn from(s: StoredTrade) -> Self {
+        let legacy = s.oco_list_id.map(|list_id| Legs::Oco {
+            list_id,
+            tp_order_id: s.tp_oid,
+            sl_order_id: s.sl_oid,
+        });
+        Trade {
+            symbol: s.symbol,
+            direction: s.direction,
+            bot: s.bot,
+            exchange: s.exchange,
+            size: s.size,
+            entry_px: s.entry_px,
+            entry_quote: s.entry_quote,
+            sl_px: s.sl_px,
+            tp_px: s.tp_px,
+            sl_limit_px: s.sl_limit_px,
+            sl_pct: s.sl_pct,
+            tp_pct: s.tp_pct,
+            stop: s.stop,
+            legs: s.legs.or(legacy),
+            entry_order_id: s.entry_order_id,
+            entry_client_order_id: s.entry_client_order_id,
+            protection_client_id: s.protection_client_id,
+            protection: s.protection,
+            source: s.source,
+            date: s.date,
+            opened_at: s.opened_at,
+        }
+    }
 }
 
 fn f(d: Decimal) -> f64 {
@@ -126,11 +211,16 @@ pub struct TradeView {
     pub tp_px: f64,
     pub sl_pct: f64,
     pub tp_pct: f64,
+    /// The stop-loss order on the exchange (none for a stop the service watches).
     pub sl_oid: Option<i64>,
     pub tp_oid: Option<i64>,
+    /// The OCO list holding both legs (none for a stop the service watches).
     pub oco_list_id: Option<i64>,
-    /// `ok` when the leg is on the exchange, `pending` while it is being placed, `failed`
-    /// when the position is unprotected.
+    /// Where the stop-loss lives: `exchange` (an order on the book) or `service` (watched by
+    /// the service, which exits at market when the price crosses it).
+    pub stop: String,
+    /// `ok` when the leg is in place, `pending` while it is being placed, `failed` when the
+    /// position is unprotected.
     pub sl_placed: String,
     pub tp_placed: String,
     /// `protected`, `pending` or `unprotected`.
@@ -164,9 +254,10 @@ impl Trade {
             tp_px: f(self.tp_px),
             sl_pct: f(self.sl_pct),
             tp_pct: f(self.tp_pct),
-            sl_oid: self.sl_oid,
-            tp_oid: self.tp_oid,
-            oco_list_id: self.oco_list_id,
+            sl_oid: self.legs.as_ref().and_then(Legs::stop_order_id),
+            tp_oid: self.legs.as_ref().and_then(Legs::take_profit_order_id),
+            oco_list_id: self.legs.as_ref().and_then(Legs::list_id),
+            stop: self.stop.as_str().into(),
             sl_placed: placed.into(),
             tp_placed: placed.into(),
             protection: protection.into(),

@@ -1,11 +1,13 @@
 //! The account's equity in the quote asset: the quote balance (free + locked: an order that
 //! locks quote is still the account's money) plus every open position at its last price.
 //!
-//! Positions are valued from the book, not from coin balances: coin the service does not
-//! manage (a long-term holding, dust) is not part of what the drawdown limit protects. A buy
-//! position holds coin (+ size × price); a sell position sold coin the account held, its
-//! proceeds are in the quote balance and it owes the buy-back (− size × price), so opening it
-//! leaves equity unchanged and equity then moves with its pnl.
+//! Positions are the book's open trades, valued at what the account actually holds: coin the
+//! service does not manage (a long-term holding) is not part of what the drawdown limit
+//! protects, and coin the exchange already sold (a stop that filled before the service settled
+//! it) is not counted twice — its proceeds are in the quote balance. A buy position holds coin
+//! (+ min(size, coin held) × price); a sell position sold coin the account held, its proceeds
+//! are in the quote balance and it owes the buy-back (− size × price), so opening it leaves
+//! equity unchanged and equity then moves with its pnl.
 
 use std::collections::HashMap;
 
@@ -19,15 +21,16 @@ use crate::execution::{Direction, Trade};
 pub struct Valued {
     pub trade: Trade,
     pub price: Decimal,
+    /// Coin of a buy position the account holds (free + locked), at most the trade's size.
+    pub held: Decimal,
 }
 
 impl Valued {
     /// What the position adds to equity (negative for a sell position: the buy-back it owes).
     pub fn value(&self) -> Decimal {
-        let at_market = self.trade.size * self.price;
         match self.trade.direction {
-            Direction::Buy => at_market,
-            Direction::Sell => -at_market,
+            Direction::Buy => self.held * self.price,
+            Direction::Sell => -(self.trade.size * self.price),
         }
     }
 
@@ -59,7 +62,7 @@ impl Equity {
 }
 
 impl Protection {
-    /// Reads the balances and, when positions are open, every last price (one call each).
+    /// Reads the balances and, when positions are open, every last price (one call).
     pub(super) async fn measure(&self) -> Result<Equity, ProtectionError> {
         let inner = &self.inner;
         let exchange = inner
@@ -68,25 +71,23 @@ impl Protection {
             .ok_or(ProtectionError::NoExchange(inner.execution.exchange_name()))?;
         let trades = inner.execution.book().open_trades()?;
         let quote = self.currency();
-        let quote_balance = exchange
-            .balances()
-            .await?
-            .into_iter()
-            .filter(|b| b.asset == quote)
-            .map(|b| b.free + b.locked)
-            .sum();
+        let holdings: HashMap<String, Decimal> =
+            exchange.balances().await?.into_iter().map(|b| (b.asset, b.free + b.locked)).collect();
+        let quote_balance = holdings.get(quote).copied().unwrap_or_default();
         if trades.is_empty() {
             return Ok(Equity { quote_balance, positions: Vec::new() });
         }
         let prices: HashMap<String, Decimal> =
             exchange.prices().await?.into_iter().map(|(symbol, price)| (symbol, price.0)).collect();
-        let positions = trades
-            .into_iter()
-            .map(|trade| match prices.get(&trade.symbol) {
-                Some(price) => Ok(Valued { price: *price, trade }),
-                None => Err(ProtectionError::NoPrice(trade.symbol)),
-            })
-            .collect::<Result<_, _>>()?;
+        let mut positions = Vec::with_capacity(trades.len());
+        for trade in trades {
+            let Some(price) = prices.get(&trade.symbol).copied() else {
+                return Err(ProtectionError::NoPrice(trade.symbol));
+            };
+            let base = exchange.symbol_rules(&trade.symbol).await?.base_asset;
+            let held = holdings.get(&base).copied().unwrap_or_default().min(trade.size);
+            positions.push(Valued { trade, price, held });
+        }
         Ok(Equity { quote_balance, positions })
     }
 }
@@ -114,12 +115,11 @@ mod tests {
             sl_limit_px: d("2934"),
             sl_pct: d("2"),
             tp_pct: d("5"),
-            sl_oid: None,
-            tp_oid: None,
-            oco_list_id: None,
+            stop: crate::execution::StopPlacement::Exchange,
+            legs: None,
             entry_order_id: None,
             entry_client_order_id: None,
-            oco_client_order_id: None,
+            protection_client_id: None,
             protection: ProtectionState::Protected,
             source: TradeSource::Trade,
             date: "2026-03-02".into(),
@@ -129,14 +129,31 @@ mod tests {
 
     #[test]
     fn a_buy_adds_its_coin_at_market_and_a_sell_owes_its_buy_back() {
-        let long = Valued { trade: trade(Direction::Buy, "0.5", "1501"), price: d("2800") };
+        let long = Valued {
+            trade: trade(Direction::Buy, "0.5", "1501"),
+            price: d("2800"),
+            held: d("0.5"),
+        };
         assert_eq!(long.value(), d("1400"));
         assert_eq!(long.unrealized(), d("-101"), "the entry fee is in entry_quote");
-        let short = Valued { trade: trade(Direction::Sell, "0.5", "1499"), price: d("2800") };
+        let short = Valued {
+            trade: trade(Direction::Sell, "0.5", "1499"),
+            price: d("2800"),
+            held: Decimal::ZERO,
+        };
         assert_eq!(short.value(), d("-1400"));
         assert_eq!(short.unrealized(), d("99"));
         let equity = Equity { quote_balance: d("10000"), positions: vec![long, short] };
         assert_eq!(equity.positions_value(), Decimal::ZERO);
         assert_eq!(equity.total(), d("10000"));
+    }
+
+    #[test]
+    fn coin_the_exchange_already_sold_is_not_counted() {
+        let stopped_out =
+            Valued { trade: trade(Direction::Buy, "0.5", "1501"), price: d("2800"), held: d("0") };
+        assert_eq!(stopped_out.value(), Decimal::ZERO, "its proceeds are in the quote balance");
+        let partly = Valued { held: d("0.2"), ..stopped_out };
+        assert_eq!(partly.value(), d("560"));
     }
 }

@@ -6,7 +6,9 @@
 //!   exchange, not the keys; an order with bad keys is refused loudly anyway).
 //! - `clock`: |exchange server time − our clock| at the middle of that round trip.
 //! - `license`: active, not living on the offline grace.
-//! - `trades`: no open trade is `unprotected` (no stop-loss on the exchange).
+//! - `trades`: no open trade is `unprotected` (no stop-loss on the exchange), and the store's
+//!   open trades match the exchange's open protection (every protected trade's order list is
+//!   open there, and every open list belongs to a trade).
 //! - `messenger`: configured and answering `getMe` (nothing is sent to the boss).
 
 use std::time::Instant;
@@ -16,7 +18,8 @@ use utoipa::ToSchema;
 
 use super::Protection;
 use crate::dashboard::AgentName;
-use crate::execution::trade::ProtectionState;
+use crate::execution::protection_gone;
+use crate::execution::trade::{Legs, ProtectionState, Trade};
 use crate::messenger::{MessengerError, templates};
 
 /// Largest clock difference with the exchange that passes. Exchange A refuses a signed
@@ -105,7 +108,8 @@ impl Protection {
     pub async fn health_check_as(&self, agent: AgentName) -> HealthReport {
         let (exchange, clock) = self.check_exchange().await;
         let messenger = self.check_messenger().await;
-        let findings = vec![exchange, clock, self.check_license(), self.check_trades(), messenger];
+        let trades = self.check_trades().await;
+        let findings = vec![exchange, clock, self.check_license(), trades, messenger];
         let anomalies: Vec<String> = findings
             .iter()
             .filter(|f| f.verdict == Verdict::Anomaly)
@@ -208,7 +212,7 @@ impl Protection {
         }
     }
 
-    fn check_trades(&self) -> Finding {
+    async fn check_trades(&self) -> Finding {
         let trades = match self.inner.execution.book().open_trades() {
             Ok(trades) => trades,
             Err(err) => {
@@ -230,22 +234,75 @@ impl Protection {
                 _ => None,
             })
             .collect();
-        if unprotected.is_empty() {
+        let mut problems = Vec::new();
+        if !unprotected.is_empty() {
+            problems.push(format!(
+                "unprotected: {}; GET /api/trades/recover places the protection, or close the \
+                 position",
+                unprotected.join(", ")
+            ));
+        }
+        match self.protection_mismatches(&trades).await {
+            Ok(mismatches) => problems.extend(mismatches),
+            Err(err) => {
+                problems.push(format!("the exchange's open protection cannot be read: {err}"))
+            }
+        }
+        if problems.is_empty() {
             finding(
                 Check::Trades,
                 Verdict::Ok,
-                format!("{} open trade(s), none unprotected", trades.len()),
-            )
-        } else {
-            finding(
-                Check::Trades,
-                Verdict::Anomaly,
                 format!(
-                    "unprotected: {}; GET /api/trades/recover places the OCO, or close the position",
-                    unprotected.join(", ")
+                    "{} open trade(s), none unprotected, all matching the exchange's open \
+                     protection",
+                    trades.len()
                 ),
             )
+        } else {
+            finding(Check::Trades, Verdict::Anomaly, problems.join("; "))
         }
+    }
+
+    /// Differences between the store's protected trades and the exchange's open protection.
+    async fn protection_mismatches(
+        &self,
+        trades: &[Trade],
+    ) -> Result<Vec<String>, crate::execution::ExecutionError> {
+        if self.inner.exchange.is_none() {
+            return Ok(Vec::new());
+        }
+        let open = self.inner.execution.open_protection().await?;
+        let mut found: Vec<String> = trades
+            .iter()
+            .filter(|t| protection_gone(t, &open))
+            .map(|t| {
+                let what = match &t.legs {
+                    Some(Legs::Oco { list_id, .. }) => format!("order list {list_id}"),
+                    Some(Legs::Watched { tp_order_id }) => {
+                        format!("take-profit order {tp_order_id}")
+                    }
+                    None => "nothing".into(),
+                };
+                format!(
+                    "{}: protected by {what} in the store, but the exchange has no such open \
+                     order (the protection run settles it)",
+                    t.symbol
+                )
+            })
+            .collect();
+        for list in &open.lists {
+            let tracked = trades
+                .iter()
+                .any(|t| t.legs.as_ref().and_then(Legs::list_id) == Some(list.order_list_id));
+            if !tracked {
+                found.push(format!(
+                    "{}: order list {} is open on the exchange but belongs to no open trade \
+                     (GET /api/trades/recover adopts it)",
+                    list.symbol, list.order_list_id
+                ));
+            }
+        }
+        Ok(found)
     }
 
     async fn check_messenger(&self) -> Finding {

@@ -10,13 +10,16 @@
 //! - [`drawdown`]: equity against its high-water mark, the pause, and resuming.
 //! - [`report`]: the daily PnL report (`POST /api/status/report`, 21:00).
 //! - [`health`]: the health check (exchange, clock, license, stops, messenger).
-//! - [`trailing`]: the trailing stop and the gapped-stop exit, one run every minute.
+//! - [`trailing`]: the protection run, every minute: exits the exchange made, gapped stops,
+//!   the trailing stop.
+//! - [`watch`]: the stops the service watches, checked every second.
 
 mod drawdown;
 mod equity;
 mod health;
 mod report;
 mod trailing;
+pub mod watch;
 
 use std::sync::Arc;
 

@@ -1,5 +1,7 @@
-//! The trailing stop and the gapped-stop check, run together every minute (or on
-//! `GET /api/trailing`): for each open trade, a stop that triggered without filling is reported
+//! The protection run, every minute (or on `GET /api/trailing`): first every exit the exchange
+//! made on its own is settled (one read of the open order lists for all trades: a filled leg
+//! closes its trade, a list gone without a fill marks it unprotected); then, for each trade
+//! still open, a stop that triggered without filling is reported
 //! and, with `[protection] gap_exit = "market"`, closed at market; otherwise, once the profit
 //! reaches `trailing_trigger_pct`, the stop follows the price at `trailing_distance_pct`.
 //!
@@ -13,7 +15,7 @@ use utoipa::ToSchema;
 
 use crate::config::{GapExit, StrategyKeys};
 use crate::exchange::Exchange;
-use crate::execution::{Direction, Execution, StopMove, Trade};
+use crate::execution::{ClosedTradeView, Direction, Execution, StopMove, Trade};
 use crate::messenger::templates;
 
 /// The trailing keys of a strategy's section (`[strategy.<bot>]`, else MR Combined's).
@@ -89,6 +91,12 @@ pub struct GapRow {
 /// What one trailing run did.
 #[derive(Debug, Clone, Default, Serialize, ToSchema)]
 pub struct TrailingReport {
+    /// Trades whose take-profit or stop-loss filled at the exchange since the last run, now
+    /// closed (the boss was told).
+    pub exits: Vec<ClosedTradeView>,
+    /// Trades whose protection ended at the exchange without a fill (cancelled outside the
+    /// service): now marked unprotected, and the boss was alerted.
+    pub unprotected: Vec<String>,
     pub updated: Vec<TrailUpdate>,
     /// Stops that gapped (see docs/protection.md).
     pub gaps: Vec<GapRow>,
@@ -103,6 +111,15 @@ pub async fn run(
     gap_exit: GapExit,
 ) -> TrailingReport {
     let mut report = TrailingReport::default();
+    match execution.open_protection().await {
+        Ok(open) => {
+            let settled = execution.settle_exits(&open).await;
+            report.exits = settled.closed_views();
+            report.unprotected = settled.unprotected;
+            report.errors.extend(settled.errors);
+        }
+        Err(err) => report.errors.push(format!("exits not checked: {err}")),
+    }
     let trades = match execution.book().open_trades() {
         Ok(trades) => trades,
         Err(err) => {
@@ -120,7 +137,7 @@ pub async fn run(
             Err(err) => report.errors.push(format!("{}: stop not checked: {err}", trade.symbol)),
         }
         let settings = TrailSettings::of(&execution.strategy_keys(&trade.bot));
-        if !settings.enabled || trade.oco_list_id.is_none() {
+        if !settings.enabled || trade.legs.is_none() {
             continue;
         }
         let price = match exchange.price(&trade.symbol).await {
@@ -221,12 +238,15 @@ mod tests {
             sl_limit_px: sl,
             sl_pct: dec!(2),
             tp_pct: dec!(5),
-            sl_oid: Some(1),
-            tp_oid: Some(2),
-            oco_list_id: Some(3),
+            stop: crate::execution::StopPlacement::Exchange,
+            legs: Some(crate::execution::Legs::Oco {
+                list_id: 3,
+                tp_order_id: Some(2),
+                sl_order_id: Some(1),
+            }),
             entry_order_id: None,
             entry_client_order_id: None,
-            oco_client_order_id: None,
+            protection_client_id: None,
             protection: ProtectionState::Protected,
             source: TradeSource::Trade,
             date: "2026-01-01".into(),

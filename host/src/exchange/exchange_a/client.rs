@@ -1,11 +1,12 @@
 //! Exchange A's REST client: signed requests with a server-time offset (resync and one retry
-//! on -1021), request-weight accounting from the response headers, 429 back-off that honours
-//! Retry-After, a full stop on 418, filters checked before any order is sent, typed errors, and
+//! on -1021), the request budget (every request counted by its documented weight before it is
+//! sent and corrected by the response headers; reads refused past their share), short caches
+//! for the 24 h tickers, 429 back-off that honours Retry-After, a full stop on 418, filters checked before any order is sent, typed errors, and
 //! the rule that an ambiguous order outcome is resolved by client order id before anything is
 //! re-sent.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -15,11 +16,13 @@ use serde::de::DeserializeOwned;
 
 use super::filters::SymbolRules;
 use super::signer::{Params, Signer};
+use super::weights;
 use super::wire::{self, ErrorBody};
 use crate::clock::SharedClock;
+use crate::exchange::budget::{self, Admission, Budget, BudgetUse, Limits, Reported};
 use crate::exchange::{
     Balance, BoxFuture, Exchange, ExchangeError, Fill, Kline, NewOco, NewOrder, Order, OrderList,
-    OrderRef, OrderType, Price, Protection, Side, Ticker24h, Trade,
+    OrderRef, OrderType, Price, Protection, ShortCache, Side, Ticker24h, Trade,
 };
 
 /// REST base of exchange A's mainnet.
@@ -37,6 +40,10 @@ pub struct ClientConfig {
     pub timeout: Duration,
     /// Longest Retry-After the client waits out by itself before answering RateLimited.
     pub max_auto_wait: Duration,
+    /// Percent of the request weight agent reads may use (`[exchange] read_share_pct`).
+    pub read_share_pct: u64,
+    /// How long a 24 h ticker answer is shared between callers, ms.
+    pub ticker_cache_ms: i64,
     /// How many times an ambiguous order is looked up by client order id.
     pub lookup_attempts: u32,
     /// Pause before each lookup (the exchange may still be processing the order).
@@ -52,6 +59,8 @@ impl ClientConfig {
             recv_window_ms: 5000,
             timeout: Duration::from_secs(10),
             max_auto_wait: Duration::from_secs(10),
+            read_share_pct: 60,
+            ticker_cache_ms: 10_000,
             lookup_attempts: 5,
             lookup_delay: Duration::from_millis(250),
             exchange_info_ttl: Duration::from_secs(3600),
@@ -108,9 +117,9 @@ pub struct ExchangeAClient {
     clock: SharedClock,
     time_offset_ms: AtomicI64,
     time_synced: AtomicBool,
-    used_weight: AtomicU64,
-    weight_limit: AtomicU64,
-    order_count_10s: AtomicU64,
+    budget: Budget,
+    /// 24 h tickers per symbol list: scans repeat them, and all symbols cost weight 80.
+    tickers: ShortCache<Vec<String>, Vec<Ticker24h>>,
     blocked_until: Mutex<Option<Instant>>,
     banned_until: Mutex<Option<Instant>>,
     /// Parsed rules per symbol; `Err` keeps why a listed symbol's filters are unusable.
@@ -174,15 +183,14 @@ impl ExchangeAClient {
             .build()
             .map_err(|e| ExchangeError::NotConfigured { detail: format!("HTTP client: {e}") })?;
         Ok(Self {
+            budget: Budget::new(config.read_share_pct),
+            tickers: ShortCache::new(config.ticker_cache_ms, clock.clone()),
             http,
             config,
             signer,
             clock,
             time_offset_ms: AtomicI64::new(0),
             time_synced: AtomicBool::new(false),
-            used_weight: AtomicU64::new(0),
-            order_count_10s: AtomicU64::new(0),
-            weight_limit: AtomicU64::new(6000),
             blocked_until: Mutex::new(None),
             banned_until: Mutex::new(None),
             rules: RwLock::new(HashMap::new()),
@@ -195,14 +203,20 @@ impl ExchangeAClient {
         &self.config.base_url
     }
 
-    /// Request weight used in the current minute, as the last response reported it.
-    pub fn used_weight(&self) -> u64 {
-        self.used_weight.load(Ordering::Relaxed)
+    /// The exchange's time now, as far as this client knows it.
+    fn server_now_ms(&self) -> i64 {
+        self.clock.now_ms() + self.time_offset_ms()
     }
 
-    /// Orders placed in the last 10 s, as the last accepted order's answer reported it.
+    /// Request weight used in the current minute (the larger of what was sent and what the
+    /// last response reported).
+    pub fn used_weight(&self) -> u64 {
+        self.budget.usage(self.server_now_ms()).weight_used
+    }
+
+    /// Orders placed in the current 10 s window.
     pub fn order_count_10s(&self) -> u64 {
-        self.order_count_10s.load(Ordering::Relaxed)
+        self.budget.usage(self.server_now_ms()).orders_10s
     }
 
     /// Server time minus local time, ms (as measured at the last sync).
@@ -224,8 +238,15 @@ impl ExchangeAClient {
         Ok(offset)
     }
 
-    /// Refuses locally while banned or inside a Retry-After window that is too long to wait.
-    async fn respect_limits(&self) -> Result<(), ExchangeError> {
+    /// Refuses locally while banned or inside a Retry-After window that is too long to wait,
+    /// then asks the request budget: a read past its share is refused without sending, a money
+    /// request at its ceiling waits for the window to roll over.
+    async fn respect_limits(
+        &self,
+        method: &Method,
+        path: &str,
+        params: &Params,
+    ) -> Result<u64, ExchangeError> {
         let now = Instant::now();
         if let Some(until) = *lock(&self.banned_until)
             && until > now
@@ -240,19 +261,28 @@ impl ExchangeAClient {
             }
             tokio::time::sleep(wait).await;
         }
-        // Close to the weight limit: wait for the minute to roll over rather than risk a 429.
-        let limit = self.weight_limit.load(Ordering::Relaxed);
-        if limit > 0 && self.used_weight() * 100 >= limit * 95 {
-            let server_now = self.clock.now_ms() + self.time_offset_ms();
-            let to_next_minute = 60_000 - server_now.rem_euclid(60_000);
-            let wait = Duration::from_millis(to_next_minute as u64 + 50);
-            if wait > self.config.max_auto_wait {
-                return Err(ExchangeError::RateLimited { retry_after: wait });
+        let weight = weights::weight(method, path, params);
+        let order = weights::places_order(method, path);
+        match self.budget.admit(budget::current_class(), weight, order, self.server_now_ms()) {
+            Admission::Go => Ok(weight),
+            Admission::Refuse(retry_after) if budget::current_class() == budget::Class::Read => {
+                Err(budget::refused(retry_after))
             }
-            tokio::time::sleep(wait).await;
-            self.used_weight.store(0, Ordering::Relaxed);
+            Admission::Refuse(retry_after) => Err(ExchangeError::RateLimited { retry_after }),
+            Admission::Wait(wait) if wait > self.config.max_auto_wait => {
+                Err(ExchangeError::RateLimited { retry_after: wait })
+            }
+            Admission::Wait(wait) => {
+                tracing::warn!(
+                    wait_ms = wait.as_millis() as u64,
+                    path,
+                    "request budget: money paths at their ceiling; waiting for the window"
+                );
+                tokio::time::sleep(wait + Duration::from_millis(50)).await;
+                self.budget.count_after_wait(weight, order, self.server_now_ms());
+                Ok(weight)
+            }
         }
-        Ok(())
     }
 
     /// One HTTP exchange, no retries. Signed requests carry timestamp, recvWindow and the
@@ -264,7 +294,9 @@ impl ExchangeAClient {
         params: &Params,
         security: Security,
     ) -> Result<axum::body::Bytes, ExchangeError> {
-        self.respect_limits().await?;
+        let weight = self.respect_limits(method, path, params).await?;
+        let mut in_flight =
+            InFlight { budget: &self.budget, weight, now_ms: || self.server_now_ms() };
         let mut params = params.clone();
         let mut request = match security {
             Security::Public => None,
@@ -295,20 +327,14 @@ impl ExchangeAClient {
         })?;
         let status = response.status();
         let headers = response.headers().clone();
-        if let Some(n) = headers
-            .get("x-mbx-order-count-10s")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok())
-        {
-            self.order_count_10s.store(n, Ordering::Relaxed);
-        }
-        if let Some(w) = headers
-            .get("x-mbx-used-weight-1m")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok())
-        {
-            self.used_weight.store(w, Ordering::Relaxed);
-        }
+        let header = |name: &str| {
+            headers.get(name).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok())
+        };
+        in_flight.answered(Reported {
+            weight_1m: header("x-mbx-used-weight-1m"),
+            orders_10s: header("x-mbx-order-count-10s"),
+            orders_day: header("x-mbx-order-count-1d"),
+        });
         let retry_after = headers
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
@@ -405,11 +431,7 @@ impl ExchangeAClient {
     async fn load_exchange_info(&self) -> Result<(), ExchangeError> {
         let info: wire::ExchangeInfo =
             self.call(Method::GET, "/api/v3/exchangeInfo", Params::new(), Security::Public).await?;
-        if let Some(l) = info.rate_limits.iter().find(|l| {
-            l.rate_limit_type == "REQUEST_WEIGHT" && l.interval == "MINUTE" && l.interval_num == 1
-        }) {
-            self.weight_limit.store(l.limit, Ordering::Relaxed);
-        }
+        self.budget.set_limits(limits_of(&info.rate_limits));
         let map: HashMap<String, Result<SymbolRules, String>> =
             info.symbols.iter().map(|s| (s.symbol.clone(), SymbolRules::from_info(s))).collect();
         for (symbol, reason) in map.iter().filter_map(|(s, r)| Some((s, r.as_ref().err()?))) {
@@ -716,13 +738,84 @@ impl ExchangeAClient {
     }
 }
 
+/// A request the budget admitted: when it is answered, or dropped on any early return, it
+/// leaves the budget's in-flight count.
+struct InFlight<'a, F: Fn() -> i64> {
+    budget: &'a Budget,
+    weight: u64,
+    now_ms: F,
+}
+
+impl<F: Fn() -> i64> InFlight<'_, F> {
+    fn answered(&mut self, counts: Reported) {
+        self.budget.answered(std::mem::take(&mut self.weight), counts, (self.now_ms)());
+    }
+}
+
+impl<F: Fn() -> i64> Drop for InFlight<'_, F> {
+    fn drop(&mut self) {
+        if self.weight > 0 {
+            self.budget.answered(self.weight, Reported::default(), (self.now_ms)());
+        }
+    }
+}
+
+impl ExchangeAClient {
+    /// 24 h tickers of `symbols` (all when empty) from the exchange, uncached.
+    async fn fetch_tickers(&self, symbols: &[String]) -> Result<Vec<Ticker24h>, ExchangeError> {
+        let mut p = Params::new();
+        match symbols {
+            [] => {}
+            [one] => {
+                p.push("symbol", one);
+                let t: wire::Ticker24hJson =
+                    self.call(Method::GET, "/api/v3/ticker/24hr", p, Security::Public).await?;
+                return Ok(vec![t.into()]);
+            }
+            many => {
+                let list = serde_json::to_string(many).unwrap_or_default();
+                p.push("symbols", list);
+            }
+        }
+        let v: Vec<wire::Ticker24hJson> =
+            self.call(Method::GET, "/api/v3/ticker/24hr", p, Security::Public).await?;
+        Ok(v.into_iter().map(Ticker24h::from).collect())
+    }
+}
+
+/// The budget's limits from exchangeInfo's `rateLimits` (the documented values where one is
+/// missing).
+fn limits_of(rate_limits: &[wire::RateLimit]) -> Limits {
+    let find = |kind: &str, interval: &str, num: u32| {
+        rate_limits
+            .iter()
+            .find(|l| l.rate_limit_type == kind && l.interval == interval && l.interval_num == num)
+            .map(|l| l.limit)
+    };
+    let documented = Limits::default();
+    Limits {
+        weight_per_minute: find("REQUEST_WEIGHT", "MINUTE", 1)
+            .unwrap_or(documented.weight_per_minute),
+        orders_per_10s: find("ORDERS", "SECOND", 10).unwrap_or(documented.orders_per_10s),
+        orders_per_day: find("ORDERS", "DAY", 1).unwrap_or(documented.orders_per_day),
+    }
+}
+
 impl Exchange for ExchangeAClient {
     fn name(&self) -> &'static str {
         "exchange_a"
     }
 
     fn protection(&self) -> Protection {
-        Protection::NativeOco
+        Protection::Native
+    }
+
+    fn budget_use(&self) -> Option<BudgetUse> {
+        Some(self.budget.usage(self.server_now_ms()))
+    }
+
+    fn reads_blocked_for(&self) -> Option<Duration> {
+        self.budget.reads_blocked_for(self.server_now_ms())
     }
 
     fn server_time(&self) -> BoxFuture<'_, Result<i64, ExchangeError>> {
@@ -763,25 +856,7 @@ impl Exchange for ExchangeAClient {
         &'a self,
         symbols: &'a [String],
     ) -> BoxFuture<'a, Result<Vec<Ticker24h>, ExchangeError>> {
-        Box::pin(async move {
-            let mut p = Params::new();
-            match symbols {
-                [] => {}
-                [one] => {
-                    p.push("symbol", one);
-                    let t: wire::Ticker24hJson =
-                        self.call(Method::GET, "/api/v3/ticker/24hr", p, Security::Public).await?;
-                    return Ok(vec![t.into()]);
-                }
-                many => {
-                    let list = serde_json::to_string(many).unwrap_or_default();
-                    p.push("symbols", list);
-                }
-            }
-            let v: Vec<wire::Ticker24hJson> =
-                self.call(Method::GET, "/api/v3/ticker/24hr", p, Security::Public).await?;
-            Ok(v.into_iter().map(Ticker24h::from).collect())
-        })
+        Box::pin(self.tickers.get_or_fetch(symbols.to_vec(), self.fetch_tickers(symbols)))
     }
 
     fn prices(&self) -> BoxFuture<'_, Result<Vec<(String, Price)>, ExchangeError>> {

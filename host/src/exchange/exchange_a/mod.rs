@@ -4,6 +4,7 @@
 pub mod client;
 pub mod filters;
 pub mod signer;
+mod weights;
 pub mod wire;
 
 pub use client::{ClientConfig, ExchangeAClient, MAINNET_URL, TESTNET_URL};

@@ -3,8 +3,10 @@
 //! [`escape`] here, nowhere else. Inputs are plain structs, so callers in any area fill them
 //! without depending on each other's types.
 
+mod exits;
 mod scans;
 
+pub use exits::{ExitFilled, exit_filled};
 pub use scans::{AutoConfirmed, PumpAlertNote, auto_confirmed, pump_alert};
 
 use super::html::escape;
@@ -44,6 +46,8 @@ pub struct TradeOpened {
     pub oco_list_id: Option<i64>,
     pub sl_oid: Option<i64>,
     pub tp_oid: Option<i64>,
+    /// The stop-loss is watched by the service (no stop order on the exchange).
+    pub stop_watched: bool,
     pub exchange: String,
 }
 
@@ -136,6 +140,10 @@ pub fn approval_request(r: &ApprovalRequest) -> Outgoing {
 pub fn trade_opened(t: &TradeOpened) -> Outgoing {
     let ids = |id: Option<i64>| id.map_or_else(|| "?".to_string(), |id| id.to_string());
     let protection = match t.oco_list_id {
+        None if t.stop_watched => format!(
+            "take-profit order {}; the stop-loss is watched by the service (no order on the book)",
+            ids(t.tp_oid)
+        ),
         Some(list) => format!(
             "OCO list {list} (stop-loss order {}, take-profit order {})",
             ids(t.sl_oid),
@@ -710,6 +718,7 @@ mod tests {
                 oco_list_id: Some(2),
                 sl_oid: Some(3),
                 tp_oid: None,
+                stop_watched: false,
                 exchange: nasty.clone(),
             }),
             unprotected_alert(&UnprotectedAlert {

@@ -1,0 +1,172 @@
+//! The stop the service watches (`[protection] stop = "service"`, and every trade on an
+//! exchange without exchange-side stops): only the take-profit rests on the exchange, as a
+//! LIMIT for the trade's size; the stop is a level in the store. Setting or moving it sends
+//! nothing — it is journaled (kind `watched_stop`) so the trade's stop history reads the same
+//! as with an OCO. When the price crosses it (`protection::watch`, at least once a second), the
+//! take-profit is cancelled and the coin sold at market, with one client order id per trade's
+//! protection (its own id plus `X`): a second trigger, a restart or an ambiguous answer finds
+//! that exit in the journal and looks it up instead of selling again.
+
+use rust_decimal::Decimal;
+
+use super::book::put_trade_in;
+use super::close::Exit;
+use super::journal::OrderKind;
+use super::plan::{client_id, fresh_id};
+use super::trade::{CloseReason, ClosedTrade, Direction, Legs, ProtectionState, Trade};
+use super::{Execution, ExecutionError, SendError};
+use crate::exchange::{NewOrder, Order, Price, Qty};
+
+/// True when `price` has crossed `trade`'s stop: at or below it for a long, at or above it for
+/// a sold position.
+pub fn stop_crossed(trade: &Trade, price: Decimal) -> bool {
+    if trade.sl_px <= Decimal::ZERO || price <= Decimal::ZERO {
+        return false;
+    }
+    match trade.direction {
+        Direction::Buy => price <= trade.sl_px,
+        Direction::Sell => price >= trade.sl_px,
+    }
+}
+
+/// `trade` protected by its resting take-profit `tp`, the stop watched.
+pub(crate) fn watched(trade: &Trade, tp: &Order) -> Trade {
+    Trade {
+        legs: Some(Legs::Watched { tp_order_id: tp.order_id }),
+        protection: ProtectionState::Protected,
+        ..trade.clone()
+    }
+}
+
+/// The client order id of the market exit at a watched stop: one per trade's protection.
+fn exit_id(trade: &Trade, now_ms: i64) -> String {
+    trade
+        .protection_client_id
+        .as_ref()
+        .map(|id| format!("{id}X"))
+        .filter(|id| id.len() <= 36)
+        .unwrap_or_else(|| client_id("WX", &fresh_id(now_ms), &trade.symbol))
+}
+
+impl Execution {
+    /// Places the resting take-profit of a watched trade (client id `client_id`) and journals
+    /// its stop; the trade comes back protected.
+    pub(crate) async fn place_watched(
+        &self,
+        trade: &Trade,
+        client_id: &str,
+        cause: &str,
+    ) -> Result<Trade, SendError> {
+        let orders = self.orders().map_err(|e| SendError::Exchange(no_client(e)))?;
+        let order = NewOrder::limit(
+            &trade.symbol,
+            trade.direction.exit_side(),
+            Qty(trade.size),
+            Price(trade.tp_px),
+            client_id,
+        );
+        let placed = trade.clone();
+        let tp = orders
+            .place(&order, OrderKind::TakeProfit, cause, None, |w, tp| {
+                put_trade_in(w, &watched(&placed, tp))
+            })
+            .await?;
+        let trade = watched(trade, &tp);
+        self.journal_watched_stop(&trade, cause)?;
+        Ok(trade)
+    }
+
+    /// Records the level of a watched stop in the journal (nothing is sent).
+    pub(crate) fn journal_watched_stop(&self, trade: &Trade, cause: &str) -> Result<(), SendError> {
+        let orders = self.orders().map_err(|e| SendError::Exchange(no_client(e)))?;
+        let id = client_id("WS", &fresh_id(self.inner.clock.now_ms()), &trade.symbol);
+        let tp_order_id = trade.legs.as_ref().and_then(Legs::take_profit_order_id);
+        orders.note_watched_stop(&id, &trade.symbol, trade.sl_px, tp_order_id, cause)?;
+        Ok(())
+    }
+
+    /// Exits `symbol`'s trade at market because the price `price` crossed its watched stop.
+    /// `None` when there is nothing to do (no such trade any more, its stop is not watched, or
+    /// the price no longer crosses it). The boss hears "Stop-loss hit".
+    pub async fn exit_at_watched_stop(
+        &self,
+        symbol: &str,
+        price: Decimal,
+    ) -> Result<Option<ClosedTrade>, ExecutionError> {
+        let Some(trade) = self.inner.book.open_trade(symbol)? else {
+            return Ok(None);
+        };
+        if !trade.stop_watched() || !stop_crossed(&trade, price) {
+            return Ok(None);
+        }
+        let exit = Exit {
+            client_order_id: exit_id(&trade, self.inner.clock.now_ms()),
+            reason: CloseReason::StopLoss,
+            cause: format!(
+                "watched stop {} of {symbol} crossed at {}",
+                trade.sl_px.normalize(),
+                price.normalize()
+            ),
+        };
+        tracing::warn!(%symbol, stop = %trade.sl_px, %price, "watched stop crossed: exiting at market");
+        let closed = self.exit_position(symbol, exit).await?;
+        self.announce_exit(&closed);
+        Ok(Some(closed))
+    }
+}
+
+fn no_client(err: ExecutionError) -> crate::exchange::ExchangeError {
+    crate::exchange::ExchangeError::NotConfigured { detail: err.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execution::trade::{StopPlacement, TradeSource};
+    use rust_decimal_macros::dec;
+
+    fn trade(direction: Direction, sl: Decimal) -> Trade {
+        Trade {
+            symbol: "ETHUSDT".into(),
+            direction,
+            bot: "mr_combined".into(),
+            exchange: "exchange_a".into(),
+            size: dec!(1),
+            entry_px: dec!(3000),
+            entry_quote: dec!(3000),
+            sl_px: sl,
+            tp_px: dec!(3150),
+            sl_limit_px: sl,
+            sl_pct: dec!(2),
+            tp_pct: dec!(5),
+            stop: StopPlacement::Service,
+            legs: Some(Legs::Watched { tp_order_id: 9 }),
+            entry_order_id: None,
+            entry_client_order_id: None,
+            protection_client_id: Some("SO_abc_ETHUSDT".into()),
+            protection: ProtectionState::Protected,
+            source: TradeSource::Trade,
+            date: "2026-01-01".into(),
+            opened_at: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_long_stop_is_crossed_at_or_below_it_and_a_sold_positions_at_or_above() {
+        let long = trade(Direction::Buy, dec!(2940));
+        assert!(!stop_crossed(&long, dec!(2940.01)));
+        assert!(stop_crossed(&long, dec!(2940)));
+        assert!(stop_crossed(&long, dec!(2500)), "a gap exits too: there is no limit to miss");
+        let short = trade(Direction::Sell, dec!(3060));
+        assert!(!stop_crossed(&short, dec!(3059)));
+        assert!(stop_crossed(&short, dec!(3060)));
+        assert!(!stop_crossed(&trade(Direction::Buy, Decimal::ZERO), dec!(1)), "no stop set");
+    }
+
+    #[test]
+    fn the_exit_id_is_the_protections_own_so_a_second_trigger_finds_it() {
+        let t = trade(Direction::Buy, dec!(2940));
+        assert_eq!(exit_id(&t, 1), "SO_abc_ETHUSDTX");
+        assert_eq!(exit_id(&t, 2), exit_id(&t, 1));
+    }
+}

@@ -1,0 +1,106 @@
+//! The request budget over HTTP against the simulator: a burst of agent reads (scans, market
+//! context, portfolio) spends only the reads' share of the exchange's request weight and then
+//! answers our own `429 rate_limited` with `Retry-After` — never a 5xx — while trailing, a
+//! confirm and a close still reach the exchange, and the exchange never answers 429 or 418.
+
+use std::path::PathBuf;
+
+use crate::trading_support::{Trading, d, good_signal};
+use futures_util::future::join_all;
+
+/// A plugins folder with the built ta_trend and pump_momentum components (`cargo xtask
+/// plugins`), and its config lines.
+fn plugins() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["ta_trend.wasm", "pump_momentum.wasm"] {
+        let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins").join(file);
+        assert!(built.exists(), "{} is missing: run `cargo xtask plugins`", built.display());
+        std::fs::copy(&built, dir.path().join(file)).unwrap();
+    }
+    let toml = format!("[plugins]\ndir = {:?}\n", dir.path().display().to_string());
+    (dir, toml)
+}
+
+const READS: [(&str, &str); 4] = [
+    ("GET", "/api/portfolio"),
+    ("POST", "/api/pump-momentum/scan"),
+    ("GET", "/api/market/scan"),
+    ("GET", "/scan?bot=ta_trend"),
+];
+
+/// Sends `n` reads, 25 at a time, and returns (status, Retry-After) of each.
+async fn burst(t: &Trading, n: usize) -> Vec<(u16, Option<u64>)> {
+    let mut answers = Vec::with_capacity(n);
+    for batch in (0..n).collect::<Vec<_>>().chunks(25) {
+        let calls = batch.iter().map(|i| {
+            let (method, path) = READS[i % READS.len()];
+            let request = match method {
+                "GET" => t.host.http.get(t.host.url(path)),
+                _ => t.host.http.post(t.host.url(path)).json(&serde_json::json!(null)),
+            };
+            async move {
+                let response = request.send().await.expect("the host answers");
+                let retry = response
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.parse().ok());
+                (response.status().as_u16(), retry)
+            }
+        });
+        answers.extend(join_all(calls).await);
+    }
+    answers
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_reads_gets_429_while_trailing_a_confirm_and_a_close_reach_the_exchange() {
+    let (_plugins, plugins_toml) = plugins();
+    let t = Trading::start_with(&format!("\n{plugins_toml}")).await;
+    t.buy("ETHUSDT").await;
+
+    let answers = burst(&t, 400).await;
+    let server_errors: Vec<_> = answers.iter().filter(|(s, _)| *s >= 500).collect();
+    assert!(server_errors.is_empty(), "no 5xx among the reads: {server_errors:?}");
+    let limited: Vec<_> = answers.iter().filter(|(s, _)| *s == 429).collect();
+    assert!(!limited.is_empty(), "the reads' share was spent: {answers:?}");
+    assert!(limited.iter().all(|(_, retry)| retry.is_some_and(|s| (1..=60).contains(&s))));
+    // The portfolio answers in its own shape (spec: `ok: false` with the reason).
+    let (status, body) = t.get("/api/portfolio").await;
+    assert_eq!(status, 200, "{body}");
+    if body["ok"] == false {
+        assert!(body["error"].as_str().unwrap().contains("weight for reads is spent"), "{body}");
+    }
+
+    // Money paths still reach the exchange.
+    t.set_price("ETHUSDT", "3100");
+    let (status, trailing) = t.get("/api/trailing").await;
+    assert_eq!(status, 200, "{trailing}");
+    assert_eq!(trailing["updated"].as_array().unwrap().len(), 1, "{trailing}");
+    assert!(trailing["errors"].as_array().unwrap().is_empty(), "{trailing}");
+    let stops: Vec<_> = t
+        .orders_of("STOP_LOSS_LIMIT", "SELL")
+        .into_iter()
+        .filter(|o| o["status"] == "NEW")
+        .collect();
+    let stop = d(stops[0]["stopPrice"].as_str().unwrap()).normalize();
+    assert_eq!(stop, d("3069"), "the raised stop is at the exchange");
+
+    t.set_price("SOLUSDT", "150");
+    t.create_signal(good_signal("SOLUSDT")).await;
+    let (status, confirmed) = t.confirm("SOLUSDT").await;
+    assert_eq!(status, 200, "{confirmed}");
+    let sol_buys: Vec<_> =
+        t.orders_of("MARKET", "BUY").into_iter().filter(|o| o["symbol"] == "SOLUSDT").collect();
+    assert_eq!(sol_buys.len(), 1, "the confirmed entry reached the exchange");
+
+    let (status, closed) = t.post_empty("/api/close?symbol=ETH").await;
+    assert_eq!(status, 200, "{closed}");
+    let eth_sells: Vec<_> =
+        t.orders_of("MARKET", "SELL").into_iter().filter(|o| o["symbol"] == "ETHUSDT").collect();
+    assert_eq!(eth_sells.len(), 1, "the close reached the exchange");
+
+    let refused: Vec<_> =
+        t.sim.sim.requests().into_iter().filter(|r| r.status == 429 || r.status == 418).collect();
+    assert!(refused.is_empty(), "the exchange never refused a request: {refused:?}");
+}
