@@ -1,6 +1,6 @@
 //! Manual trades with a LIMIT entry and a time to live: `POST /api/trade/manual`, and the
-//! pending entries it creates (`GET /api/pending-entries`, `/check`, `/recover`). All need a
-//! license.
+//! pending entries it creates (`GET /api/pending-entries`, `/check`, `/recover`, and
+//! `POST /api/pending-entries/cancel`). All need a license.
 
 use axum::Json;
 use axum::extract::State;
@@ -17,7 +17,7 @@ use crate::exchange::Symbol;
 use crate::execution::manual::{
     CheckReport, ManualRequest, PendingEntryView, RecoverEntriesReport,
 };
-use crate::execution::{Direction, run_bounded};
+use crate::execution::{CancelledEntry, Direction, run_bounded};
 
 /// Query of `POST /api/trade/manual`.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -201,10 +201,52 @@ async fn recover(State(state): State<AppState>) -> Result<Json<RecoverEntriesRep
     Ok(Json(state.execution.recover_pending().await?))
 }
 
+/// Query of the cancel.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CancelQuery {
+    /// The entry's symbol (ETHUSDT), or its base asset (ETH) with the configured quote asset.
+    pub symbol: Symbol,
+    /// Agent card that reflects the action (default coo).
+    pub agent: Option<AgentName>,
+}
+
+/// Cancels the pending LIMIT entry of a symbol at the exchange and tells the boss. If it had
+/// filled before the cancel arrived, the fill becomes an open trade protected by its OCO, as a
+/// check would make it (`filled`, or `partially_filled` with the rest cancelled).
+#[utoipa::path(post, path = "/api/pending-entries/cancel", tag = "bot actions", params(CancelQuery),
+    responses(
+        (status = 200, description = "What the entry became", body = CancelledEntry),
+        (status = 404, description = "No pending entry for the symbol (`no_pending_entry`)", body = ErrorBody),
+        (status = 422, description = "Invalid symbol or agent, or the exchange still lists the \
+            order as open after its cancel (`order_refused`; the entry stays pending)", body = ErrorBody),
+        (status = 502, description = "The exchange did not cancel it (`exchange_error`); the entry \
+            stays pending", body = ErrorBody),
+        (status = 503, description = "No license, or no exchange client", body = ErrorBody),
+        (status = 504, description = "Ran longer than 300 s (it goes on)", body = ErrorBody),
+    ))]
+async fn cancel(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<CancelQuery>,
+) -> Result<Json<CancelledEntry>, ApiError> {
+    let agent = q.agent.unwrap_or(AgentName::Coo).as_str();
+    let symbol = q.symbol.into_string();
+    let execution = state.execution.clone();
+    let given = symbol.clone();
+    let cancelled =
+        run_bounded(async move { execution.cancel_pending(&given).await }).await?.ok_or_else(
+            || ApiError::not_found("no_pending_entry", format!("no pending entry for {symbol}")),
+        )?;
+    let summary = format!("pending entry {}: {}", cancelled.symbol, cancelled.status.as_str());
+    state.dashboard.record(agent, &summary, "ok");
+    Ok(Json(cancelled))
+}
+
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(manual))
         .routes(routes!(list))
         .routes(routes!(check))
         .routes(routes!(recover))
+        .routes(routes!(cancel))
 }

@@ -274,10 +274,12 @@ pub struct AgentQuery {
     pub agent: Option<AgentName>,
 }
 
-/// Closes every open position the same way as close; failures are reported per position.
+/// Cancels every pending LIMIT entry first (one that had filled becomes a position and is
+/// closed too), then closes every open position the same way as close; failures are reported
+/// per entry and per position.
 #[utoipa::path(post, path = "/api/closeall", tag = "bot actions", params(AgentQuery),
     responses(
-        (status = 200, description = "One row per position", body = CloseAllReport),
+        (status = 200, description = "One row per position, one per pending entry", body = CloseAllReport),
         (status = 422, description = "Invalid agent", body = ErrorBody),
         (status = 503, description = "No license, or no exchange client", body = ErrorBody),
         (status = 504, description = "Ran longer than 300 s", body = ErrorBody),

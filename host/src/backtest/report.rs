@@ -23,9 +23,10 @@ pub struct TradeRow {
     pub size: f64,
     pub entry_px: f64,
     pub exit_px: f64,
-    /// Quote spent on the entry, fee included (the fee in the coin reduced `size`).
+    /// What the held `size` cost, fee included (the fee in the coin reduced `size`); the coin's
+    /// remainder below one step is carried at its own cost, not booked by this trade.
     pub entry_quote: f64,
-    /// Quote received net of the exit fee.
+    /// Quote received net of the exit fee (a market exit's sweep of earlier dust included).
     pub exit_quote: f64,
     pub sl_px: f64,
     pub tp_px: f64,
@@ -118,8 +119,9 @@ pub struct Report {
     /// end / start − 1, percent.
     pub return_pct: f64,
     /// Value of the coins still held at the end, after every position was closed: what the
-    /// rounding of sizes to the step left over. The equity counts it; the trades' pnl booked it
-    /// as cost, as the service's history does.
+    /// rounding of sizes to the step left over (less than a step: market exits sweep it). The
+    /// equity counts it; the trades' pnl does not book its cost, as the service's history does
+    /// not.
     pub dust: f64,
     /// Trades, win rate, total/average pnl, profit factor, best/worst and the drawdown of the
     /// cumulative closed-trade pnl, exactly as `GET /api/trades/stats` computes them.

@@ -11,25 +11,20 @@ use super::book::{open_trade_in, put_trade_in};
 use super::journal::OrderKind;
 use super::plan::EntryPlan;
 use super::sizing::{bracket_prices, size_entry};
-use super::trade::{Direction, Legs, ProtectionState, StopPlacement, Trade};
+use super::trade::{Direction, Legs, ProtectionState, StopPlacement, Trade, held_position};
 use super::{Execution, ExecutionError, SendError};
 use crate::exchange::{ExchangeError, NewOco, NewOrder, Order, OrderList, OrderType, Price, Qty};
 use crate::messenger::templates;
 
-/// The position an entry opened: for a buy the coin really received (executed minus the fee
-/// paid in the coin, rounded down to the step: an OCO for more than is held would be
-/// refused) and the quote spent; for a sell the coin sold and the quote received net of the
-/// fee.
+/// The position an entry opened: for a buy the coin held and what it cost (see
+/// [`held_position`]); for a sell the coin sold and the quote received net of the fee.
 fn position_of(
     order: &Order,
     direction: Direction,
     rules: &crate::exchange::SymbolRules,
 ) -> (Decimal, Decimal) {
     match direction {
-        Direction::Buy => (
-            rules.floor_qty(order.executed_qty.0 - order.commission_in(&rules.base_asset)).0,
-            order.cumulative_quote_qty,
-        ),
+        Direction::Buy => held_position(order, rules),
         Direction::Sell => (
             order.executed_qty.0,
             order.cumulative_quote_qty - order.commission_in(&rules.quote_asset),

@@ -12,8 +12,10 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::book::close_trade_in;
+use super::entry_cancel::{EntryCancelRow, EntryCancelStatus};
 use super::journal::OrderKind;
 use super::plan::{client_id, fresh_id};
+use super::sizing::exit_qty;
 use super::trade::{CloseReason, ClosedTrade, Direction, Legs, ProtectionState, Trade, pnl_of};
 use super::{Execution, ExecutionError};
 use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, Qty};
@@ -41,11 +43,14 @@ pub struct CloseRow {
 /// The answer of closeall.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CloseAllReport {
-    /// `ok` when every position closed (or there was none), `error` when at least one failed.
+    /// `ok` when every position closed and every pending entry was cancelled (or there was
+    /// none), `error` when at least one failed.
     pub status: String,
     /// Positions attempted.
     pub count: usize,
     pub closed: Vec<CloseRow>,
+    /// The pending LIMIT entries, cancelled first (what had filled is among `closed`).
+    pub entries: Vec<EntryCancelRow>,
 }
 
 fn f(d: Decimal) -> f64 {
@@ -139,8 +144,11 @@ impl Execution {
         result
     }
 
-    /// Closes every open trade, one after the other; failures are reported per position.
+    /// Cancels every pending entry (so none opens a position afterwards), then closes every
+    /// open trade — the ones those entries opened too — one after the other; failures are
+    /// reported per entry and per position.
     pub async fn close_all(&self, cause: &str) -> Result<CloseAllReport, ExecutionError> {
+        let entries = self.cancel_all_pending().await?;
         let trades = self.inner.book.open_trades()?;
         let mut rows = Vec::with_capacity(trades.len());
         for trade in &trades {
@@ -152,11 +160,13 @@ impl Execution {
         if !rows.is_empty() {
             self.report_closes(&rows);
         }
-        let failed = rows.iter().any(|r| r.status == "error");
+        let failed = rows.iter().any(|r| r.status == "error")
+            || entries.iter().any(|e| e.status == EntryCancelStatus::Error);
         Ok(CloseAllReport {
             status: if failed { "error" } else { "ok" }.into(),
             count: rows.len(),
             closed: rows,
+            entries,
         })
     }
 
@@ -220,10 +230,11 @@ impl Execution {
             Err(err) => return Err(err.into()),
         }
         let qty = match trade.direction {
-            // A long position: sell what the cancelled protection freed, at most the size.
+            // A long position: sell what the cancelled protection freed, at most the trade's
+            // size and the coin's unsellable dust.
             Direction::Buy => {
                 let free = self.wait_until_free(&rules.base_asset, trade.size).await?;
-                rules.floor_qty(free.min(trade.size)).0
+                exit_qty(free, trade.size, trade.entry_px, &rules)
             }
             // A sold position: buy the size back once the quote the protection held is free.
             Direction::Sell => {

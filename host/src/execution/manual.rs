@@ -1,7 +1,8 @@
 //! Manual trades with a LIMIT entry and a time to live (`POST /api/trade/manual`): a LIMIT GTC
 //! entry with client order id `MT_...`, stored as a pending entry (table `pending_entries`,
 //! keyed by that id) until a check finds it filled (the OCO is placed only then), or its TTL
-//! elapsed (it is cancelled; a part that filled is kept and protected).
+//! elapsed (it is cancelled; a part that filled is kept and protected). The OCO is placed at
+//! the `sl_px` and `tp_px` the entry announced, even when the limit filled at a better price.
 //!
 //! A buy uses the spec's formulas (sl below, tp above). A sell is mirrored: it sells coin the
 //! account holds at `entry_px`, with the stop above and the target below, protected by an OCO
@@ -15,10 +16,12 @@ use utoipa::ToSchema;
 use super::book::open_trade_in;
 use super::journal::OrderKind;
 use super::plan::{EntryPlan, fresh_id};
-use super::sizing::{bracket_prices, size_entry};
-use super::trade::{Direction, TradeSource, TradeView};
+use super::sizing::{BracketPrices, bracket_prices, size_entry};
+use super::trade::{Direction, Trade, TradeSource, TradeView};
 use super::{Execution, ExecutionError};
-use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, OrderStatus, Price, Qty};
+use crate::exchange::{
+    ExchangeError, NewOrder, Order, OrderRef, OrderStatus, Price, Qty, SymbolRules,
+};
 use crate::messenger::templates;
 use crate::store::{StoreError, Writer, tables};
 
@@ -147,10 +150,19 @@ fn put_entry_in(w: &Writer, entry: &PendingEntry) -> Result<(), StoreError> {
 }
 
 /// How an entry's order stands at a check.
-enum Outcome {
+pub(super) enum Outcome {
     Filled(Order),
     Waiting,
     Ended(Order),
+}
+
+/// Why an entry's order ended before it filled completely (what the boss is told).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Ending {
+    /// Its TTL elapsed, or the exchange ended it.
+    Expired,
+    /// `POST /api/pending-entries/cancel` or closeall cancelled it.
+    Cancelled,
 }
 
 impl Execution {
@@ -278,8 +290,13 @@ impl Execution {
         );
         if !placed.status.is_open() {
             // It filled (or ended) at once: settle it now rather than at the next check.
-            let mut report = CheckReport::default();
-            self.settle_entry(&entry, classify(placed.clone()), &mut report).await?;
+            match classify(placed.clone()) {
+                Outcome::Filled(order) => self.settle_entry(&entry, &order, None).await?,
+                Outcome::Ended(order) => {
+                    self.settle_entry(&entry, &order, Some(Ending::Expired)).await?
+                }
+                Outcome::Waiting => None,
+            };
         }
         Ok((entry, placed.status))
     }
@@ -311,7 +328,7 @@ impl Execution {
             let now_ms = self.inner.clock.now_ms();
             let outcome = match classify(order) {
                 Outcome::Waiting if now_ms >= entry.expires_ms => {
-                    match self.cancel_expired(&entry).await {
+                    match self.cancel_entry_order(&entry).await {
                         Ok(order) => classify(order),
                         Err(err) => {
                             report
@@ -323,14 +340,27 @@ impl Execution {
                 }
                 other => other,
             };
-            self.settle_entry(&entry, outcome, &mut report).await?;
+            match outcome {
+                Outcome::Waiting => report.open.push(entry.view()),
+                Outcome::Filled(order) => {
+                    report.filled.extend(self.settle_entry(&entry, &order, None).await?);
+                }
+                Outcome::Ended(order) => {
+                    report.expired.push(entry.view());
+                    let part = self.settle_entry(&entry, &order, Some(Ending::Expired)).await?;
+                    report.partially_filled.extend(part);
+                }
+            }
         }
         Ok(report)
     }
 
-    /// Cancels an entry whose TTL elapsed; the answer (or, if it already ended, its final
-    /// state) tells what had filled.
-    async fn cancel_expired(&self, entry: &PendingEntry) -> Result<Order, ExecutionError> {
+    /// Cancels an entry's order at the exchange; the answer (or, if it already ended, its
+    /// final state, which may be FILLED) tells what had filled.
+    pub(super) async fn cancel_entry_order(
+        &self,
+        entry: &PendingEntry,
+    ) -> Result<Order, ExecutionError> {
         let orders = self.orders()?;
         let id = OrderRef::Id(entry.entry_order_id);
         match orders.exchange.cancel_order(&entry.plan.symbol, &id).await {
@@ -343,24 +373,20 @@ impl Execution {
             .map_err(|e| ExecutionError::from_send(e, &entry.plan.entry_client_order_id))
     }
 
-    /// Records what a checked entry became, in one transaction with its removal.
-    async fn settle_entry(
+    /// Records what an entry whose order is final became, in one transaction with its
+    /// removal: the trade of what filled (then protected), if anything. `ending` is `None`
+    /// when it filled completely.
+    pub(super) async fn settle_entry(
         &self,
         entry: &PendingEntry,
-        outcome: Outcome,
-        report: &mut CheckReport,
-    ) -> Result<(), ExecutionError> {
-        let (order, expired) = match outcome {
-            Outcome::Waiting => {
-                report.open.push(entry.view());
-                return Ok(());
-            }
-            Outcome::Filled(order) => (order, false),
-            Outcome::Ended(order) => (order, true),
-        };
+        order: &Order,
+        ending: Option<Ending>,
+    ) -> Result<Option<TradeView>, ExecutionError> {
         let rules = self.symbol_rules(&entry.plan.symbol).await?;
         let today = self.today();
-        let trade = self.trade_of_fill(&entry.plan, &order, &rules, today);
+        let trade = self
+            .trade_of_fill(&entry.plan, order, &rules, today)
+            .map(|trade| at_announced_levels(trade, entry, &rules));
         self.inner.book.store().write(|w| {
             w.remove(tables::PENDING_ENTRIES, &entry.plan.entry_client_order_id)?;
             match &trade {
@@ -369,34 +395,36 @@ impl Execution {
             }
         })?;
         let filled_qty = order.executed_qty.0;
-        if expired {
-            report.expired.push(entry.view());
-            let filled = trade.as_ref().map(|_| filled_qty.normalize().to_string());
-            self.log(
-                "finance",
-                &format!("manual entry {} expired and cancelled", entry.plan.symbol),
-                "ok",
-            );
-            self.notify(
-                templates::pending_entry_expired(&entry.note(entry.size), filled.as_deref()),
-                "pending entry expired",
-            );
-        } else {
-            self.log("finance", &format!("manual entry {} filled", entry.plan.symbol), "ok");
-            self.notify(
-                templates::pending_entry_filled(&entry.note(filled_qty)),
-                "pending entry filled",
-            );
-        }
-        if let Some(trade) = trade {
-            let trade = self.protect_and_report(trade).await;
-            if expired {
-                report.partially_filled.push(trade.view());
-            } else {
-                report.filled.push(trade.view());
+        let filled = trade.as_ref().map(|_| filled_qty.normalize().to_string());
+        let note = entry.note(entry.size);
+        let symbol = &entry.plan.symbol;
+        match ending {
+            Some(Ending::Expired) => {
+                self.log("finance", &format!("manual entry {symbol} expired and cancelled"), "ok");
+                self.notify(
+                    templates::pending_entry_expired(&note, filled.as_deref()),
+                    "pending entry expired",
+                );
+            }
+            Some(Ending::Cancelled) => {
+                self.log("coo", &format!("manual entry {symbol} cancelled"), "ok");
+                self.notify(
+                    templates::pending_entry_cancelled(&note, filled.as_deref()),
+                    "pending entry cancelled",
+                );
+            }
+            None => {
+                self.log("finance", &format!("manual entry {symbol} filled"), "ok");
+                self.notify(
+                    templates::pending_entry_filled(&entry.note(filled_qty)),
+                    "pending entry filled",
+                );
             }
         }
-        Ok(())
+        Ok(match trade {
+            Some(trade) => Some(self.protect_and_report(trade).await.view()),
+            None => None,
+        })
     }
 
     /// Restores pending entries from open `MT_` LIMIT orders on the exchange, using the plan
@@ -466,9 +494,35 @@ impl Execution {
     }
 }
 
+/// The trade of a filled entry, protected at the levels the entry announced (the spec: the
+/// pending entry stores `sl_px` and `tp_px`; the boss was told them at placement), not re-based
+/// on a better fill. Only when those levels no longer bracket the fill — a marketable limit
+/// filled beyond its own stop — does the trade keep the levels re-based on the fill at the
+/// same percentages (placing the announced stop would sell at once); the log says so and the
+/// boss sees the levels placed in the "trade opened" message.
+fn at_announced_levels(trade: Trade, entry: &PendingEntry, rules: &SymbolRules) -> Trade {
+    let announced = BracketPrices::at(entry.sl_px, entry.tp_px, trade.direction, rules);
+    if !announced.brackets(trade.entry_px, trade.direction) {
+        tracing::warn!(
+            symbol = %trade.symbol,
+            fill = %trade.entry_px,
+            sl = %entry.sl_px,
+            tp = %entry.tp_px,
+            "the announced levels do not bracket the fill; protecting at levels re-based on it"
+        );
+        return trade;
+    }
+    Trade {
+        sl_px: announced.sl_px,
+        tp_px: announced.tp_px,
+        sl_limit_px: announced.sl_limit_px,
+        ..trade
+    }
+}
+
 /// FILLED → filled; still on the book → waiting; any other end (cancelled, expired, rejected)
 /// → ended. The TTL is the caller's rule.
-fn classify(order: Order) -> Outcome {
+pub(super) fn classify(order: Order) -> Outcome {
     match order.status {
         OrderStatus::Filled => Outcome::Filled(order),
         status if status.is_open() => Outcome::Waiting,

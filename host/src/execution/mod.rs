@@ -25,6 +25,7 @@
 pub mod book;
 mod bracket;
 mod close;
+mod entry_cancel;
 pub mod journal;
 mod legs;
 pub mod limits;
@@ -51,6 +52,7 @@ use rust_decimal::Decimal;
 
 pub use book::{Book, Counters, Day};
 pub use close::{CloseAllReport, CloseRow};
+pub use entry_cancel::{CancelledEntry, EntryCancelRow, EntryCancelStatus};
 pub use limits::{EntryBlock, EntryPause};
 pub use orders::SendError;
 pub use plan::EntryPlan;

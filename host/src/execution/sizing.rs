@@ -1,4 +1,4 @@
-//! Position sizing and bracket prices, pure functions of balances, config and the symbol's
+//! Position sizing, exit quantities and bracket prices, pure functions of balances, config and the symbol's
 //! filters. Everything here is a decimal rounded to the filters; nothing here talks to the
 //! exchange.
 
@@ -72,6 +72,20 @@ pub fn size_entry(
     Ok(Sizing { capital_base, quote_amount, qty })
 }
 
+/// What a market exit of a long position sells, rounded down to the step and never more than
+/// is `free`: the trade's `size`, plus the coin left beyond it when that remainder is too small
+/// to sell on its own (below the minimum quantity, or below the minimum notional at `price`):
+/// the sub-step dust that rounding sizes to the step left behind, by this trade and earlier
+/// ones, is swept into this exit instead of piling up. A sellable amount beyond the size is a
+/// holding of the account's own and is left alone.
+pub fn exit_qty(free: Decimal, size: Decimal, price: Decimal, rules: &SymbolRules) -> Decimal {
+    let beyond = free - size;
+    let unsellable = beyond < rules.min_qty.max(rules.step_size)
+        || (rules.min_notional > Decimal::ZERO && beyond * price < rules.min_notional);
+    let wanted = if beyond > Decimal::ZERO && unsellable { free } else { size };
+    rules.floor_qty(free.min(wanted)).0
+}
+
 /// The take-profit and stop-loss prices of a position entered at `entry`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BracketPrices {
@@ -101,20 +115,40 @@ pub fn bracket_prices(
         rules.round_price(entry * (Decimal::ONE + tp_sign * tp_pct / Decimal::ONE_HUNDRED)).0;
     let sl_px =
         rules.round_price(entry * (Decimal::ONE + sl_sign * sl_pct / Decimal::ONE_HUNDRED)).0;
-    let sl_limit_px = stop_limit_px(sl_px, direction, rules);
-    let ordered = match direction {
-        Direction::Buy => tp_px > entry && entry > sl_px && sl_px > sl_limit_px,
-        Direction::Sell => tp_px < entry && entry < sl_px && sl_px < sl_limit_px,
-    };
-    if !ordered || tp_px <= Decimal::ZERO || sl_limit_px <= Decimal::ZERO {
+    let prices = BracketPrices::at(sl_px, tp_px, direction, rules);
+    if !prices.brackets(entry, direction) {
         return Err(format!(
             "no valid {} bracket around {entry} with sl_pct {sl_pct} and tp_pct {tp_pct} at \
-             tick {}: tp {tp_px}, sl {sl_px}, stop limit {sl_limit_px}",
+             tick {}: tp {tp_px}, sl {sl_px}, stop limit {}",
             direction.as_str(),
-            rules.tick_size.normalize()
+            rules.tick_size.normalize(),
+            prices.sl_limit_px
         ));
     }
-    Ok(BracketPrices { tp_px, sl_px, sl_limit_px })
+    Ok(prices)
+}
+
+impl BracketPrices {
+    /// The levels `sl_px` and `tp_px` as given (a manual entry's announced ones), with the stop
+    /// leg's limit derived as always.
+    pub fn at(sl_px: Decimal, tp_px: Decimal, direction: Direction, rules: &SymbolRules) -> Self {
+        Self { tp_px, sl_px, sl_limit_px: stop_limit_px(sl_px, direction, rules) }
+    }
+
+    /// Whether these levels protect a position entered at `entry`: the take-profit on the
+    /// winning side, the stop on the losing side, the stop's limit beyond the stop, all
+    /// positive.
+    pub fn brackets(&self, entry: Decimal, direction: Direction) -> bool {
+        let ordered = match direction {
+            Direction::Buy => {
+                self.tp_px > entry && entry > self.sl_px && self.sl_px > self.sl_limit_px
+            }
+            Direction::Sell => {
+                self.tp_px < entry && entry < self.sl_px && self.sl_px < self.sl_limit_px
+            }
+        };
+        ordered && self.tp_px > Decimal::ZERO && self.sl_limit_px > Decimal::ZERO
+    }
 }
 
 #[cfg(test)]
@@ -169,11 +203,28 @@ mod tests {
     }
 
     #[test]
+    fn an_exit_sweeps_the_dust_beyond_the_size_but_never_a_sellable_holding() {
+        let r = rules();
+        // Two trades left 0.0000742 ETH each: together more than a step.
+        assert_eq!(exit_qty(dec!(0.0258484), dec!(0.0257), dec!(3836), &r), dec!(0.0258));
+        assert_eq!(exit_qty(dec!(0.0257742), dec!(0.0257), dec!(3836), &r), dec!(0.0257));
+        assert_eq!(exit_qty(dec!(1.0257), dec!(0.0257), dec!(3836), &r), dec!(0.0257), "held");
+        assert_eq!(exit_qty(dec!(0.02), dec!(0.0257), dec!(3836), &r), dec!(0.02), "only free");
+        assert_eq!(
+            exit_qty(dec!(0.0277), dec!(0.0257), dec!(3836), &r),
+            dec!(0.0257),
+            "0.002 ETH = 7.67 USDT is sellable alone: the account's"
+        );
+    }
+
+    #[test]
     fn bracket_prices_follow_the_spec_and_the_tick() {
         let b = bracket_prices(dec!(3000), dec!(2), dec!(5), Direction::Buy, &rules()).unwrap();
         assert_eq!(b.tp_px, dec!(3150));
         assert_eq!(b.sl_px, dec!(2940));
         assert_eq!(b.sl_limit_px, dec!(2934.12), "2940 x 0.998 = 2934.12");
+        assert!(b.brackets(dec!(2941), Direction::Buy), "a better fill keeps the levels valid");
+        assert!(!b.brackets(dec!(2940), Direction::Buy), "a fill at the stop is not bracketed");
         let coarse = SymbolRules { tick_size: dec!(10), ..rules() };
         assert!(bracket_prices(dec!(30), dec!(1), dec!(1), Direction::Buy, &coarse).is_err());
     }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 pub use super::legs::{Legs, StopPlacement};
-use crate::exchange::Side;
+use crate::exchange::{Order, Side, SymbolRules};
 
 /// Direction of a signal or trade. Spot has no shorting: a `sell` exits a held position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -85,8 +85,9 @@ pub struct Trade {
     pub size: Decimal,
     /// Average fill price of the entry.
     pub entry_px: Decimal,
-    /// Quote spent on a buy entry (the fee is in it, since it reduced `size`), or received net
-    /// of the fee for a sell entry; the base of the pnl.
+    /// What the held `size` cost on a buy entry (the fee is in it, since it reduced `size`;
+    /// the coin's remainder below one step is not: see [`held_position`]), or the quote
+    /// received net of the fee for a sell entry; the base of the pnl.
     pub entry_quote: Decimal,
     pub sl_px: Decimal,
     pub tp_px: Decimal,
@@ -328,18 +329,42 @@ impl ClosedTrade {
     }
 }
 
+/// The position a buy entry opened: the coin it holds — what the fill received net of the fee
+/// paid in the coin, rounded down to the step (an OCO for more than is held would be refused)
+/// — and what that coin cost: the quote spent, in the proportion of the coin received that
+/// the trade holds.
+///
+/// The remainder below one step (0.0000742 ETH of a 0.0258 ETH buy at a 0.1 % fee and a
+/// 0.0001 step) stays in the account: it is not spent, so its cost is not the trade's loss.
+/// A later market exit of the coin sells it (see `sizing::exit_qty`). Booking its cost here
+/// would make a flat round trip lose the fees plus the remainder's value.
+pub fn held_position(order: &Order, rules: &SymbolRules) -> (Decimal, Decimal) {
+    let received = order.executed_qty.0 - order.commission_in(&rules.base_asset);
+    let held = rules.floor_qty(received).0;
+    let cost = if received > Decimal::ZERO {
+        (order.cumulative_quote_qty * held / received).round_dp(8)
+    } else {
+        order.cumulative_quote_qty
+    };
+    (held, cost)
+}
+
 /// The net pnl of closing `qty` of `trade` for `exit_quote` — the quote received for a long
 /// position, the quote paid (fee included) to buy back a sold one — against that quantity's
-/// share of what the entry spent or received.
+/// share of what the entry spent or received. A market exit may sell more than the trade's
+/// size (the coin's sub-step remainder swept along): only the trade's own share of the exit
+/// counts, the remainder's cost having never been booked either.
 pub fn pnl_of(trade: &Trade, qty: Decimal, exit_quote: Decimal) -> Decimal {
+    let own = if trade.size > Decimal::ZERO { qty.min(trade.size) } else { qty };
+    let exit_share = if qty > own { exit_quote * own / qty } else { exit_quote };
     let entry_share = if trade.size.is_zero() {
-        trade.entry_px * qty
+        trade.entry_px * own
     } else {
-        trade.entry_quote * qty / trade.size
+        trade.entry_quote * own / trade.size
     };
     let pnl = match trade.direction {
-        Direction::Buy => exit_quote - entry_share,
-        Direction::Sell => entry_share - exit_quote,
+        Direction::Buy => exit_share - entry_share,
+        Direction::Sell => entry_share - exit_share,
     };
     pnl.round_dp(8)
 }

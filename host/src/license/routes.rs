@@ -71,6 +71,7 @@ pub const ROUTES: &[RouteRule] = &[
     rule("GET", "/api/pending-entries", "bot actions", true, SPEC),
     rule("GET", "/api/pending-entries/check", "bot actions", true, SPEC),
     rule("GET", "/api/pending-entries/recover", "bot actions", true, SPEC),
+    rule("POST", "/api/pending-entries/cancel", "bot actions", true, MONEY),
     rule("GET", "/api/trailing", "bot actions", true, SPEC),
     rule("GET", "/api/status", "bot actions", true, SPEC),
     rule("POST", "/api/close", "bot actions", true, SPEC),

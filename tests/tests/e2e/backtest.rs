@@ -207,6 +207,27 @@ async fn a_path_through_the_stop_is_a_loss_between_the_stop_and_its_limit() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flat_trade_books_the_fees_and_not_the_coin_left_by_step_rounding() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = JAN_1 + 10 * DAY;
+    // At 30 the buy's 0.1 % fee in the coin is not a whole number of 0.001 SOL steps.
+    write_csv(dir.path(), "SOLUSDT", &one_move(t0, 30.0, 30.05, 29.95, 30.0));
+    let config = config(data.path(), "[strategy.mr_combined]\nmax_trades_per_day = 1\n");
+    let report =
+        run(&config, &spec(buy_everything(), &["SOLUSDT"], t0, t0 + HOUR, Some(dir.path()))).await;
+    assert_eq!((report.trades.len(), report.closed_at_end), (1, 1), "{}", report.summary());
+    let t = &report.trades[0];
+    // The cost of the coin held: the quote spent for what was received net of the fee, in
+    // the proportion the size holds; the sub-step rest stays in the account, unbooked.
+    assert!(near(t.entry_quote, t.size * t.entry_px / 0.999), "{t:?}");
+    let fees = (t.entry_quote - t.size * t.entry_px) + t.size * t.exit_px * 0.001;
+    assert!(near(t.pnl, t.size * (t.exit_px - t.entry_px) - fees), "only the fees: {t:?}");
+    assert!(near(t.pnl, t.exit_quote - t.entry_quote), "{t:?}");
+    assert!(report.dust > 0.0 && report.dust < 0.001 * 30.0, "less than a step left: {report:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gap_past_the_stop_limit_leaves_the_stop_unfilled_until_the_end() {
     let data = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();

@@ -115,3 +115,104 @@ async fn a_take_profit_that_filled_closes_the_trade_at_its_price() {
     assert!(closed["pnl"].as_f64().unwrap() > 0.0);
     assert!(t.orders_of("MARKET", "SELL").is_empty(), "nothing sold at market");
 }
+
+const ENTRY_ETH_2950: &str =
+    "/api/trade/manual?symbol=ETHUSDT&direction=buy&entry_px=2950&sl_pct=2&tp_pct=5";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closeall_cancels_pending_entries_and_reports_them() {
+    let t = Trading::start().await;
+    buy(&t, "SOLUSDT").await;
+    let (status, placed) = t.post_empty(ENTRY_ETH_2950).await;
+    assert_eq!(status, 200, "{placed}");
+    let (status, report) = t.post_empty("/api/closeall").await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!((report["status"].as_str(), report["count"].as_u64()), (Some("ok"), Some(1)));
+    assert_eq!(report["closed"][0]["symbol"], "SOLUSDT", "{report}");
+    let entries = report["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{report}");
+    assert_eq!(
+        (entries[0]["symbol"].as_str(), entries[0]["status"].as_str()),
+        (Some("ETHUSDT"), Some("cancelled"))
+    );
+    assert_eq!(entries[0]["client_order_id"], placed["client_order_id"]);
+    assert_eq!(t.orders_of("LIMIT", "BUY")[0]["status"], "CANCELED", "cancelled at the exchange");
+    let (_, pending) = t.get("/api/pending-entries").await;
+    assert_eq!(pending["count"], 0, "{pending}");
+    assert!(t.open_trades().await.is_empty());
+    t.message_containing("LIMIT entry cancelled").await;
+    // Later prices cannot open a position any more.
+    t.set_price("ETHUSDT", "2900");
+    assert_eq!(t.get("/api/pending-entries/check").await.1["checked"], 0);
+    assert!(t.open_trades().await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closeall_closes_the_position_of_an_entry_that_filled_before_its_cancel() {
+    let t = Trading::start().await;
+    t.post_empty(ENTRY_ETH_2950).await;
+    t.set_price("ETHUSDT", "2940");
+    let (status, report) = t.post_empty("/api/closeall").await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["entries"][0]["status"], "filled", "{report}");
+    assert_eq!((report["status"].as_str(), report["count"].as_u64()), (Some("ok"), Some(1)));
+    assert_eq!(report["closed"][0]["symbol"], "ETHUSDT", "{report}");
+    assert_eq!(report["closed"][0]["status"], "closed", "{report}");
+    // The fill was protected, then closed like every position: OCO cancelled, sold at market.
+    let tp = &t.orders_of("LIMIT_MAKER", "SELL")[0];
+    assert_eq!(tp["status"], "CANCELED", "{tp}");
+    let sells = t.orders_of("MARKET", "SELL");
+    assert_eq!(sells.len(), 1);
+    assert_eq!(qty(&sells[0]["origQty"]), qty(&tp["origQty"]));
+    assert_no_2010(&t);
+    assert!(t.open_trades().await.is_empty());
+}
+
+/// The pnl a flat round trip should book on the coin the trade held: the price difference
+/// minus the fees (0.1 % of the coin on the buy, 0.1 % of the quote on the sell), nothing for
+/// the sub-step remainder the buy left in the account.
+fn minus_the_fees(buy: &Value, sell: &Value, held: Decimal) -> Decimal {
+    let fee = d("0.001");
+    let entry_px = qty(&buy["cummulativeQuoteQty"]) / qty(&buy["executedQty"]);
+    let sold = qty(&sell["executedQty"]);
+    let exit_px = qty(&sell["cummulativeQuoteQty"]) / sold;
+    let entry_fee = held * entry_px * (Decimal::ONE / (Decimal::ONE - fee) - Decimal::ONE);
+    let exit_fee = held * exit_px * fee;
+    held * (exit_px - entry_px) - entry_fee - exit_fee
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flat_round_trip_books_the_fees_only_and_the_next_exit_sweeps_the_dust() {
+    let t = Trading::start().await;
+    let step = d("0.0001");
+    let mut dust_before = Decimal::ZERO;
+    for round in 0..2 {
+        let held = d(&buy(&t, "ETHUSDT").await["trade"]["size"].to_string());
+        let bought = t.orders_of("MARKET", "BUY")[round].clone();
+        let received = qty(&bought["executedQty"]) * d("0.999");
+        assert!(received - held > Decimal::ZERO && received - held < step, "{held} {received}");
+        // Closed at the price it was bought at.
+        let (status, closed) = t.post_empty("/api/close?symbol=ETH").await;
+        assert_eq!(status, 200, "{closed}");
+        let sold = t.orders_of("MARKET", "SELL")[round].clone();
+        let expected = minus_the_fees(&bought, &sold, held);
+        let pnl = d(&closed["pnl"].to_string());
+        assert!((pnl - expected).abs() < d("0.0001"), "round {round}: {pnl} vs {expected}");
+        assert!(pnl > d("-2.1"), "fees of ~1 USDT a side, no dust booked: {pnl}");
+        // The exit sold the trade's coin and, once it adds up to a step, the dust left before.
+        let dust = received - held + dust_before;
+        let swept = (dust / step).floor() * step;
+        assert_eq!(qty(&sold["origQty"]), held + swept, "round {round}: dust {dust}");
+        let (free, locked) = t.balance("ETH");
+        assert_eq!((free, locked), (dust - swept, Decimal::ZERO), "round {round}");
+        dust_before = dust - swept;
+        let told = format!("PnL {:.2}", closed["pnl"].as_f64().unwrap());
+        let note = t.message_containing(&told).await.text;
+        assert!(note.contains("ETHUSDT"), "{note}");
+    }
+    assert!(dust_before < step, "never a step of coin left behind: {dust_before}");
+    let (_, history) = t.get("/api/trades/history").await;
+    let rows = history["trades"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{history}");
+    assert!(rows.iter().all(|r| r["pnl"].as_f64().unwrap() > -2.1), "{history}");
+}

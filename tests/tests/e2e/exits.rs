@@ -70,8 +70,11 @@ async fn a_stop_loss_filled_at_the_exchange_closes_the_trade_at_the_next_protect
     let sold = d(stop["executedQty"].as_str().unwrap());
     let exit_px = quote_of(&stop) / sold;
     assert!((f(&exit["exit_px"]) - exit_px.to_string().parse::<f64>().unwrap()).abs() < 1e-6);
-    // pnl: what the stop received net of the 0.1 % fee, minus what the entry spent.
-    let expected = quote_of(&stop) * d("0.999") - quote_of(&entry);
+    // pnl: what the stop received net of the 0.1 % fee, minus what the entry spent on the
+    // coin the trade held (the sub-step rest of what it received stays in the account).
+    let held = d(&opened["size"].to_string());
+    let received = d(entry["executedQty"].as_str().unwrap()) * d("0.999");
+    let expected = quote_of(&stop) * d("0.999") - quote_of(&entry) * held / received;
     let expected: f64 = expected.round_dp(4).to_string().parse().unwrap();
     assert!((f(&exit["pnl"]) - expected).abs() < 0.05, "pnl {} vs {expected}", exit["pnl"]);
     assert!(f(&exit["pnl"]) < -20.0, "about 2 % of 1000 USDT plus fees: {exit}");

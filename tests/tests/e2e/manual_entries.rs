@@ -238,3 +238,139 @@ async fn a_rate_limited_messenger_delays_the_note_but_never_the_entry() {
     assert_eq!(t.orders_of("LIMIT", "BUY").len(), 1);
     t.message_containing("LIMIT entry placed").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_better_fill_is_protected_at_the_announced_levels() {
+    let t = Trading::start().await;
+    // A limit above the market (3000) fills at once, below its limit.
+    let (status, placed) = t
+        .post_empty(
+            "/api/trade/manual?symbol=ETHUSDT&direction=buy&entry_px=3010&sl_pct=1&tp_pct=5",
+        )
+        .await;
+    assert_eq!(status, 200, "{placed}");
+    assert_eq!(placed["status"], "FILLED", "{placed}");
+    assert_eq!((placed["sl_px"].as_f64(), placed["tp_px"].as_f64()), (Some(2979.9), Some(3160.5)));
+    let trade = &t.open_trades().await[0];
+    assert!(trade["entry_px"].as_f64().unwrap() < 3010.0, "a better fill: {trade}");
+    let tp = &t.orders_of("LIMIT_MAKER", "SELL")[0];
+    let sl = &t.orders_of("STOP_LOSS_LIMIT", "SELL")[0];
+    assert_eq!(dec(&tp["price"]), d("3160.5"), "the announced take-profit, not re-based");
+    assert_eq!(dec(&sl["stopPrice"]), d("2979.9"), "the announced stop");
+    assert_eq!(dec(&sl["price"]), d("2973.94"), "2979.9 x 0.998 = 2973.94");
+    assert_eq!((trade["sl_px"].as_f64(), trade["tp_px"].as_f64()), (Some(2979.9), Some(3160.5)));
+    let opened = t.message_containing("Trade opened").await.text;
+    assert!(
+        opened.contains("Stop-loss 2979.9 · take-profit 3160.5"),
+        "the boss is told the levels placed: {opened}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fill_beyond_the_announced_stop_is_protected_at_levels_based_on_the_fill() {
+    let t = Trading::start().await;
+    // sl = 3100 x 0.98 = 3038, above the fill near 3000: that stop would sell at once.
+    let (status, placed) = t
+        .post_empty(
+            "/api/trade/manual?symbol=ETHUSDT&direction=buy&entry_px=3100&sl_pct=2&tp_pct=5",
+        )
+        .await;
+    assert_eq!((status, placed["status"].as_str()), (200, Some("FILLED")), "{placed}");
+    let fill = d(&t.open_trades().await[0]["entry_px"].to_string());
+    let sl = &t.orders_of("STOP_LOSS_LIMIT", "SELL")[0];
+    let tp = &t.orders_of("LIMIT_MAKER", "SELL")[0];
+    assert_eq!(dec(&sl["stopPrice"]), (fill * d("0.98")).round_dp(2), "fill {fill}");
+    assert_eq!(dec(&tp["price"]), (fill * d("1.05")).round_dp(2), "fill {fill}");
+    assert_eq!(t.open_trades().await[0]["protection"], "protected");
+}
+
+const CANCEL_ETH: &str = "/api/pending-entries/cancel?symbol=ETH";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_entry_is_cancelled_at_the_exchange_on_request() {
+    let t = Trading::start().await;
+    let (_, placed) = t.post_empty(BUY_2950).await;
+    let (status, cancelled) = t.post_empty(CANCEL_ETH).await;
+    assert_eq!(status, 200, "{cancelled}");
+    assert_eq!(
+        (cancelled["ok"].as_bool(), cancelled["status"].as_str()),
+        (Some(true), Some("cancelled"))
+    );
+    assert_eq!(cancelled["entry"]["client_order_id"], placed["client_order_id"]);
+    assert!(cancelled.get("trade").is_none(), "{cancelled}");
+    let entry = &t.orders_of("LIMIT", "BUY")[0];
+    assert_eq!(entry["status"], "CANCELED", "cancelled at the exchange: {entry}");
+    let cancels = t.seen("DELETE", "/api/v3/order");
+    assert_eq!(cancels.len(), 1, "one cancel request");
+    assert!(pending(&t).await.is_empty());
+    assert!(t.open_trades().await.is_empty());
+    assert!(t.orders_of("LIMIT_MAKER", "SELL").is_empty(), "no OCO");
+    let note = t.message_containing("LIMIT entry cancelled").await.text;
+    assert!(note.contains("ETHUSDT") && note.contains("2950"), "{note}");
+    let (status, body) = t.post_empty(CANCEL_ETH).await;
+    assert_eq!((status, body["error"].as_str()), (404, Some("no_pending_entry")), "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("ETH"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_that_filled_before_its_cancel_becomes_a_protected_trade() {
+    let t = Trading::start().await;
+    t.post_empty(BUY_2950).await;
+    // The exchange fills the entry; no check has seen it yet when the cancel arrives.
+    t.set_price("ETHUSDT", "2940");
+    let (status, cancelled) = t.post_empty("/api/pending-entries/cancel?symbol=ETHUSDT").await;
+    assert_eq!(status, 200, "{cancelled}");
+    assert_eq!(cancelled["status"], "filled", "{cancelled}");
+    assert_eq!(cancelled["trade"]["protection"], "protected", "{cancelled}");
+    assert_eq!(t.orders_of("LIMIT", "BUY")[0]["status"], "FILLED");
+    let tp = &t.orders_of("LIMIT_MAKER", "SELL")[0];
+    let sl = &t.orders_of("STOP_LOSS_LIMIT", "SELL")[0];
+    assert_eq!((dec(&tp["price"]), dec(&sl["stopPrice"])), (d("3097.5"), d("2891")));
+    assert_eq!(dec(&tp["origQty"]), d("0.3385"), "what the fill received");
+    assert!(pending(&t).await.is_empty());
+    let trades = t.open_trades().await;
+    assert_eq!(trades.len(), 1);
+    assert_eq!(trades[0]["source"], "manual");
+    t.message_containing("LIMIT entry filled").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_partly_filled_entry_protects_the_part_that_filled() {
+    let t = Trading::start().await;
+    let (_, placed) = t.post_empty(BUY_2950).await;
+    t.sim.sim.fill_partially(placed["entry_order_id"].as_i64().unwrap(), d("0.2")).unwrap();
+    let (status, cancelled) = t.post_empty(CANCEL_ETH).await;
+    assert_eq!(status, 200, "{cancelled}");
+    assert_eq!(cancelled["status"], "partially_filled", "{cancelled}");
+    assert_eq!(cancelled["trade"]["size"].as_f64(), Some(0.1998), "0.2 minus the 0.1 % fee");
+    assert_eq!(t.orders_of("LIMIT", "BUY")[0]["status"], "CANCELED", "the rest is cancelled");
+    let tp = &t.orders_of("LIMIT_MAKER", "SELL")[0];
+    assert_eq!(dec(&tp["origQty"]), d("0.1998"), "the OCO protects what filled");
+    assert!(pending(&t).await.is_empty());
+    t.message_containing("0.2 had filled").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_the_exchange_does_not_take_leaves_the_entry_pending() {
+    let t = Trading::start().await;
+    t.post_empty(BUY_2950).await;
+    let mut fault = spotbot_sim::Fault::new(spotbot_sim::FaultKind::ServerError {
+        status: 503,
+        execute: false,
+    });
+    fault.count = 20;
+    fault.path = Some("/api/v3/order".into());
+    fault.method = Some("DELETE".into());
+    t.sim.sim.inject(fault);
+    let (status, body) = t.post_empty(CANCEL_ETH).await;
+    assert_eq!((status, body["error"].as_str()), (502, Some("exchange_error")), "{body}");
+    assert!(!t.seen("DELETE", "/api/v3/order").is_empty(), "the cancel was sent");
+    assert_eq!(t.orders_of("LIMIT", "BUY")[0]["status"], "NEW", "still on the book");
+    assert_eq!(pending(&t).await.len(), 1, "still pending, checked as before");
+    t.sim.sim.clear_faults();
+    // It fills later: the check protects it as usual.
+    t.set_price("ETHUSDT", "2940");
+    let report = check(&t).await;
+    assert_eq!(report["filled"][0]["protection"], "protected", "{report}");
+    assert!(!t.messenger.sent().iter().any(|m| m.text.contains("LIMIT entry cancelled")));
+}

@@ -240,14 +240,19 @@ async fn the_daily_report_counts_only_the_trades_closed_today_in_tokyo() {
         (position["symbol"].as_str(), position["price"].as_f64()),
         (Some("SOLUSDT"), Some(156.0))
     );
-    // Unrealized: the size at 156 minus what the entry cost (the simulator's fill).
+    // Unrealized: the size at 156 minus what the entry cost (the simulator's fill), for the
+    // coin the trade holds: the sub-step remainder of what the fill received net of the 0.1 %
+    // fee stays in the account at its own cost.
     let entry = t
         .orders_with_prefix("TE_")
         .into_iter()
         .filter(|o| o["symbol"] == "SOLUSDT")
         .max_by_key(|o| o["orderId"].as_i64())
         .unwrap();
-    let cost: f64 = entry["cummulativeQuoteQty"].as_str().unwrap().parse().unwrap();
+    let spent: f64 = entry["cummulativeQuoteQty"].as_str().unwrap().parse().unwrap();
+    let executed: f64 = entry["executedQty"].as_str().unwrap().parse().unwrap();
+    let received = executed * 0.999;
+    let cost = spent * f(&open["size"]) / received;
     let unrealized = f(&open["size"]) * 156.0 - cost;
     assert!(
         close_to(f(&position["unrealized_pnl"]), unrealized, 1e-6),

@@ -303,10 +303,30 @@ pub fn pending_entry_expired(e: &PendingEntryNote, filled: Option<&str>) -> Outg
             escape(&e.client_order_id)
         ),
     ];
-    if let Some(filled) = filled {
-        lines.push(format!("{} had filled: that part is open and protected", escape(filled)));
-    }
+    lines.extend(filled_part(filled));
     plain_lines(&lines)
+}
+
+/// A manual LIMIT entry was cancelled on request (its cancel route, or closeall); `filled`
+/// is what had filled before (protected like any trade), if anything.
+pub fn pending_entry_cancelled(e: &PendingEntryNote, filled: Option<&str>) -> Outgoing {
+    let mut lines = vec![
+        format!("🛑 <b>LIMIT entry cancelled: {}</b>", escape(&e.symbol)),
+        format!(
+            "{} {} at {} cancelled on request (order <code>{}</code>)",
+            escape(&e.direction),
+            escape(&e.size),
+            escape(&e.entry_px),
+            escape(&e.client_order_id)
+        ),
+    ];
+    lines.extend(filled_part(filled));
+    plain_lines(&lines)
+}
+
+/// The line about the part of a cancelled entry that had filled.
+fn filled_part(filled: Option<&str>) -> Option<String> {
+    filled.map(|f| format!("{} had filled: that part is open and protected", escape(f)))
 }
 
 /// A stop could not be moved; the old levels protect the position again.
