@@ -1,6 +1,7 @@
 //! Project commands, so that a fresh machine with only the Rust toolchain needs two commands:
 //! `cargo xtask demo` and `cargo xtask test`.
 
+mod children;
 mod chromium;
 mod contract;
 mod demo;
