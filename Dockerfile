@@ -20,7 +20,8 @@ FROM ${RUNTIME_IMAGE}
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates curl \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --system --uid 10001 --user-group --home-dir /var/lib/spotbot \
+ && groupadd --system --gid 10001 spotbot \
+ && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/spotbot \
       --shell /usr/sbin/nologin spotbot \
  && mkdir -p /var/lib/spotbot/data /var/lib/spotbot/plugins /var/lib/spotbot-license /etc/spotbot \
  && chown -R spotbot:spotbot /var/lib/spotbot /var/lib/spotbot-license
@@ -29,8 +30,8 @@ COPY --from=build /src/target/release/spotbot /src/target/release/spotbot-licens
 # the entrypoint adds them to it instead of a mount hiding them.
 COPY --from=build /src/plugins/ /usr/local/lib/spotbot/plugins/
 COPY examples/config.toml /etc/spotbot/config.toml
+# Starts as root to read the mounted secrets, then runs the command as spotbot (setpriv).
 COPY docker/entrypoint.sh /usr/local/bin/spotbot-entrypoint
-USER spotbot
 WORKDIR /var/lib/spotbot
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 \

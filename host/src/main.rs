@@ -272,7 +272,7 @@ fn check_plugins(path: &std::path::Path, config: &Config) -> ExitCode {
     if needs.iter().any(|need| need.required) {
         eprintln!(
             "config {} is valid, but mode `{}` still needs the secrets marked missing (from the \
-             environment, e.g. docker compose's env file)",
+             environment; with docker compose: spotbot.env)",
             path.display(),
             config.exchange.mode.as_str()
         );
