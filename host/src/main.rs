@@ -234,7 +234,8 @@ fn backtest(args: BacktestArgs) -> anyhow::Result<()> {
 }
 
 /// Loads the plugins folder against the config's `[strategy.*]` sections and prints one line
-/// per plugin file; fails when a file is refused.
+/// per plugin file, then the secrets the mode still lacks; fails when a file is refused or a
+/// secret the mode requires is missing.
 fn check_plugins(path: &std::path::Path, config: &Config) -> ExitCode {
     let (plugins, orphans) = match spotbot::plugins::check_folder(config) {
         Ok(found) => found,
@@ -261,6 +262,20 @@ fn check_plugins(path: &std::path::Path, config: &Config) -> ExitCode {
         );
     }
     if refused {
+        return ExitCode::FAILURE;
+    }
+    let needs = config.missing_secrets();
+    for need in &needs {
+        let label = if need.required { "missing" } else { "note" };
+        eprintln!("{label}: {} not set ({})", need.what, need.why);
+    }
+    if needs.iter().any(|need| need.required) {
+        eprintln!(
+            "config {} is valid, but mode `{}` still needs the secrets marked missing (from the \
+             environment; with docker compose: spotbot.env)",
+            path.display(),
+            config.exchange.mode.as_str()
+        );
         return ExitCode::FAILURE;
     }
     println!("config ok: {}", path.display());

@@ -28,6 +28,36 @@ fn check_config_accepts_the_example_and_refuses_a_bad_file_with_one_line() {
 }
 
 #[test]
+fn check_config_names_the_secrets_a_live_mode_still_needs_and_never_their_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("testnet.toml");
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    let toml = format!("[exchange]\nmode = \"testnet\"\n[plugins]\ndir = {:?}\n", plugins);
+    std::fs::write(&config, toml).unwrap();
+    let output = Command::new(BIN)
+        .args(["check-config", config.to_str().unwrap()])
+        .env_clear()
+        .env("EXCHANGE_API_KEY", "key-value-4711")
+        .env("MESSENGER_BOT_TOKEN", "token-value-4711")
+        .output()
+        .unwrap();
+    assert!(!output.status.success(), "testnet without its secrets is not ready");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for line in [
+        "missing: EXCHANGE_API_SECRET not set",
+        "missing: MESSENGER_CHAT_ID not set",
+        "missing: TRADER_LICENSE_URL (or [license] server_url), [license] public_key not set",
+        "note: TRADER_LICENSE_KEY not set",
+        "mode `testnet` still needs",
+    ] {
+        assert!(stderr.contains(line), "{line:?} in {stderr}");
+    }
+    let all = format!("{stderr}{}", String::from_utf8_lossy(&output.stdout));
+    assert!(!all.contains("4711"), "a secret's value is never printed: {all}");
+}
+
+#[test]
 fn serve_with_a_bad_config_does_not_start() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.toml");

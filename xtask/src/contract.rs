@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
+use crate::children::Guard;
 use crate::{cargo, http, plugins, workspace_root};
 
 /// The version `xtask/contract-requirements.txt` pins (checked when the venv is built).
@@ -30,16 +31,6 @@ const POSITIVE_DEFAULT: &[&str] = &["2xx", "3xx", "401", "403", "404", "409", "4
 /// The operation extension the host documents state-dependent answers with (see
 /// `host/src/api/error.rs`).
 const VALID_INPUT_STATUSES: &str = "x-valid-input-statuses";
-
-/// Kills the child when the check ends, however it ends.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// `cargo xtask contract`: builds the plugins, then checks.
 pub fn run() -> anyhow::Result<()> {

@@ -1,7 +1,8 @@
 //! `cargo xtask demo`: everything the demo needs on one machine with no keys. Builds the
 //! plugins and binaries, starts the reference license server and the service in paper mode
 //! (in-process exchange simulator with a synthetic market), and gives the service a free
-//! license, so every route works as it would for an operator.
+//! license, so every route works as it would for an operator. Ctrl-C, SIGINT or SIGTERM stops
+//! the service, then the license server ([`crate::children`]).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -9,20 +10,11 @@ use std::process::{Child, Command, Stdio};
 
 use anyhow::{Context, bail};
 
+use crate::children::{Guard, Stop};
 use crate::{cargo, http, plugins, workspace_root};
 
 const API_ADDR: &str = "127.0.0.1:8000";
 const LICENSE_ADDR: &str = "127.0.0.1:8090";
-
-/// Kills the child when the demo ends, however it ends.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 pub fn run() -> anyhow::Result<()> {
     plugins::build_all()?;
@@ -32,6 +24,7 @@ pub fn run() -> anyhow::Result<()> {
     let data = root.join("data").join("demo");
     std::fs::create_dir_all(&data)?;
 
+    let stop = Stop::install()?;
     let (license_server, public_key) = start_license_server(&release, &data)?;
     let _license_server = Guard(license_server);
     let config = data.join("config.toml");
@@ -47,8 +40,16 @@ pub fn run() -> anyhow::Result<()> {
         .current_dir(&root)
         .spawn()
         .context("cannot start spotbot")?;
+    // Dropped first: the service stops before the license server it talks to.
     let mut host = Guard(host);
-    http::wait_until_up(API_ADDR, "/api/health", 120)?;
+    let up = http::wait_until_up(API_ADDR, "/api/health", 120, || {
+        !stop.requested() && matches!(host.0.try_wait(), Ok(None))
+    });
+    if stop.requested() {
+        println!("stopping the demo");
+        return Ok(());
+    }
+    up?;
     ensure_license()?;
     println!();
     println!("spotbot demo is running (paper exchange, synthetic market, no keys needed)");
@@ -58,12 +59,17 @@ pub fn run() -> anyhow::Result<()> {
     println!("    curl -s -XPOST http://{API_ADDR}/api/mr-combined/scan-and-signal");
     println!("    curl -s http://{API_ADDR}/api/market/scan");
     println!("    curl -s http://{API_ADDR}/api/pump-momentum/signals   (scanned every 5 minutes)");
-    println!("  Ctrl-C stops it; data lives in {}", data.display());
-    let status = host.0.wait()?;
-    if !status.success() {
-        bail!("spotbot exited with {status}");
+    println!("  Ctrl-C (or SIGTERM) stops it; data lives in {}", data.display());
+    let exited = stop.wait(&mut host.0)?;
+    // Ctrl-C in a terminal signals the service too, which may end before the flag is seen.
+    if stop.requested() {
+        println!("stopping the demo: the service, then the license server");
+        return Ok(());
     }
-    Ok(())
+    match exited {
+        Some(status) if !status.success() => bail!("spotbot exited with {status}"),
+        _ => Ok(()),
+    }
 }
 
 /// Starts `spotbot-license-server` and reads the public key it prints first.

@@ -37,9 +37,18 @@ pub fn request(
     Ok((status, body.to_string()))
 }
 
-/// Polls `GET path` until it answers 200 or `tries` run out.
-pub fn wait_until_up(addr: &str, path: &str, tries: u32) -> anyhow::Result<()> {
+/// Polls `GET path` until it answers 200, `tries` run out, or `keep_trying` says no more (the
+/// server exited, a stop was requested).
+pub fn wait_until_up(
+    addr: &str,
+    path: &str,
+    tries: u32,
+    mut keep_trying: impl FnMut() -> bool,
+) -> anyhow::Result<()> {
     for _ in 0..tries {
+        if !keep_trying() {
+            bail!("{addr}{path}: gave up waiting");
+        }
         if matches!(request(addr, "GET", path, None), Ok((200, _))) {
             return Ok(());
         }

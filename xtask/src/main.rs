@@ -1,11 +1,14 @@
 //! Project commands, so that a fresh machine with only the Rust toolchain needs two commands:
 //! `cargo xtask demo` and `cargo xtask test`.
 
+mod apt;
+mod children;
 mod chromium;
 mod contract;
 mod demo;
 mod http;
 mod new_strategy;
+mod openclaw;
 mod plugins;
 mod vendor;
 
@@ -14,13 +17,17 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, bail};
 
-const USAGE: &str = "usage: cargo xtask <demo|test|contract|plugins|new-strategy|vendor-dashboard>
+const USAGE: &str =
+    "usage: cargo xtask <demo|test|contract|openclaw|plugins|new-strategy|vendor-dashboard>
   demo      build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000
   test      everything CI checks: fmt, clippy, plugin build, all tests (installing Debian's
-            chromium for the dashboard's browser test when missing), the API contract
+            chromium for the dashboard's browser test when missing), the OpenClaw assets in the
+            real OpenClaw CLI, the API contract
   contract  check the running service against its OpenAPI document with schemathesis
             (installs it into target/xtask-venv with python3)
+  openclaw  load examples/openclaw/ (config, skill, cron store) into the real OpenClaw CLI
+            (npm openclaw and Node, pinned, installed into target/xtask-openclaw with npm)
   plugins [-p <name>]...
             build every plugin (or only the named ones) for wasm32-wasip2 into the plugins
             folder, atomically, so a running service hot-loads them
@@ -39,6 +46,7 @@ fn main() -> ExitCode {
         Some("demo") => demo::run(),
         Some("test") => test(),
         Some("contract") => contract::run(),
+        Some("openclaw") => openclaw::check(),
         Some("plugins") => plugins::run(&args[1..]),
         Some("new-strategy") => new_strategy::run(&args[1..]),
         Some("vendor-dashboard") => vendor::run(),
@@ -125,5 +133,6 @@ fn test() -> anyhow::Result<()> {
     plugins::build_all()?;
     chromium::ensure()?;
     cargo(&["test", "--workspace"])?;
+    openclaw::check()?;
     contract::check()
 }

@@ -4,6 +4,7 @@
 //! the key and its position in the file; nothing half-starts. Secrets never live in the file.
 
 mod locate;
+mod needs;
 mod secrets;
 mod sections;
 mod strategy;
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use needs::Need;
 pub use secrets::{Secret, Secrets};
 pub use sections::{
     ExchangeConfig, ExchangeMode, ExchangeName, GapExit, LicenseConfig, LogFormat, MarketConfig,

@@ -32,6 +32,7 @@ mod market_context;
 mod messenger_client;
 mod messenger_replies;
 mod news;
+mod openclaw_assets;
 mod plugins_authoring;
 mod plugins_market;
 mod plugins_reload;
