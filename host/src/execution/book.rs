@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
+use rust_decimal::Decimal;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -104,15 +105,34 @@ pub fn open_trade_in(w: &Writer, trade: &Trade, today: Day) -> Result<(), StoreE
     put_trade_in(w, trade)
 }
 
-/// A trade ended: remove it from the open trades, append it to the history and update the
-/// consecutive-loss counter (a loss adds one, anything else resets it).
-pub fn close_trade_in(w: &Writer, closed: &ClosedTrade, today: Day) -> Result<(), StoreError> {
-    let counters = roll(w, today)?;
-    let losses = if closed.pnl.is_sign_negative() && !closed.pnl.is_zero() {
-        counters.consecutive_losses + 1
+/// How far an exit may lie from the entry, in percent of the entry price, and still be a
+/// scratch: about the round trip's fees (0.1 % a side on exchange A). A scratch costs only
+/// its fees; counting it as a loss would let a few flat trades stop all entries.
+const SCRATCH_PCT: Decimal = Decimal::from_parts(2, 0, 0, false, 1);
+
+/// What a closed trade does to the consecutive-loss streak.
+fn streak_after(closed: &ClosedTrade, streak: i64) -> i64 {
+    let entry = closed.trade.entry_px;
+    let moved_pct = if entry.is_zero() {
+        Decimal::ONE_HUNDRED
+    } else {
+        ((closed.exit_px - entry) / entry * Decimal::ONE_HUNDRED).abs()
+    };
+    if moved_pct <= SCRATCH_PCT {
+        streak
+    } else if closed.pnl.is_sign_negative() && !closed.pnl.is_zero() {
+        streak + 1
     } else {
         0
-    };
+    }
+}
+
+/// A trade ended: remove it from the open trades, append it to the history and update the
+/// consecutive-loss counter (a loss adds one, a win resets it, a scratch — an exit within
+/// [`SCRATCH_PCT`] of the entry — leaves it as it is).
+pub fn close_trade_in(w: &Writer, closed: &ClosedTrade, today: Day) -> Result<(), StoreError> {
+    let counters = roll(w, today)?;
+    let losses = streak_after(closed, counters.consecutive_losses);
     w.set_counter(CONSECUTIVE_LOSSES, losses)?;
     w.remove(tables::OPEN_TRADES, &closed.trade.symbol)?;
     w.append(tables::CLOSED_TRADES, closed)?;
@@ -146,6 +166,37 @@ fn roll(w: &Writer, today: Day) -> Result<Counters, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::execution::trade::CloseReason;
+
+    fn closed(entry: &str, exit: &str, pnl: &str) -> ClosedTrade {
+        let d = |s: &str| s.parse::<Decimal>().unwrap();
+        let trade: Trade = serde_json::from_value(serde_json::json!({
+            "symbol": "ETHUSDT", "direction": "buy", "bot": "mr_combined",
+            "exchange": "exchange_a", "size": "0.0258", "entry_px": entry, "entry_quote": "99",
+            "sl_px": "1", "tp_px": "9999", "sl_limit_px": "1", "sl_pct": "2", "tp_pct": "5",
+            "entry_order_id": null, "entry_client_order_id": null,
+            "protection": {"state": "protected"}, "source": "trade", "date": "2026-05-01",
+            "opened_at": "2026-05-01T00:00:00Z"
+        }))
+        .unwrap();
+        ClosedTrade {
+            trade,
+            exit_px: d(exit),
+            exit_quote: d("99"),
+            qty_sold: d("0.0258"),
+            pnl: d(pnl),
+            reason: CloseReason::Market,
+            closed_at: "2026-05-01T01:00:00Z".into(),
+        }
+    }
+
+    #[test]
+    fn a_scratch_neither_adds_to_nor_resets_the_loss_streak() {
+        // The flat ETH trade: 3836.48 in, 3835.44 out, only the fees lost.
+        assert_eq!(streak_after(&closed("3836.48", "3835.44", "-0.22"), 2), 2);
+        assert_eq!(streak_after(&closed("3000", "2940", "-2.18"), 2), 3, "a stop-out is a loss");
+        assert_eq!(streak_after(&closed("3000", "3150", "4.75"), 2), 0, "a win resets it");
+    }
 
     fn at(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).unwrap().to_utc()
