@@ -15,10 +15,10 @@ use super::error::{ApiError, ErrorBody};
 use super::extract::ApiQuery;
 use crate::dashboard::AgentName;
 use crate::exchange::Symbol;
-use crate::execution::plan::fresh_id;
+use crate::execution::client_id::fresh_cause;
 use crate::execution::{
-    CloseAllReport, CloseRow, ClosedTrade, Direction, EntryPlan, ExecutionError, TradeSource,
-    TradeView, run_bounded,
+    CloseAllReport, CloseAllStatus, CloseRow, ClosedTrade, Direction, EntryPlan, ExecutionError,
+    TradeSource, TradeView, run_bounded,
 };
 use crate::plugins::is_strategy_name;
 use crate::protection::TrailingReport;
@@ -196,7 +196,7 @@ pub(super) async fn place_trade(
                     sl,
                     tp,
                     TradeSource::Trade,
-                    &fresh_id(execution.now_ms()),
+                    &fresh_cause(execution.now_ms()),
                     format!("{route} {} {}", q.symbol, q.bot),
                 );
                 execution.open_trade(&plan).await.map(|trade| Traded::Opened(trade.view()))
@@ -292,7 +292,11 @@ async fn close_all(
     let execution = state.execution.clone();
     let report =
         run_bounded(async move { execution.close_all("POST /api/closeall").await }).await?;
-    state.dashboard.record(agent, &format!("closeall: {} positions", report.count), &report.status);
+    let status = match report.status {
+        CloseAllStatus::Ok => "ok",
+        CloseAllStatus::Error => "error",
+    };
+    state.dashboard.record(agent, &format!("closeall: {} positions", report.count), status);
     Ok(Json(report))
 }
 

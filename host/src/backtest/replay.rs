@@ -51,7 +51,7 @@ use crate::config::{Config, Secret, Secrets};
 use crate::dashboard::Dashboard;
 use crate::exchange::exchange_a::{ClientConfig, ExchangeAClient, Signer};
 use crate::execution::{
-    EntryPlan, Execution, ExecutionError, Parts, ProtectionState, Timing, TradeSource,
+    CloseStatus, EntryPlan, Execution, ExecutionError, Parts, ProtectionState, Timing, TradeSource,
 };
 use crate::market::Timeframe;
 use crate::messenger::Messenger;
@@ -567,14 +567,14 @@ impl Replay {
     /// Closes every open position at market; returns how many closed.
     async fn close_all(&mut self) -> anyhow::Result<usize> {
         let report = self.execution.close_all("backtest: end of the replay").await?;
-        for row in report.closed.iter().filter(|r| r.status != "closed") {
+        for row in report.closed.iter().filter(|r| r.status != CloseStatus::Closed) {
             self.notes.push(format!(
                 "{} could not be closed at the end: {}",
                 row.symbol,
                 row.error.as_deref().unwrap_or("unknown")
             ));
         }
-        Ok(report.closed.iter().filter(|r| r.status == "closed").count())
+        Ok(report.closed.iter().filter(|r| r.status == CloseStatus::Closed).count())
     }
 
     /// Samples the equity at `t`: quote balance plus every coin held at the price of `t`.

@@ -8,6 +8,7 @@
 use rust_decimal::Decimal;
 
 use super::book::{open_trade_in, put_trade_in};
+use super::client_id::ClientOrderId;
 use super::journal::OrderKind;
 use super::plan::EntryPlan;
 use super::sizing::{bracket_prices, size_entry};
@@ -273,8 +274,8 @@ fn oco_of(trade: &Trade, list_id: &str) -> NewOco {
         take_profit: Price(trade.tp_px),
         stop_price: Price(trade.sl_px),
         stop_limit_price: Price(trade.sl_limit_px),
-        take_profit_client_order_id: Some(format!("{list_id}T")).filter(|id| id.len() <= 36),
-        stop_client_order_id: Some(format!("{list_id}S")).filter(|id| id.len() <= 36),
+        take_profit_client_order_id: ClientOrderId::leg(list_id, 'T'),
+        stop_client_order_id: ClientOrderId::leg(list_id, 'S'),
         list_client_order_id: list_id.to_string(),
     }
 }

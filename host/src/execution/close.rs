@@ -12,21 +12,49 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::book::close_trade_in;
+use super::client_id::{ClientOrderId, Purpose};
 use super::entry_cancel::{EntryCancelRow, EntryCancelStatus};
 use super::journal::OrderKind;
-use super::plan::{client_id, fresh_id};
 use super::sizing::exit_qty;
 use super::trade::{CloseReason, ClosedTrade, Direction, Legs, ProtectionState, Trade, pnl_of};
 use super::{Execution, ExecutionError};
 use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, Qty};
 use crate::messenger::templates;
 
+/// How closing one position came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CloseStatus {
+    /// Sold (or its protection's leg had filled): the trade is in the history.
+    Closed,
+    /// Still open; `error` says why.
+    Error,
+}
+
+impl CloseStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Closed => "closed",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// How a closeall came out as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CloseAllStatus {
+    /// Every position closed and every pending entry cancelled (or there was none).
+    Ok,
+    /// At least one position or entry failed.
+    Error,
+}
+
 /// One position in a close or closeall answer.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CloseRow {
     pub symbol: String,
-    /// `closed` or `error`.
-    pub status: String,
+    pub status: CloseStatus,
     /// Coin quantity sold (closed) or held (error).
     pub size: f64,
     /// Net pnl in the quote asset (closed only).
@@ -43,9 +71,7 @@ pub struct CloseRow {
 /// The answer of closeall.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CloseAllReport {
-    /// `ok` when every position closed and every pending entry was cancelled (or there was
-    /// none), `error` when at least one failed.
-    pub status: String,
+    pub status: CloseAllStatus,
     /// Positions attempted.
     pub count: usize,
     pub closed: Vec<CloseRow>,
@@ -61,7 +87,7 @@ impl CloseRow {
     pub fn closed(c: &ClosedTrade) -> Self {
         Self {
             symbol: c.trade.symbol.clone(),
-            status: "closed".into(),
+            status: CloseStatus::Closed,
             size: f(c.qty_sold),
             pnl: Some(f(c.pnl)),
             exit_px: Some(f(c.exit_px)),
@@ -72,7 +98,7 @@ impl CloseRow {
     fn error(trade: &Trade, err: &ExecutionError) -> Self {
         Self {
             symbol: trade.symbol.clone(),
-            status: "error".into(),
+            status: CloseStatus::Error,
             size: f(trade.size),
             pnl: None,
             exit_px: None,
@@ -83,7 +109,7 @@ impl CloseRow {
     fn message_row(&self) -> templates::CloseRow {
         templates::CloseRow {
             symbol: self.symbol.clone(),
-            status: self.status.clone(),
+            status: self.status.as_str().into(),
             size: self.size.to_string(),
             pnl: self.pnl.map(|p| format!("{p:.2}")),
             error: self.error.clone(),
@@ -160,10 +186,10 @@ impl Execution {
         if !rows.is_empty() {
             self.report_closes(&rows);
         }
-        let failed = rows.iter().any(|r| r.status == "error")
+        let failed = rows.iter().any(|r| r.status == CloseStatus::Error)
             || entries.iter().any(|e| e.status == EntryCancelStatus::Error);
         Ok(CloseAllReport {
-            status: if failed { "error" } else { "ok" }.into(),
+            status: if failed { CloseAllStatus::Error } else { CloseAllStatus::Ok },
             count: rows.len(),
             closed: rows,
             entries,
@@ -172,9 +198,13 @@ impl Execution {
 
     fn report_closes(&self, rows: &[CloseRow]) {
         for row in rows {
-            let status = if row.status == "closed" { "ok" } else { "error" };
+            let status = match row.status {
+                CloseStatus::Closed => "ok",
+                CloseStatus::Error => "error",
+            };
             let detail = row.error.as_deref().unwrap_or_default();
-            self.log("bot-ops", &format!("close {}: {} {detail}", row.symbol, row.status), status);
+            let what = row.status.as_str();
+            self.log("bot-ops", &format!("close {}: {what} {detail}", row.symbol), status);
         }
         let report =
             templates::CloseReport { rows: rows.iter().map(CloseRow::message_row).collect() };
@@ -187,7 +217,12 @@ impl Execution {
         cause: &str,
     ) -> Result<ClosedTrade, ExecutionError> {
         let exit = Exit {
-            client_order_id: client_id("SX", &fresh_id(self.inner.clock.now_ms()), symbol),
+            client_order_id: ClientOrderId::fresh(
+                Purpose::MarketExit,
+                self.inner.clock.now_ms(),
+                symbol,
+            )
+            .into_string(),
             reason: CloseReason::Market,
             cause: cause.to_string(),
         };
@@ -293,8 +328,10 @@ impl Execution {
         if trade.legs.is_none() && trade.protection != ProtectionState::Protected {
             return;
         }
-        trade.protection_client_id =
-            Some(client_id("RP", &fresh_id(self.inner.clock.now_ms()), &trade.symbol));
+        trade.protection_client_id = Some(
+            ClientOrderId::fresh(Purpose::Reprotect, self.inner.clock.now_ms(), &trade.symbol)
+                .into_string(),
+        );
         trade.legs = None;
         trade.protection = ProtectionState::Pending;
         if self.inner.book.put_trade(&trade).is_ok() {

@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::book::open_trade_in;
+use super::client_id::{ClientOrderId, Purpose, fresh_cause};
 use super::journal::OrderKind;
-use super::plan::{EntryPlan, fresh_id};
+use super::plan::EntryPlan;
 use super::sizing::{BracketPrices, bracket_prices, size_entry};
 use super::trade::{Direction, Trade, TradeSource, TradeView};
 use super::{Execution, ExecutionError};
@@ -243,7 +244,7 @@ impl Execution {
             req.sl_pct,
             req.tp_pct,
             TradeSource::Manual,
-            &fresh_id(now.timestamp_millis()),
+            &fresh_cause(now.timestamp_millis()),
             format!("manual {} {} LIMIT {}", req.direction.as_str(), req.symbol, req.entry_px),
         );
         plan.direction = req.direction;
@@ -434,7 +435,7 @@ impl Execution {
         let mut report = RecoverEntriesReport { ok: true, ..RecoverEntriesReport::default() };
         let tracked = self.pending_entries()?;
         for order in orders.exchange.open_orders(None).await? {
-            if !order.client_order_id.starts_with("MT_") {
+            if ClientOrderId::purpose_of(&order.client_order_id) != Some(Purpose::ManualEntry) {
                 continue;
             }
             if tracked.iter().any(|e| e.entry_order_id == order.order_id) {

@@ -12,7 +12,8 @@
 //! - [`close`]: close and closeall (cancel the OCO, wait for the coin, sell what is free).
 //! - [`manual`]: manual LIMIT entries with a time to live (pending entries).
 //! - [`reconcile`]: settles differences between the store, the journal and the exchange.
-//! - [`journal`], [`orders`]: write-before-send and lookup-before-resend.
+//! - [`journal`], [`orders`]: write-before-send and lookup-before-resend; [`client_id`]: the
+//!   order ids that name their cause and purpose.
 //! - [`book`]: open trades, history and daily counters in the store.
 //! - [`settle`]: what the exchange closed on its own (a filled take-profit or stop-loss).
 //! - [`restop`]: moving the stop of a protected trade (trailing), spotting a gapped stop.
@@ -24,6 +25,7 @@
 
 pub mod book;
 mod bracket;
+pub mod client_id;
 mod close;
 mod entry_cancel;
 pub mod journal;
@@ -51,7 +53,7 @@ use chrono_tz::Tz;
 use rust_decimal::Decimal;
 
 pub use book::{Book, Counters, Day};
-pub use close::{CloseAllReport, CloseRow};
+pub use close::{CloseAllReport, CloseAllStatus, CloseRow, CloseStatus};
 pub use entry_cancel::{CancelledEntry, EntryCancelRow, EntryCancelStatus};
 pub use limits::{EntryBlock, EntryPause};
 pub use orders::SendError;

@@ -8,7 +8,7 @@
 
 use rust_decimal::Decimal;
 
-use super::plan::{client_id, fresh_id};
+use super::client_id::{ClientOrderId, Purpose};
 use super::sizing::stop_limit_px;
 use super::trade::{ClosedTrade, Direction, Legs, ProtectionState, Trade};
 use super::{Execution, ExecutionError};
@@ -88,14 +88,14 @@ impl Execution {
         let moved = Trade {
             sl_px: new_sl,
             sl_limit_px: stop_limit_px(new_sl, trade.direction, &rules),
-            ..self.unplaced(&trade, "TS")
+            ..self.unplaced(&trade, Purpose::TrailingReplace)
         };
         // Stored before the send: a crash now leaves a trade reconciliation protects.
         self.inner.book.put_trade(&moved)?;
         match self.try_protect(moved).await {
             Ok(moved) => Ok(StopMove::Moved(moved)),
             Err((_, reason)) => {
-                let old = self.unplaced(&trade, "RP");
+                let old = self.unplaced(&trade, Purpose::Reprotect);
                 self.inner.book.put_trade(&old)?;
                 let restored = self.protect(old).await;
                 if restored.protection == ProtectionState::Protected {
@@ -114,15 +114,14 @@ impl Execution {
         }
     }
 
-    /// `trade` without protection on the exchange, with a fresh protection client id
-    /// (`prefix_...`).
-    fn unplaced(&self, trade: &Trade, prefix: &str) -> Trade {
+    /// `trade` without protection on the exchange, with a fresh protection client id for
+    /// `purpose`.
+    fn unplaced(&self, trade: &Trade, purpose: Purpose) -> Trade {
         Trade {
-            protection_client_id: Some(client_id(
-                prefix,
-                &fresh_id(self.inner.clock.now_ms()),
-                &trade.symbol,
-            )),
+            protection_client_id: Some(
+                ClientOrderId::fresh(purpose, self.inner.clock.now_ms(), &trade.symbol)
+                    .into_string(),
+            ),
             legs: None,
             protection: ProtectionState::Pending,
             ..trade.clone()

@@ -8,6 +8,7 @@ use rust_decimal::Decimal;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use super::client_id::{ClientOrderId, Purpose};
 use super::sizing::stop_limit_px;
 use super::trade::{Direction, Legs, ProtectionState, StopPlacement, Trade, TradeSource};
 use super::{Execution, ExecutionError};
@@ -134,11 +135,10 @@ impl Execution {
             }),
             entry_order_id: None,
             entry_client_order_id: None,
-            protection_client_id: Some(super::plan::client_id(
-                "RS",
-                &super::plan::fresh_id(self.inner.clock.now_ms()),
-                &input.symbol,
-            )),
+            protection_client_id: Some(
+                ClientOrderId::fresh(Purpose::Restored, self.inner.clock.now_ms(), &input.symbol)
+                    .into_string(),
+            ),
             protection: match oco_list_id {
                 Some(_) => ProtectionState::Protected,
                 None => ProtectionState::Unprotected {

@@ -23,6 +23,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::book::Day;
+use super::client_id::ClientOrderId;
 use super::trade::{
     CloseReason, ClosedTrade, Direction, Legs, ProtectionState, StopPlacement, Trade, TradeSource,
     pnl_of,
@@ -105,21 +106,17 @@ impl Known {
     }
 }
 
-/// Shaped like the service's client order ids, `XX_<id>_<SYMBOL>` (plan::client_id), also
-/// with an OCO leg's `T`/`S` suffix: also catches orders of another install of the service.
+/// Shaped like the service's client order ids, `<PREFIX>_<id>_<SYMBOL>` with a known purpose
+/// ([`ClientOrderId`]), also with a leg's `T`/`S`/`X` suffix: also catches orders of another
+/// install of the service.
 fn service_shaped(client_order_id: &str) -> bool {
-    let bytes = client_order_id.as_bytes();
     let Some(rest) = client_order_id.get(3..) else {
         return false;
     };
-    let prefix = bytes.len() > 3
-        && bytes[0].is_ascii_uppercase()
-        && bytes[1].is_ascii_uppercase()
-        && bytes[2] == b'_';
     let Some((id, symbol)) = rest.split_once('_') else {
         return false;
     };
-    prefix
+    ClientOrderId::purpose_of(client_order_id).is_some()
         && id.len() >= 5
         && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         && !symbol.is_empty()

@@ -10,9 +10,9 @@
 use rust_decimal::Decimal;
 
 use super::book::put_trade_in;
+use super::client_id::{ClientOrderId, Purpose};
 use super::close::Exit;
 use super::journal::OrderKind;
-use super::plan::{client_id, fresh_id};
 use super::trade::{CloseReason, ClosedTrade, Direction, Legs, ProtectionState, Trade};
 use super::{Execution, ExecutionError, SendError};
 use crate::exchange::{NewOrder, Order, Price, Qty};
@@ -40,12 +40,9 @@ pub(crate) fn watched(trade: &Trade, tp: &Order) -> Trade {
 
 /// The client order id of the market exit at a watched stop: one per trade's protection.
 fn exit_id(trade: &Trade, now_ms: i64) -> String {
-    trade
-        .protection_client_id
-        .as_ref()
-        .map(|id| format!("{id}X"))
-        .filter(|id| id.len() <= 36)
-        .unwrap_or_else(|| client_id("WX", &fresh_id(now_ms), &trade.symbol))
+    trade.protection_client_id.as_deref().and_then(|id| ClientOrderId::leg(id, 'X')).unwrap_or_else(
+        || ClientOrderId::fresh(Purpose::WatchedExit, now_ms, &trade.symbol).into_string(),
+    )
 }
 
 impl Execution {
@@ -79,9 +76,10 @@ impl Execution {
     /// Records the level of a watched stop in the journal (nothing is sent).
     pub(crate) fn journal_watched_stop(&self, trade: &Trade, cause: &str) -> Result<(), SendError> {
         let orders = self.orders().map_err(|e| SendError::Exchange(no_client(e)))?;
-        let id = client_id("WS", &fresh_id(self.inner.clock.now_ms()), &trade.symbol);
+        let now = self.inner.clock.now_ms();
+        let id = ClientOrderId::fresh(Purpose::WatchedStop, now, &trade.symbol);
         let tp_order_id = trade.legs.as_ref().and_then(Legs::take_profit_order_id);
-        orders.note_watched_stop(&id, &trade.symbol, trade.sl_px, tp_order_id, cause)?;
+        orders.note_watched_stop(id.as_str(), &trade.symbol, trade.sl_px, tp_order_id, cause)?;
         Ok(())
     }
 

@@ -19,7 +19,7 @@ use rust_decimal::Decimal;
 
 use crate::clock::SharedClock;
 use crate::dashboard::Dashboard;
-use crate::execution::plan::fresh_id;
+use crate::execution::client_id::fresh_cause;
 use crate::execution::{
     CloseRow, Direction, EntryPlan, Execution, ExecutionError, TradeSource, run_bounded,
 };
@@ -185,7 +185,7 @@ impl Signals {
         let (ev, confidence) = scores.unwrap_or_else(|| scoring::score(&input));
         let now = self.now_ms();
         let signal = PendingSignal {
-            id: fresh_id(now),
+            id: fresh_cause(now),
             input,
             status: SignalStatus::Pending,
             tg_sent: false,
