@@ -258,8 +258,10 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
     Ok(report)
 }
 
-/// The run's config: the operator's, with the plugins folder of the copy and nobody to
-/// message.
+/// The run's config: the operator's, with the plugins folder of the copy, nobody to message,
+/// and stops on the exchange: the replay has no watch loop, while the simulator's matching
+/// engine executes exchange-side stops on the price path (a watched stop would exit at about
+/// the same price, at market).
 fn run_config(config: &Config, spec: &Spec, dir: &RunDir) -> anyhow::Result<Config> {
     let file = spec.plugin.file_name().map(PathBuf::from).unwrap_or_default();
     if file.extension().and_then(|e| e.to_str()) != Some("wasm") {
@@ -273,6 +275,7 @@ fn run_config(config: &Config, spec: &Spec, dir: &RunDir) -> anyhow::Result<Conf
     cfg.plugins.dir = plugins_dir.display().to_string();
     cfg.messenger = Default::default();
     cfg.secrets = Secrets::default();
+    cfg.protection.stop = crate::config::StopPlacement::Exchange;
     Ok(cfg)
 }
 
