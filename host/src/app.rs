@@ -123,6 +123,8 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     let config = Arc::new(config);
     let dashboard = Arc::new(Dashboard::new(clock.clone()));
     let messenger = Messenger::new(&config.messenger, &config.secrets);
+    let metrics = crate::metrics::Metrics::default();
+    metrics.spawn_upkeep();
     let execution = Execution::new(Parts {
         exchange: exchange.clone(),
         store: store.clone(),
@@ -132,6 +134,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         plugins: plugins.clone(),
         clock: clock.clone(),
         timing: Timing::default(),
+        metrics: metrics.clone(),
     });
     let signals =
         Signals::new(execution.clone(), messenger.clone(), dashboard.clone(), clock.clone());
@@ -184,6 +187,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         config,
         clock,
         store,
+        metrics,
     };
     let addr = &state.config.server.addr;
     let listener =

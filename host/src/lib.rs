@@ -43,6 +43,7 @@ pub mod license;
 pub mod logging;
 pub mod market;
 pub mod messenger;
+pub mod metrics;
 pub mod news;
 pub mod plugins;
 pub mod protection;

@@ -36,4 +36,6 @@ pub struct AppState {
     pub scheduler: crate::scheduler::Scheduler,
     /// `GET /api/news`'s sources and its 10-minute cache.
     pub news: Arc<crate::news::News>,
+    /// What `GET /metrics` exposes; execution holds a clone to count the orders it sends.
+    pub metrics: crate::metrics::Metrics,
 }

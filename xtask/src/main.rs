@@ -10,6 +10,7 @@ mod http;
 mod new_strategy;
 mod openclaw;
 mod plugins;
+mod promtool;
 mod vendor;
 
 use std::path::{Path, PathBuf};
@@ -132,6 +133,7 @@ fn test() -> anyhow::Result<()> {
     cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     plugins::build_all()?;
     chromium::ensure()?;
+    promtool::ensure()?;
     cargo(&["test", "--workspace"])?;
     openclaw::check()?;
     contract::check()

@@ -11,6 +11,7 @@ pub mod extract;
 mod health;
 pub mod license;
 mod market;
+mod metrics;
 mod news;
 mod orders;
 mod pending_entries;
@@ -72,6 +73,7 @@ pub fn router(state: AppState) -> Router {
         .merge(pump::routes())
         .merge(earlier::routes())
         .merge(news::routes())
+        .merge(metrics::routes())
         .split_for_parts();
     error::document_common_errors(&mut document);
     let document = Arc::new(document);
@@ -97,6 +99,8 @@ pub fn router(state: AppState) -> Router {
         // Runs after routing, so it sees the matched route pattern (license::routes table).
         .layer(axum::middleware::from_fn_with_state(state.clone(), license::require_license))
         .layer(DefaultBodyLimit::max(max_body))
+        // Outside the license and budget layers, so their refusals are counted too.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::record_http))
         .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| {
             ApiError::internal("The service hit an unexpected error; it was logged.").into_response()
         }))

@@ -216,6 +216,7 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
         plugins: plugins.clone(),
         clock: shared.clone(),
         timing: Timing::default(),
+        metrics: crate::metrics::Metrics::default(),
     });
 
     let mut replay = Replay {

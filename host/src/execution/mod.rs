@@ -230,11 +230,23 @@ pub struct Parts {
     pub plugins: Plugins,
     pub clock: SharedClock,
     pub timing: Timing,
+    /// Counts the orders sent.
+    pub metrics: crate::metrics::Metrics,
 }
 
 impl Execution {
     pub fn new(parts: Parts) -> Self {
-        let Parts { exchange, store, messenger, dashboard, config, plugins, clock, timing } = parts;
+        let Parts {
+            exchange,
+            store,
+            messenger,
+            dashboard,
+            config,
+            plugins,
+            clock,
+            timing,
+            metrics,
+        } = parts;
         let tz = config.market.timezone.parse().unwrap_or(Tz::UTC);
         let exchange_name = match &exchange {
             Some(e) => e.name(),
@@ -245,7 +257,13 @@ impl Execution {
             _ => config.protection.stop,
         };
         let orders = exchange.map(|exchange| {
-            Orders::new(exchange, Journal::new(store.clone()), clock.clone(), timing.lookup_delay)
+            Orders::new(
+                exchange,
+                Journal::new(store.clone()),
+                clock.clone(),
+                timing.lookup_delay,
+                metrics,
+            )
         });
         Self {
             inner: Arc::new(Inner {

@@ -63,6 +63,7 @@ pub struct Orders {
     clock: SharedClock,
     /// Pause between the two lookups that must both say "absent".
     lookup_delay: Duration,
+    metrics: crate::metrics::Metrics,
 }
 
 impl Orders {
@@ -71,8 +72,9 @@ impl Orders {
         journal: Journal,
         clock: SharedClock,
         lookup_delay: Duration,
+        metrics: crate::metrics::Metrics,
     ) -> Self {
-        Self { exchange, journal, clock, lookup_delay }
+        Self { exchange, journal, clock, lookup_delay, metrics }
     }
 
     fn now(&self) -> String {
@@ -146,11 +148,13 @@ impl Orders {
             .map_err(SendError::Unsettled)?;
         match self.exchange.place_order(order).await {
             Ok(placed) => {
+                self.metrics.order(self.exchange.name(), kind, Ok(()));
                 self.settle_order(seq, &placed, on_placed)?;
                 Ok(placed)
             }
             Err(err) => {
                 let outcome = outcome_of_error(&err);
+                self.metrics.order(self.exchange.name(), kind, Err(&outcome));
                 self.journal.settle(seq, outcome, &self.now(), |_| Ok(()))?;
                 Err(SendError::Exchange(err))
             }
@@ -215,11 +219,14 @@ impl Orders {
             .map_err(SendError::Unsettled)?;
         match self.exchange.place_oco(oco).await {
             Ok(list) => {
+                self.metrics.order(self.exchange.name(), OrderKind::Oco, Ok(()));
                 self.settle_list(seq, &list, on_placed)?;
                 Ok(list)
             }
             Err(err) => {
-                self.journal.settle(seq, outcome_of_error(&err), &self.now(), |_| Ok(()))?;
+                let outcome = outcome_of_error(&err);
+                self.metrics.order(self.exchange.name(), OrderKind::Oco, Err(&outcome));
+                self.journal.settle(seq, outcome, &self.now(), |_| Ok(()))?;
                 Err(SendError::Exchange(err))
             }
         }

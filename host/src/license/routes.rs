@@ -55,6 +55,7 @@ pub const ROUTES: &[RouteRule] = &[
     rule("POST", "/api/license/register", "health and license", false, SPEC),
     rule("POST", "/api/license/activate", "health and license", false, SPEC),
     rule("GET", "/api/openapi.json", "health and license", false, "API document"),
+    rule("GET", "/metrics", "health and license", false, "monitoring, no secrets"),
     // Dashboard.
     rule("GET", "/api/dashboard", "dashboard", false, SPEC),
     rule("POST", "/api/agent/{name}", "dashboard", false, "dashboard state only"),

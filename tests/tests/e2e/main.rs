@@ -31,6 +31,7 @@ mod manual_entries;
 mod market_context;
 mod messenger_client;
 mod messenger_replies;
+mod metrics;
 mod news;
 mod openclaw_assets;
 mod plugins_authoring;

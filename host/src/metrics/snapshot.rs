@@ -1,0 +1,84 @@
+//! Gauges read at scrape time from what the service already keeps (the store, the license,
+//! the exchange client's request budget). Nothing here calls the exchange: a scrape must
+//! not spend request weight.
+
+use metrics::{Label, Recorder};
+
+use super::Metrics;
+use crate::dashboard::panels::Footer;
+use crate::execution::trade::ProtectionState;
+use crate::state::AppState;
+use crate::store::StoreError;
+
+const OPEN_TRADES: &str = "spotbot_open_trades";
+const TRADES_TODAY: &str = "spotbot_trades_today";
+const CONSECUTIVE_LOSSES: &str = "spotbot_consecutive_losses";
+const PNL_TODAY: &str = "spotbot_realised_pnl_today";
+const DRAWDOWN_PAUSED: &str = "spotbot_drawdown_paused";
+const LICENSE_ACTIVE: &str = "spotbot_license_active";
+const WEIGHT: &str = "spotbot_exchange_request_weight";
+const REFUSED_READS: &str = "spotbot_exchange_refused_reads_total";
+
+/// The protection states an open trade can be in, each always exposed (zero when none), so
+/// an alert on `unprotected > 0` has a series to read.
+const PROTECTION: [&str; 3] = ["protected", "pending", "unprotected"];
+
+pub(super) fn describe(recorder: &impl Recorder) {
+    let gauges = [
+        (OPEN_TRADES, "Open trades by protection state (protected, pending, unprotected)"),
+        (TRADES_TODAY, "Entries today in the configured time zone (the daily limit's counter)"),
+        (CONSECUTIVE_LOSSES, "Losing closes in a row today"),
+        (PNL_TODAY, "Net pnl of the trades closed today, in the quote asset"),
+        (DRAWDOWN_PAUSED, "1 while the drawdown pause blocks new entries"),
+        (LICENSE_ACTIVE, "1 while the license is active (licensed routes answer)"),
+        (
+            WEIGHT,
+            "Exchange request weight per minute: used, limit, read_limit (agent reads' share)",
+        ),
+    ];
+    for (name, help) in gauges {
+        recorder.describe_gauge(name.into(), None, help.into());
+    }
+    recorder.describe_counter(
+        REFUSED_READS.into(),
+        None,
+        "Agent reads refused with 429 because the read share of the budget was spent".into(),
+    );
+}
+
+pub(super) fn read(metrics: &Metrics, state: &AppState) -> Result<(), StoreError> {
+    let trades = state.execution.book().open_trades()?;
+    for name in PROTECTION {
+        let count = trades.iter().filter(|t| protection_name(&t.protection) == name).count();
+        let label = vec![Label::from_static_parts("protection", name)];
+        metrics.gauge(OPEN_TRADES, label).set(count as f64);
+    }
+    let footer = Footer::read(&state.execution, &state.config)?;
+    metrics.gauge(TRADES_TODAY, vec![]).set(footer.trades_today as f64);
+    metrics.gauge(CONSECUTIVE_LOSSES, vec![]).set(footer.consecutive_losses as f64);
+    metrics.gauge(PNL_TODAY, vec![]).set(footer.pnl_today);
+    let paused = state.execution.entry_pause()?.is_some();
+    metrics.gauge(DRAWDOWN_PAUSED, vec![]).set(f64::from(u8::from(paused)));
+    let licensed = state.license.is_active();
+    metrics.gauge(LICENSE_ACTIVE, vec![]).set(f64::from(u8::from(licensed)));
+    if let Some(budget) = state.exchange.as_ref().and_then(|e| e.budget_use()) {
+        for (kind, value) in [
+            ("used", budget.weight_used),
+            ("limit", budget.weight_limit),
+            ("read_limit", budget.read_limit),
+        ] {
+            let label = vec![Label::from_static_parts("kind", kind)];
+            metrics.gauge(WEIGHT, label).set(value as f64);
+        }
+        metrics.counter(REFUSED_READS, vec![]).absolute(budget.refused_reads);
+    }
+    Ok(())
+}
+
+fn protection_name(state: &ProtectionState) -> &'static str {
+    match state {
+        ProtectionState::Protected => "protected",
+        ProtectionState::Pending => "pending",
+        ProtectionState::Unprotected { .. } => "unprotected",
+    }
+}
