@@ -99,11 +99,12 @@ pub fn router(state: AppState) -> Router {
         // Runs after routing, so it sees the matched route pattern (license::routes table).
         .layer(axum::middleware::from_fn_with_state(state.clone(), license::require_license))
         .layer(DefaultBodyLimit::max(max_body))
-        // Outside the license and budget layers, so their refusals are counted too.
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::record_http))
         .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| {
             ApiError::internal("The service hit an unexpected error; it was logged.").into_response()
         }))
+        // Outside the license and budget layers and the panic catcher, so their refusals and
+        // a handler's panic (500) are counted too.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::record_http))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
             tracing::info_span!("request", method = %request.method(), path = %request.uri().path())
         }))
