@@ -16,6 +16,7 @@ FROM ${RUNTIME_IMAGE} AS runtime
 # nowhere. A fixed uid, so that a mounted host folder can be given to the service user.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates curl \
+ && apt-get clean \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 spotbot \
  && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/spotbot \
