@@ -32,18 +32,20 @@ const POSITIVE_DEFAULT: &[&str] = &["2xx", "3xx", "401", "403", "404", "409", "4
 /// `host/src/api/error.rs`).
 const VALID_INPUT_STATUSES: &str = "x-valid-input-statuses";
 
-/// `cargo xtask contract`: builds the plugins, then checks.
+/// `cargo xtask contract`: builds the plugins and the contract host, then checks.
 pub fn run() -> anyhow::Result<()> {
     plugins::build_all()?;
+    cargo(&["build", "--package", "spotbot-tests", "--bin", "contract_host"])?;
     check()
 }
 
-/// The contract check on already built plugins (`cargo xtask test` builds them first).
+/// The contract check on already built plugins and contract host (`cargo xtask test` builds
+/// them first: `cargo test --workspace` builds the binaries of every package with integration
+/// tests, and a `cargo build` after it would compile again with other features).
 pub fn check() -> anyhow::Result<()> {
     let started = Instant::now();
     let target = plugins::target_dir()?;
     let schemathesis = ensure_schemathesis(&target)?;
-    cargo(&["build", "--package", "spotbot-tests", "--bin", "contract_host"])?;
 
     let mut command = Command::new(target.join("debug").join("contract_host"));
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).current_dir(workspace_root());
@@ -238,6 +240,13 @@ fn schemathesis_config(document: &serde_json::Value) -> anyhow::Result<String> {
 
 /// The schemathesis executable of `target/xtask-venv`, created or updated when
 /// `xtask/contract-requirements.txt` changed since it was installed.
+/// The `bin` folder of the venv with the project's Python tools (schemathesis, and the
+/// Compose v2 CLI of the compose test), installed when missing or outdated.
+pub fn python_tools(target: &Path) -> anyhow::Result<PathBuf> {
+    let schemathesis = ensure_schemathesis(target)?;
+    Ok(schemathesis.parent().context("the venv's bin folder")?.to_path_buf())
+}
+
 fn ensure_schemathesis(target: &Path) -> anyhow::Result<PathBuf> {
     let requirements_file = workspace_root().join("xtask").join("contract-requirements.txt");
     let requirements = std::fs::read_to_string(&requirements_file)

@@ -4,6 +4,7 @@
 mod apt;
 mod children;
 mod chromium;
+mod compose_test;
 mod contract;
 mod demo;
 mod http;
@@ -11,6 +12,7 @@ mod new_strategy;
 mod openclaw;
 mod plugins;
 mod promtool;
+mod provision;
 mod vendor;
 
 use std::path::{Path, PathBuf};
@@ -19,12 +21,16 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 
 const USAGE: &str =
-    "usage: cargo xtask <demo|test|contract|openclaw|plugins|new-strategy|vendor-dashboard>
+    "usage: cargo xtask <demo|test|contract|compose-test|openclaw|plugins|new-strategy|vendor-dashboard>
   demo      build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000
   test      everything CI checks: fmt, clippy, plugin build, all tests (installing Debian's
             chromium for the dashboard's browser test when missing), the OpenClaw assets in the
             real OpenClaw CLI, the API contract
+  compose-test [--release]
+            run docker-compose.yml for real (Docker from Debian, Compose v2 from PyPI, a
+            debootstrap base image; skipped with one line where no Docker daemon can start)
+            and check it as an operator would
   contract  check the running service against its OpenAPI document with schemathesis
             (installs it into target/xtask-venv with python3)
   openclaw  load examples/openclaw/ (config, skill, cron store) into the real OpenClaw CLI
@@ -47,6 +53,7 @@ fn main() -> ExitCode {
         Some("demo") => demo::run(),
         Some("test") => test(),
         Some("contract") => contract::run(),
+        Some("compose-test") => compose_test::run(&args[1..]),
         Some("openclaw") => openclaw::check(),
         Some("plugins") => plugins::run(&args[1..]),
         Some("new-strategy") => new_strategy::run(&args[1..]),
@@ -130,11 +137,14 @@ pub fn workspace_root() -> PathBuf {
 
 fn test() -> anyhow::Result<()> {
     cargo(&["fmt", "--all", "--check"])?;
-    cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
-    plugins::build_all()?;
-    chromium::ensure()?;
-    promtool::ensure()?;
+    let installs = provision::start();
+    let compiled = cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])
+        .and_then(|()| plugins::build_all());
+    // Waited for even when the compile failed: leaving would kill an apt-get half-way.
+    installs.finish()?;
+    compiled?;
     cargo(&["test", "--workspace"])?;
     openclaw::check()?;
-    contract::check()
+    contract::check()?;
+    compose_test::check(false)
 }

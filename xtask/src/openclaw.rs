@@ -30,9 +30,19 @@ const NODE_VERSION: &str = "24.16.0";
 /// The agents of `openclaw.json` that run; `ops` is retired.
 const ROLES: [&str; 4] = ["coo", "finance", "scout", "tech"];
 
+/// Installs the pinned Node and OpenClaw when missing (`cargo xtask test` does it while
+/// cargo compiles).
+pub fn install() -> anyhow::Result<()> {
+    Cli::ensure(&tools_dir()?).map(|_| ())
+}
+
+fn tools_dir() -> anyhow::Result<PathBuf> {
+    Ok(plugins::target_dir()?.join("xtask-openclaw"))
+}
+
 pub fn check() -> anyhow::Result<()> {
     let started = Instant::now();
-    let tools = plugins::target_dir()?.join("xtask-openclaw");
+    let tools = tools_dir()?;
     let cli = Cli::ensure(&tools)?;
     let home = tools.join("home");
     lay_out(&home)?;
