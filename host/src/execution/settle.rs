@@ -45,14 +45,26 @@ impl Settled {
     }
 }
 
+/// When [`Execution::open_protection`] reads the exchange's open order lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListRead {
+    /// Only when an open trade has an OCO: the protection run, every minute, spends no weight
+    /// on lists nothing of ours can be in.
+    WhenTracked,
+    /// Always: the health check also looks for lists that belong to no trade, which exist
+    /// precisely when the store tracks none.
+    Always,
+}
+
 impl Execution {
     /// Reads the exchange's open protection of the open trades: one request for the order
-    /// lists when a trade has an OCO, one for the open orders when a trade has a resting
-    /// take-profit of its own, none without open trades.
-    pub async fn open_protection(&self) -> Result<OpenProtection, ExecutionError> {
+    /// lists when a trade has an OCO (or `lists` says always), one for the open orders when a
+    /// trade has a resting take-profit of its own.
+    pub async fn open_protection(&self, lists: ListRead) -> Result<OpenProtection, ExecutionError> {
         let exchange = &self.orders()?.exchange;
         let trades = self.inner.book.open_trades()?;
-        let with_list = trades.iter().any(|t| matches!(t.legs, Some(Legs::Oco { .. })));
+        let with_list = lists == ListRead::Always
+            || trades.iter().any(|t| matches!(t.legs, Some(Legs::Oco { .. })));
         let with_take_profit = trades.iter().any(|t| matches!(t.legs, Some(Legs::Watched { .. })));
         let lists = if with_list { exchange.open_order_lists().await? } else { Vec::new() };
         let orders = if with_take_profit { Some(exchange.open_orders(None).await?) } else { None };

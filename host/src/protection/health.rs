@@ -18,8 +18,8 @@ use utoipa::ToSchema;
 
 use super::Protection;
 use crate::dashboard::AgentName;
-use crate::execution::protection_gone;
 use crate::execution::trade::{Legs, ProtectionState, Trade};
+use crate::execution::{ListRead, protection_gone};
 use crate::messenger::{MessengerError, templates};
 
 /// Largest clock difference with the exchange that passes. Exchange A refuses a signed
@@ -271,7 +271,7 @@ impl Protection {
         if self.inner.exchange.is_none() {
             return Ok(Vec::new());
         }
-        let open = self.inner.execution.open_protection().await?;
+        let open = self.inner.execution.open_protection(ListRead::Always).await?;
         let mut found: Vec<String> = trades
             .iter()
             .filter(|t| protection_gone(t, &open))

@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 
 use crate::config::{GapExit, StrategyKeys};
 use crate::exchange::Exchange;
-use crate::execution::{ClosedTradeView, Direction, Execution, StopMove, Trade};
+use crate::execution::{ClosedTradeView, Direction, Execution, ListRead, StopMove, Trade};
 use crate::messenger::templates;
 
 /// The trailing keys of a strategy's section (`[strategy.<bot>]`, else MR Combined's).
@@ -111,7 +111,7 @@ pub async fn run(
     gap_exit: GapExit,
 ) -> TrailingReport {
     let mut report = TrailingReport::default();
-    match execution.open_protection().await {
+    match execution.open_protection(ListRead::WhenTracked).await {
         Ok(open) => {
             let settled = execution.settle_exits(&open).await;
             report.exits = settled.closed_views();

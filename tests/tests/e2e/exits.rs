@@ -9,7 +9,7 @@
 use crate::trading_support::{Trading, d};
 use rust_decimal::Decimal;
 use serde_json::Value;
-use spotbot::exchange::{Exchange, OrderRef};
+use spotbot::exchange::{Exchange, NewOco, NewOrder, OrderRef, Qty, Side};
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
@@ -146,4 +146,42 @@ async fn the_health_check_reports_protection_the_store_and_the_exchange_disagree
     assert_eq!(trades["verdict"], "anomaly", "{report}");
     assert!(trades["detail"].as_str().unwrap().contains("ETHUSDT: protected by order list"));
     t.message_containing("ETHUSDT: protected by order list").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_health_check_finds_an_order_list_of_no_trade_when_no_trade_is_open() {
+    let t = Trading::start().await;
+    // Bought and protected by hand at the exchange: the store tracks no trade at all.
+    let ex = t.by_hand();
+    let rules = ex.symbol_rules("ETHUSDT").await.expect("rules");
+    let price = ex.price("ETHUSDT").await.expect("price").0;
+    let qty = rules.floor_qty(rules.min_notional * d("3") / price).0.max(rules.min_qty);
+    let buy = ex
+        .place_order(&NewOrder::market("ETHUSDT", Side::Buy, Qty(qty), "byhand_buy"))
+        .await
+        .expect("market buy");
+    let held = rules.floor_qty(buy.executed_qty.0 - buy.commission_in(&rules.base_asset));
+    let stop = rules.floor_price(price * d("0.95"));
+    let list = ex
+        .place_oco(&NewOco {
+            symbol: "ETHUSDT".into(),
+            side: Side::Sell,
+            qty: held,
+            take_profit: rules.ceil_price(price * d("1.05")),
+            stop_price: stop,
+            stop_limit_price: rules.floor_price(stop.0 * d("0.998")),
+            list_client_order_id: "byhand_oco".into(),
+            take_profit_client_order_id: None,
+            stop_client_order_id: None,
+        })
+        .await
+        .expect("oco");
+
+    let (_, report) = t.get("/api/health/check").await;
+    let trades = report["findings"].as_array().unwrap().iter().find(|f| f["check"] == "trades");
+    let trades = trades.unwrap();
+    assert_eq!(trades["verdict"], "anomaly", "{report}");
+    let expected =
+        format!("order list {} is open on the exchange but belongs to no", list.order_list_id);
+    assert!(trades["detail"].as_str().unwrap().contains(&expected), "{report}");
 }
