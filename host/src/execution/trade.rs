@@ -369,6 +369,38 @@ pub fn pnl_of(trade: &Trade, qty: Decimal, exit_quote: Decimal) -> Decimal {
     pnl.round_dp(8)
 }
 
+/// A trade for unit tests: 1 ETH bought at 3000 with an exchange-side OCO (stop 2940, limit
+/// 2934, target 3150). Each test changes the fields it is about with `..Trade::example(..)`.
+#[cfg(test)]
+impl Trade {
+    pub(crate) fn example(direction: Direction) -> Self {
+        use rust_decimal_macros::dec;
+        Trade {
+            symbol: "ETHUSDT".into(),
+            direction,
+            bot: "mr_combined".into(),
+            exchange: "exchange_a".into(),
+            size: dec!(1),
+            entry_px: dec!(3000),
+            entry_quote: dec!(3000),
+            sl_px: dec!(2940),
+            tp_px: dec!(3150),
+            sl_limit_px: dec!(2934),
+            sl_pct: dec!(2),
+            tp_pct: dec!(5),
+            stop: StopPlacement::Exchange,
+            legs: Some(Legs::Oco { list_id: 3, tp_order_id: Some(2), sl_order_id: Some(1) }),
+            entry_order_id: None,
+            entry_client_order_id: None,
+            protection_client_id: None,
+            protection: ProtectionState::Protected,
+            source: TradeSource::Trade,
+            date: "2026-01-01".into(),
+            opened_at: String::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -120,32 +120,17 @@ fn no_client(err: ExecutionError) -> crate::exchange::ExchangeError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::execution::trade::{StopPlacement, TradeSource};
+    use crate::execution::trade::StopPlacement;
     use rust_decimal_macros::dec;
 
     fn trade(direction: Direction, sl: Decimal) -> Trade {
         Trade {
-            symbol: "ETHUSDT".into(),
-            direction,
-            bot: "mr_combined".into(),
-            exchange: "exchange_a".into(),
-            size: dec!(1),
-            entry_px: dec!(3000),
-            entry_quote: dec!(3000),
             sl_px: sl,
-            tp_px: dec!(3150),
             sl_limit_px: sl,
-            sl_pct: dec!(2),
-            tp_pct: dec!(5),
             stop: StopPlacement::Service,
             legs: Some(Legs::Watched { tp_order_id: 9 }),
-            entry_order_id: None,
-            entry_client_order_id: None,
             protection_client_id: Some("SO_abc_ETHUSDT".into()),
-            protection: ProtectionState::Protected,
-            source: TradeSource::Trade,
-            date: "2026-01-01".into(),
-            opened_at: String::new(),
+            ..Trade::example(direction)
         }
     }
 

@@ -95,7 +95,6 @@ impl Protection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::execution::trade::{ProtectionState, TradeSource};
 
     fn d(s: &str) -> Decimal {
         s.parse().unwrap()
@@ -103,27 +102,12 @@ mod tests {
 
     fn trade(direction: Direction, size: &str, entry_quote: &str) -> Trade {
         Trade {
-            symbol: "ETHUSDT".into(),
-            direction,
-            bot: "mr_combined".into(),
-            exchange: "exchange_a".into(),
             size: d(size),
-            entry_px: d("3000"),
             entry_quote: d(entry_quote),
-            sl_px: d("2940"),
-            tp_px: d("3150"),
-            sl_limit_px: d("2934"),
-            sl_pct: d("2"),
-            tp_pct: d("5"),
-            stop: crate::execution::StopPlacement::Exchange,
             legs: None,
-            entry_order_id: None,
-            entry_client_order_id: None,
-            protection_client_id: None,
-            protection: ProtectionState::Protected,
-            source: TradeSource::Trade,
             date: "2026-03-02".into(),
             opened_at: "2026-03-02T08:00:00+00:00".into(),
+            ..Trade::example(direction)
         }
     }
 

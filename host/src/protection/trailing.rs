@@ -221,36 +221,16 @@ pub fn raised_message(updated: &[TrailUpdate]) -> crate::messenger::Outgoing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::execution::{ProtectionState, TradeSource};
     use rust_decimal_macros::dec;
 
     fn trade(direction: Direction, entry: Decimal, sl: Decimal, tp: Decimal) -> Trade {
         Trade {
-            symbol: "ETHUSDT".into(),
-            direction,
-            bot: "mr_combined".into(),
-            exchange: "exchange_a".into(),
-            size: dec!(1),
             entry_px: entry,
             entry_quote: entry,
             sl_px: sl,
             tp_px: tp,
             sl_limit_px: sl,
-            sl_pct: dec!(2),
-            tp_pct: dec!(5),
-            stop: crate::execution::StopPlacement::Exchange,
-            legs: Some(crate::execution::Legs::Oco {
-                list_id: 3,
-                tp_order_id: Some(2),
-                sl_order_id: Some(1),
-            }),
-            entry_order_id: None,
-            entry_client_order_id: None,
-            protection_client_id: None,
-            protection: ProtectionState::Protected,
-            source: TradeSource::Trade,
-            date: "2026-01-01".into(),
-            opened_at: String::new(),
+            ..Trade::example(direction)
         }
     }
 
