@@ -12,6 +12,7 @@ mod openclaw;
 mod plugins;
 mod promtool;
 mod vendor;
+mod venv;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -19,7 +20,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 
 const USAGE: &str =
-    "usage: cargo xtask <demo|test|contract|openclaw|plugins|new-strategy|vendor-dashboard>
+    "usage: cargo xtask <demo|test|contract|venv|openclaw|plugins|new-strategy|vendor-dashboard>
   demo      build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000
   test      everything CI checks: fmt, clippy, plugin build, all tests (installing Debian's
@@ -27,6 +28,8 @@ const USAGE: &str =
             real OpenClaw CLI, the API contract
   contract  check the running service against its OpenAPI document with schemathesis
             (installs it into target/xtask-venv with python3)
+  venv      create or update target/xtask-venv (python3): schemathesis and the MCP client the
+            MCP end-to-end test needs
   openclaw  load examples/openclaw/ (config, skill, cron store) into the real OpenClaw CLI
             (npm openclaw and Node, pinned, installed into target/xtask-openclaw with npm)
   plugins [-p <name>]...
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
         Some("demo") => demo::run(),
         Some("test") => test(),
         Some("contract") => contract::run(),
+        Some("venv") => venv::run(),
         Some("openclaw") => openclaw::check(),
         Some("plugins") => plugins::run(&args[1..]),
         Some("new-strategy") => new_strategy::run(&args[1..]),
@@ -119,6 +123,11 @@ impl Cargo {
         }
         Ok(serde_json::from_slice(&output.stdout)?)
     }
+}
+
+/// `path` as UTF-8, for a command line.
+pub fn path_str(path: &Path) -> anyhow::Result<&str> {
+    path.to_str().with_context(|| format!("{} is not UTF-8", path.display()))
 }
 
 pub fn workspace_root() -> PathBuf {
