@@ -20,6 +20,8 @@
 //!   optionally reads the boss's YES/NO replies (`[messenger] handle_replies`).
 //! - [`news`]: `GET /api/news`'s headlines from RSS/Atom sources tried in order, cached
 //!   10 minutes in memory.
+//! - [`mcp`]: the MCP endpoint at `/mcp`: the API's operations as tools, each call dispatched
+//!   into the API router.
 //! - [`license`]: machine id, the signed license cache, 24 h revalidation, 72 h grace and
 //!   the table of routes that need a license.
 //! - [`scheduler`]: the built-in jobs (trailing, pending entries, 21:00 report, ...) on cron
@@ -42,6 +44,7 @@ pub mod execution;
 pub mod license;
 pub mod logging;
 pub mod market;
+pub mod mcp;
 pub mod messenger;
 pub mod metrics;
 pub mod news;

@@ -5,22 +5,18 @@
 //! body documented, schema-valid requests accepted, schema-invalid ones refused, 405 with an
 //! `Allow` header for undocumented methods, and the rest. Any failure fails the command.
 //!
-//! schemathesis lives in a virtual environment under `target/xtask-venv`, installed from
-//! `xtask/contract-requirements.txt` with the system `python3` and reused while that file is
-//! unchanged.
+//! schemathesis lives in the Python tools' virtual environment under `target/xtask-venv`
+//! (see `venv`).
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 
 use crate::children::Guard;
-use crate::{cargo, http, plugins, workspace_root};
+use crate::{cargo, http, path_str, plugins, venv, workspace_root};
 
-/// The version `xtask/contract-requirements.txt` pins (checked when the venv is built).
-const SCHEMATHESIS_VERSION: &str = "4.32.5";
 /// Fixed, so that a run is reproducible: the same requests for the same document.
 const SEED: &str = "1";
 /// Test cases per operation and phase; keeps the step to about a minute today.
@@ -45,7 +41,7 @@ pub fn run() -> anyhow::Result<()> {
 pub fn check() -> anyhow::Result<()> {
     let started = Instant::now();
     let target = plugins::target_dir()?;
-    let schemathesis = ensure_schemathesis(&target)?;
+    let schemathesis = venv::ensure()?.join("schemathesis");
 
     let mut command = Command::new(target.join("debug").join("contract_host"));
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).current_dir(workspace_root());
@@ -104,10 +100,6 @@ pub fn check() -> anyhow::Result<()> {
     }
     println!("contract check passed in {:.0} s", started.elapsed().as_secs_f64());
     Ok(())
-}
-
-fn path_str(path: &Path) -> anyhow::Result<&str> {
-    path.to_str().with_context(|| format!("{} is not UTF-8", path.display()))
 }
 
 /// Reads `BASE_URL=...` from the host's stdout, then keeps draining it on a thread.
@@ -236,74 +228,4 @@ fn schemathesis_config(document: &serde_json::Value) -> anyhow::Result<String> {
         }
     }
     Ok(config)
-}
-
-/// The schemathesis executable of `target/xtask-venv`, created or updated when
-/// `xtask/contract-requirements.txt` changed since it was installed.
-/// The `bin` folder of the venv with the project's Python tools (schemathesis, and the
-/// Compose v2 CLI of the compose test), installed when missing or outdated.
-pub fn python_tools(target: &Path) -> anyhow::Result<PathBuf> {
-    let schemathesis = ensure_schemathesis(target)?;
-    Ok(schemathesis.parent().context("the venv's bin folder")?.to_path_buf())
-}
-
-fn ensure_schemathesis(target: &Path) -> anyhow::Result<PathBuf> {
-    let requirements_file = workspace_root().join("xtask").join("contract-requirements.txt");
-    let requirements = std::fs::read_to_string(&requirements_file)
-        .with_context(|| format!("cannot read {}", requirements_file.display()))?;
-    if !requirements.lines().any(|l| l.trim() == format!("schemathesis=={SCHEMATHESIS_VERSION}")) {
-        bail!("{} must pin schemathesis=={SCHEMATHESIS_VERSION}", requirements_file.display());
-    }
-    let venv = target.join("xtask-venv");
-    let bin = venv.join("bin");
-    let schemathesis = bin.join("schemathesis");
-    let stamp = venv.join("spotbot-requirements.txt");
-    if schemathesis.is_file() && std::fs::read_to_string(&stamp).ok() == Some(requirements.clone())
-    {
-        return Ok(schemathesis);
-    }
-    println!("installing schemathesis {SCHEMATHESIS_VERSION} into {}", venv.display());
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let venv_str = path_str(&venv)?;
-    let venv_python = bin.join("python");
-    let install = [
-        "install",
-        "--disable-pip-version-check",
-        "--quiet",
-        "--requirement",
-        path_str(&requirements_file)?,
-    ];
-    if run_program(&python, &["-m", "venv", "--clear", venv_str]).is_ok() {
-        let mut args = vec!["-m", "pip"];
-        args.extend(install);
-        run_program(path_str(&venv_python)?, &args)?;
-    } else {
-        // Debian's python3 has no ensurepip without the python3-venv package: make the venv
-        // without pip and install into it with the system pip (pip >= 22.3 has --python).
-        println!("python3 -m venv failed; trying a venv without pip and the system pip");
-        run_program(&python, &["-m", "venv", "--clear", "--without-pip", venv_str])?;
-        let mut args = vec!["-m", "pip", "--python", path_str(&venv_python)?];
-        args.extend(install);
-        run_program(&python, &args).context(
-            "cannot install schemathesis: install Python's venv module (Debian: apt-get install \
-             python3-venv) or pip, or point PYTHON at a Python 3.9+ that has them",
-        )?;
-    }
-    if !schemathesis.is_file() {
-        bail!("the install did not create {}", schemathesis.display());
-    }
-    std::fs::write(&stamp, requirements)?;
-    Ok(schemathesis)
-}
-
-fn run_program(program: &str, args: &[&str]) -> anyhow::Result<()> {
-    println!("$ {program} {}", args.join(" "));
-    let status = Command::new(program)
-        .args(args)
-        .status()
-        .with_context(|| format!("cannot run {program}"))?;
-    if !status.success() {
-        bail!("{program} {} failed ({status})", args.join(" "));
-    }
-    Ok(())
 }

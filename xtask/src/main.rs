@@ -14,6 +14,7 @@ mod plugins;
 mod promtool;
 mod provision;
 mod vendor;
+mod venv;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -21,7 +22,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 
 const USAGE: &str =
-    "usage: cargo xtask <demo|test|contract|compose-test|openclaw|plugins|new-strategy|vendor-dashboard>
+    "usage: cargo xtask <demo|test|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard>
   demo      build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000
   test      everything CI checks: fmt, clippy, plugin build, all tests (installing Debian's
@@ -33,6 +34,8 @@ const USAGE: &str =
             and check it as an operator would
   contract  check the running service against its OpenAPI document with schemathesis
             (installs it into target/xtask-venv with python3)
+  venv      create or update target/xtask-venv (python3): schemathesis and the MCP client the
+            MCP end-to-end test needs
   openclaw  load examples/openclaw/ (config, skill, cron store) into the real OpenClaw CLI
             (npm openclaw and Node, pinned, installed into target/xtask-openclaw with npm)
   plugins [-p <name>]...
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("contract") => contract::run(),
         Some("compose-test") => compose_test::run(&args[1..]),
+        Some("venv") => venv::run(),
         Some("openclaw") => openclaw::check(),
         Some("plugins") => plugins::run(&args[1..]),
         Some("new-strategy") => new_strategy::run(&args[1..]),
@@ -126,6 +130,11 @@ impl Cargo {
         }
         Ok(serde_json::from_slice(&output.stdout)?)
     }
+}
+
+/// `path` as UTF-8, for a command line.
+pub fn path_str(path: &Path) -> anyhow::Result<&str> {
+    path.to_str().with_context(|| format!("{} is not UTF-8", path.display()))
 }
 
 pub fn workspace_root() -> PathBuf {

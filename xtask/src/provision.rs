@@ -16,7 +16,7 @@ pub fn start() -> Provisioning {
     Provisioning(std::thread::spawn(|| {
         crate::chromium::ensure()?;
         crate::promtool::ensure()?;
-        crate::contract::python_tools(&crate::plugins::target_dir()?)?;
+        crate::venv::ensure()?;
         crate::openclaw::install()?;
         crate::compose_test::install();
         Ok(())

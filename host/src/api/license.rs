@@ -97,14 +97,15 @@ impl From<LicenseError> for ApiError {
 }
 
 /// License state of this install.
-#[utoipa::path(get, path = "/api/license/status", tag = "license",
+#[utoipa::path(get, path = "/api/license/status", operation_id = "license_status", tag = "license",
     responses((status = 200, description = "The license state", body = LicenseStatus)))]
 pub(super) async fn status(State(state): State<AppState>) -> Json<LicenseStatus> {
     Json(state.license.status())
 }
 
 /// Register a free license with the license server and activate it on this install.
-#[utoipa::path(post, path = "/api/license/register", tag = "license", request_body = RegisterBody,
+#[utoipa::path(post, path = "/api/license/register",
+    operation_id = "license_register", tag = "license", request_body = RegisterBody,
     responses(
         (status = 200, description = "Registered; `ok` says whether the activation succeeded too", body = RegisterAnswer),
         (status = 409, description = "The e-mail address already has a license", body = super::error::ErrorBody),
@@ -137,7 +138,8 @@ pub(super) async fn register(
 }
 
 /// Activate an existing key on this install (moves the key's binding to this machine).
-#[utoipa::path(post, path = "/api/license/activate", tag = "license", request_body = ActivateBody,
+#[utoipa::path(post, path = "/api/license/activate",
+    operation_id = "license_activate", tag = "license", request_body = ActivateBody,
     responses(
         (status = 200, description = "Active on this install", body = ActivateAnswer),
         (status = 404, description = "No license with this key", body = super::error::ErrorBody),

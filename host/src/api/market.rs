@@ -66,7 +66,7 @@ pub struct ContextQuery {
 /// The multi-timeframe market context of a symbol. Served from the cache when it holds a
 /// context younger than the TTL (3600 s) for the same timeframes; otherwise computed from the
 /// exchange's candles, cached, and stored as a snapshot.
-#[utoipa::path(get, path = "/api/market/{symbol}", tag = "market",
+#[utoipa::path(get, path = "/api/market/{symbol}", operation_id = "market_context", tag = "market",
     params(("symbol" = String, Path, description = "Exchange pair symbol", example = "BTCUSDT"),
         ContextQuery),
     responses(
@@ -140,7 +140,8 @@ pub struct MarketScan {
 }
 
 /// Scans the whole watchlist (`[market] watchlist`) and caches each context.
-#[utoipa::path(get, path = "/api/market/scan", tag = "market", params(ScanQuery),
+#[utoipa::path(get, path = "/api/market/scan",
+    operation_id = "market_scan", tag = "market", params(ScanQuery),
     responses(
         (status = 200, description = "One context per watchlist symbol that could be served",
             body = MarketScan),
@@ -224,7 +225,8 @@ pub struct MarketHistory {
 
 /// Stored snapshots of a symbol's market context, newest first. A well-formed symbol never
 /// analysed has an empty history (a symbol delisted since keeps its history).
-#[utoipa::path(get, path = "/api/market/{symbol}/history", tag = "market",
+#[utoipa::path(get, path = "/api/market/{symbol}/history",
+    operation_id = "market_history", tag = "market",
     params(("symbol" = String, Path, description = "Exchange pair symbol", example = "BTCUSDT"),
         HistoryQuery),
     responses(
@@ -276,7 +278,8 @@ pub struct MarketCache {
 }
 
 /// The in-memory context cache: one row per symbol with its age.
-#[utoipa::path(get, path = "/api/market/all", tag = "market", params(AllQuery),
+#[utoipa::path(get, path = "/api/market/all",
+    operation_id = "market_all", tag = "market", params(AllQuery),
     responses(
         (status = 200, description = "The cache rows", body = MarketCache),
         (status = 503, description = "`exchange_unavailable`: the active exchange has no \

@@ -53,9 +53,9 @@ use error::ApiError;
 )]
 struct ApiDoc;
 
-/// The router with every route, the error fallbacks and the request layers.
-pub fn router(state: AppState) -> Router {
-    let max_body = state.config.server.max_body_bytes;
+/// The routes with their handlers and the OpenAPI document that lists exactly them, before
+/// state and layers.
+fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     let (router, mut document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(health::routes())
         .merge(dashboard::routes())
@@ -76,8 +76,44 @@ pub fn router(state: AppState) -> Router {
         .merge(metrics::routes())
         .split_for_parts();
     error::document_common_errors(&mut document);
+    (router, document)
+}
+
+/// The document `GET /api/openapi.json` answers, for the MCP tools' tests.
+#[cfg(test)]
+pub(crate) fn document() -> utoipa::openapi::OpenApi {
+    routes().1
+}
+
+/// The router with every route, the error fallbacks and the request layers, plus `/mcp` when
+/// `[mcp] enabled`. MCP tool calls are dispatched into the same router without `/mcp` (built
+/// from the same routes and layers), so every layer applies to them as to HTTP, and the router
+/// does not hold itself (which would keep the state, and the store, alive after a stop).
+pub fn router(state: AppState) -> Router {
+    let (routes, document) = routes();
+    let api = layered(routes.clone(), document.clone(), &state);
+    if !state.config.mcp.enabled {
+        return api;
+    }
+    let max_body = state.config.server.max_body_bytes;
+    match crate::mcp::service(&document, api.clone(), &state.config.mcp, max_body) {
+        Ok(mcp) => layered(routes.route_service(crate::mcp::PATH, mcp), document, &state),
+        Err(err) => {
+            tracing::error!(%err, "no MCP tools from the API document; /mcp is off");
+            api
+        }
+    }
+}
+
+/// `routes` with the document route, the error fallbacks and the request layers.
+fn layered(
+    routes: Router<AppState>,
+    document: utoipa::openapi::OpenApi,
+    state: &AppState,
+) -> Router {
+    let max_body = state.config.server.max_body_bytes;
     let document = Arc::new(document);
-    router
+    routes
         .route(
             "/api/openapi.json",
             axum::routing::get(move || {
@@ -108,5 +144,5 @@ pub fn router(state: AppState) -> Router {
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
             tracing::info_span!("request", method = %request.method(), path = %request.uri().path())
         }))
-        .with_state(state)
+        .with_state(state.clone())
 }

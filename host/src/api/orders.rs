@@ -67,7 +67,8 @@ pub struct OrderList {
 }
 
 /// The most recent orders the service sent, newest first.
-#[utoipa::path(get, path = "/api/orders", tag = "trade management", params(OrdersQuery),
+#[utoipa::path(get, path = "/api/orders",
+    operation_id = "list_orders", tag = "trade management", params(OrdersQuery),
     responses(
         (status = 200, description = "Recent orders", body = OrderList),
         (status = 422, description = "`invalid_query`: limit is not 1-200, or the symbol is \

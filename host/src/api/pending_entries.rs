@@ -91,7 +91,8 @@ fn take_profit_pct(q: &ManualQuery, sl_pct: Decimal) -> Result<Decimal, ApiError
 /// Places a LIMIT GTC entry (client order id `MT_...`) at `entry_px`, sized like every trade,
 /// and stores it as a pending entry until a check finds it filled (the OCO is placed only
 /// then) or its TTL elapsed (it is cancelled).
-#[utoipa::path(post, path = "/api/trade/manual", tag = "bot actions", params(ManualQuery),
+#[utoipa::path(post, path = "/api/trade/manual",
+    operation_id = "manual_entry", tag = "bot actions", params(ManualQuery),
     responses(
         (status = 200, description = "The entry is on the book (or filled at once)", body = ManualAnswer),
         (status = 409, description = "A trade or a pending entry for the symbol exists, the \
@@ -143,7 +144,8 @@ pub struct PendingList {
 }
 
 /// Every manual LIMIT entry waiting for its fill.
-#[utoipa::path(get, path = "/api/pending-entries", tag = "bot actions",
+#[utoipa::path(get, path = "/api/pending-entries",
+    operation_id = "list_pending_entries", tag = "bot actions",
     responses(
         (status = 200, description = "Pending entries", body = PendingList),
         (status = 503, description = "No license", body = ErrorBody),
@@ -165,7 +167,8 @@ pub struct CheckQuery {
 /// Polls every pending entry: FILLED → the OCO is placed now and the trade recorded; TTL
 /// elapsed → the entry is cancelled (a part that filled is kept and protected) and the boss
 /// alerted; NEW or PARTIALLY_FILLED → left for the next poll.
-#[utoipa::path(get, path = "/api/pending-entries/check", tag = "bot actions", params(CheckQuery),
+#[utoipa::path(get, path = "/api/pending-entries/check",
+    operation_id = "check_pending_entries", tag = "bot actions", params(CheckQuery),
     responses(
         (status = 200, description = "What the check did", body = CheckReport),
         (status = 422, description = "Invalid agent", body = ErrorBody),
@@ -191,7 +194,8 @@ async fn check(
 
 /// Restores pending entries from open LIMIT orders whose client order id starts with `MT_`
 /// (their stop and target come from this install's order journal; others are skipped).
-#[utoipa::path(get, path = "/api/pending-entries/recover", tag = "bot actions",
+#[utoipa::path(get, path = "/api/pending-entries/recover",
+    operation_id = "recover_pending_entries", tag = "bot actions",
     responses(
         (status = 200, description = "What was restored", body = RecoverEntriesReport),
         (status = 502, description = "The exchange did not answer", body = ErrorBody),
@@ -214,7 +218,8 @@ pub struct CancelQuery {
 /// Cancels the pending LIMIT entry of a symbol at the exchange and tells the boss. If it had
 /// filled before the cancel arrived, the fill becomes an open trade protected by its OCO, as a
 /// check would make it (`filled`, or `partially_filled` with the rest cancelled).
-#[utoipa::path(post, path = "/api/pending-entries/cancel", tag = "bot actions", params(CancelQuery),
+#[utoipa::path(post, path = "/api/pending-entries/cancel",
+    operation_id = "cancel_pending_entries", tag = "bot actions", params(CancelQuery),
     responses(
         (status = 200, description = "What the entry became", body = CancelledEntry),
         (status = 404, description = "No pending entry for the symbol (`no_pending_entry`)", body = ErrorBody),

@@ -54,7 +54,8 @@ pub struct ResumeQuery {
 /// Clears the drawdown pause and sets the high-water mark to the equity of now, so entries
 /// pause again only after a new fall of the limit from here. Also answers 200 when entries
 /// were not paused (`was_paused: false`; the mark is reset all the same).
-#[utoipa::path(post, path = "/api/protection/resume", tag = "protection", params(ResumeQuery),
+#[utoipa::path(post, path = "/api/protection/resume",
+    operation_id = "resume_entries", tag = "protection", params(ResumeQuery),
     responses(
         (status = 200, description = "Entries allowed; the mark is the current equity", body = Resumed),
         (status = 500, description = "The store could not be written", body = ErrorBody),
@@ -84,7 +85,8 @@ pub struct ReportQuery {
 /// needs a license. The answer is 200 with the whole report whether or not the messenger
 /// took it (`sent`; `error` says why not, e.g. not configured), so a caller can deliver it
 /// another way.
-#[utoipa::path(post, path = "/api/status/report", tag = "messenger and report", params(ReportQuery),
+#[utoipa::path(post, path = "/api/status/report",
+    operation_id = "status_report", tag = "messenger and report", params(ReportQuery),
     responses(
         (status = 200, description = "The report, and whether the boss got it", body = ReportOutcome),
         (status = 500, description = "The store could not be read", body = ErrorBody),

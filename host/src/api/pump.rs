@@ -18,7 +18,8 @@ use crate::scans::{AlertFilter, OutcomeReport, PumpAlert, PumpScan};
 /// Scans the Pump Momentum universe (symbols with 24 h quote volume >= min_quote_volume_usd
 /// when use_universe, else watchlist_override or the watchlist), stores every alert and sends
 /// it to the boss. Never places a trade. GET and POST do the same (no body).
-#[utoipa::path(method(get, post), path = "/api/pump-momentum/scan", tag = "pump momentum",
+#[utoipa::path(method(get, post), path = "/api/pump-momentum/scan",
+    operation_id = "pump_scan", tag = "pump momentum",
     params(ScanQuery),
     responses(
         (status = 200, description = "The alerts this scan raised", body = PumpScan),
@@ -106,7 +107,8 @@ fn listing(
 }
 
 /// Stored Pump Momentum alerts, newest first, with optional filters.
-#[utoipa::path(get, path = "/api/pump-momentum/signals", tag = "pump momentum",
+#[utoipa::path(get, path = "/api/pump-momentum/signals",
+    operation_id = "pump_signals", tag = "pump momentum",
     params(AlertsQuery),
     responses(
         (status = 200, description = "The alerts", body = AlertList),
@@ -122,7 +124,8 @@ async fn signals(
 }
 
 /// The stored alerts of one symbol, newest first.
-#[utoipa::path(get, path = "/api/pump-momentum/signals/{symbol}", tag = "pump momentum",
+#[utoipa::path(get, path = "/api/pump-momentum/signals/{symbol}",
+    operation_id = "pump_symbol_signals", tag = "pump momentum",
     params(("symbol" = String, Path, description = "Exchange pair symbol", example = "SOLUSDT",
         pattern = "^[A-Z0-9]{2,20}$"), SymbolAlertsQuery),
     responses(
@@ -142,7 +145,8 @@ async fn symbol_signals(
 /// Fills the outcome fields (price 1 h / 4 h / 24 h after, MFE/MAE, reach and reversal flags)
 /// of stored alerts at least an hour old whose 24 h window is not complete yet. The
 /// `pump_outcomes` job runs this every hour; `spotbot pump-outcomes` calls it.
-#[utoipa::path(post, path = "/api/pump-momentum/outcomes", tag = "pump momentum",
+#[utoipa::path(post, path = "/api/pump-momentum/outcomes",
+    operation_id = "pump_outcomes", tag = "pump momentum",
     responses(
         (status = 200, description = "What the run updated", body = OutcomeReport),
         (status = 503, description = "`market_data_unavailable`: no exchange client for \

@@ -42,7 +42,8 @@ pub struct SymbolPath {
 
 /// Creates a pending signal (unless a skip rule applies) and sends the approval request to
 /// the boss. ev and confidence are computed by the service (docs/signals.md).
-#[utoipa::path(post, path = "/api/signal", tag = "signal flow", request_body = SignalInput,
+#[utoipa::path(post, path = "/api/signal",
+    operation_id = "create_signal", tag = "signal flow", request_body = SignalInput,
     responses(
         (status = 200, description = "Created (pending, messenger_failed) or skipped \
             (duplicate_skipped, trade_exists_skipped, no_position_sell_skipped)", body = CreateAnswer),
@@ -68,7 +69,7 @@ pub struct SignalList {
 }
 
 /// Every in-memory signal, any status.
-#[utoipa::path(get, path = "/api/signal/list", tag = "signal flow",
+#[utoipa::path(get, path = "/api/signal/list", operation_id = "list_signals", tag = "signal flow",
     responses((status = 200, description = "All signals", body = SignalList)))]
 async fn list(State(state): State<AppState>) -> Json<SignalList> {
     Json(SignalList { signals: state.signals.list() })
@@ -76,7 +77,8 @@ async fn list(State(state): State<AppState>) -> Json<SignalList> {
 
 /// Pending signals as plain text, one per line with its age in minutes and the reply forms
 /// `1-YES <SYMBOL>` and `0-NO <SYMBOL>`, for an agent to forward to the boss.
-#[utoipa::path(get, path = "/api/signal/pending", tag = "signal flow",
+#[utoipa::path(get, path = "/api/signal/pending",
+    operation_id = "pending_signals", tag = "signal flow",
     responses((status = 200, description = "One line per pending signal", content_type = "text/plain", body = String)))]
 async fn pending(
     State(state): State<AppState>,
@@ -88,7 +90,8 @@ async fn pending(
 }
 
 /// One pending signal's full detail.
-#[utoipa::path(get, path = "/api/signal/{symbol}", tag = "signal flow", params(SymbolPath),
+#[utoipa::path(get, path = "/api/signal/{symbol}",
+    operation_id = "get_signal", tag = "signal flow", params(SymbolPath),
     responses(
         (status = 200, description = "The signal", body = SignalView),
         (status = 404, description = "No signal for the symbol", body = ErrorBody),
@@ -106,7 +109,8 @@ async fn get_one(
 /// confidence (>= 8), then executes it — buy places the bracket order, sell closes the
 /// position. Gates or limits unmet: `ok: false`, nothing placed, the signal stays pending. A
 /// repeated confirm answers from the first one and places nothing.
-#[utoipa::path(post, path = "/api/signal/{symbol}/confirm", tag = "signal flow", params(SymbolPath),
+#[utoipa::path(post, path = "/api/signal/{symbol}/confirm",
+    operation_id = "confirm_signal", tag = "signal flow", params(SymbolPath),
     responses(
         (status = 200, description = "Executed, or refused with ok=false (gates, limits, order refused)", body = ConfirmAnswer),
         (status = 404, description = "No signal for the symbol", body = ErrorBody),
@@ -131,7 +135,8 @@ pub struct RejectAnswer {
 }
 
 /// Rejects a pending signal (boss said NO); it stays in memory as skipped until cleanup.
-#[utoipa::path(post, path = "/api/signal/{symbol}/reject", tag = "signal flow", params(SymbolPath),
+#[utoipa::path(post, path = "/api/signal/{symbol}/reject",
+    operation_id = "reject_signal", tag = "signal flow", params(SymbolPath),
     responses(
         (status = 200, description = "Skipped", body = RejectAnswer),
         (status = 404, description = "No signal for the symbol", body = ErrorBody),
@@ -156,7 +161,8 @@ pub struct CleanupQuery {
 
 /// Expires pending signals older than max_age_minutes and deletes skipped or expired ones
 /// older than 30 minutes.
-#[utoipa::path(post, path = "/api/signal/cleanup", tag = "signal flow", params(CleanupQuery),
+#[utoipa::path(post, path = "/api/signal/cleanup",
+    operation_id = "cleanup_signals", tag = "signal flow", params(CleanupQuery),
     responses(
         (status = 200, description = "What expired and what was deleted", body = CleanupAnswer),
         (status = 422, description = "max_age_minutes is not a whole number 0..=10080", body = ErrorBody),

@@ -113,7 +113,8 @@ pub struct StatusAnswer {
 
 /// The bot's state: exchange, counters, open and recent trades, and a summary of the
 /// configuration without any secret. Reads only the store (never the exchange).
-#[utoipa::path(get, path = "/api/status", tag = "bot actions", params(StatusQuery),
+#[utoipa::path(get, path = "/api/status",
+    operation_id = "bot_status", tag = "bot actions", params(StatusQuery),
     responses(
         (status = 200, description = "The status", body = StatusAnswer),
         (status = 422, description = "`invalid_query`: unknown agent", body = ErrorBody),

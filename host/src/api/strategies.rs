@@ -123,7 +123,7 @@ impl From<PluginError> for ApiError {
 
 /// The plugins folder: every `.wasm` file with its plugin, version, hash and load status, the
 /// serving version's canary and last scan, and the last error with its time.
-#[utoipa::path(get, path = "/api/strategies", tag = "strategies",
+#[utoipa::path(get, path = "/api/strategies", operation_id = "list_strategies", tag = "strategies",
     responses((status = 200, description = "Every plugin file", body = StrategiesList)))]
 async fn list(State(state): State<AppState>) -> Json<StrategiesList> {
     Json(StrategiesList {
@@ -136,7 +136,8 @@ async fn list(State(state): State<AppState>) -> Json<StrategiesList> {
 /// Runs one plugin over `symbols` (default: the watchlist) and returns its raw results,
 /// alerts and log lines. Persists the plugin's own state unless `config` overrides keys for
 /// this scan; creates no signal and places no order.
-#[utoipa::path(post, path = "/api/strategies/{name}/scan", tag = "strategies",
+#[utoipa::path(post, path = "/api/strategies/{name}/scan",
+    operation_id = "scan_strategy", tag = "strategies",
     params(("name" = String, Path, description = "Plugin name from its manifest",
         example = "template"), ScanQuery),
     request_body(content = Option<ScanBody>, description = "Optional symbols and config \
@@ -186,7 +187,8 @@ async fn scan(
 /// watchlist): the market data, the effective config (as text), the persisted state and the
 /// time. Runs nothing. Save it as a file and load it with `spotbot_sdk::testing::read_request`
 /// to test the strategy natively on the host's real input.
-#[utoipa::path(get, path = "/api/strategies/{name}/request", tag = "strategies",
+#[utoipa::path(get, path = "/api/strategies/{name}/request",
+    operation_id = "strategy_request", tag = "strategies",
     params(("name" = String, Path, description = "Plugin name from its manifest",
         example = "template"), RequestQuery),
     responses(
@@ -228,7 +230,8 @@ fn parse_symbols(text: &str) -> Result<Vec<String>, ApiError> {
 
 /// The persisted state of plugin `name` (loaded or not): what its next scan's request
 /// carries.
-#[utoipa::path(get, path = "/api/strategies/{name}/state", tag = "strategies",
+#[utoipa::path(get, path = "/api/strategies/{name}/state",
+    operation_id = "strategy_state", tag = "strategies",
     params(("name" = String, Path, description = "Plugin name from its manifest",
         example = "template")),
     responses(
@@ -245,7 +248,8 @@ async fn show_state(
 }
 
 /// Deletes the persisted state of plugin `name`: its next scan starts from an empty state.
-#[utoipa::path(delete, path = "/api/strategies/{name}/state", tag = "strategies",
+#[utoipa::path(delete, path = "/api/strategies/{name}/state",
+    operation_id = "reset_strategy_state", tag = "strategies",
     params(("name" = String, Path, description = "Plugin name from its manifest",
         example = "template")),
     responses(

@@ -24,7 +24,7 @@ pub struct TradeList {
 }
 
 /// Every open trade (from the store).
-#[utoipa::path(get, path = "/api/trades", tag = "trade management",
+#[utoipa::path(get, path = "/api/trades", operation_id = "list_trades", tag = "trade management",
     responses(
         (status = 200, description = "Open trades", body = TradeList),
         (status = 500, description = "The store could not be read", body = ErrorBody),
@@ -51,7 +51,8 @@ pub struct RecoverAnswer {
 /// Reconciles the store with the exchange now (the same run as at start): settles orders
 /// with an unknown outcome by client order id, protects filled entries without an OCO,
 /// closes trades whose OCO finished, and adopts open OCO lists of untracked symbols.
-#[utoipa::path(get, path = "/api/trades/recover", tag = "trade management",
+#[utoipa::path(get, path = "/api/trades/recover",
+    operation_id = "recover_trades", tag = "trade management",
     responses(
         (status = 200, description = "What was settled", body = RecoverAnswer),
         (status = 502, description = "The exchange did not answer", body = ErrorBody),
@@ -77,7 +78,8 @@ pub struct RestoreAnswer {
 
 /// Puts one trade record into the book. With `sl_oid` it is tied to that stop's OCO list on
 /// the exchange; without, it is unprotected until reconciliation places its OCO.
-#[utoipa::path(post, path = "/api/trades/restore", tag = "trade management",
+#[utoipa::path(post, path = "/api/trades/restore",
+    operation_id = "restore_trade", tag = "trade management",
     request_body = RestoreInput,
     responses(
         (status = 200, description = "Stored", body = RestoreAnswer),
@@ -163,7 +165,8 @@ pub struct HistoryPage {
 }
 
 /// Closed trades, newest first (by the time they closed), a page at a time.
-#[utoipa::path(get, path = "/api/trades/history", tag = "trade management", params(HistoryQuery),
+#[utoipa::path(get, path = "/api/trades/history",
+    operation_id = "trade_history", tag = "trade management", params(HistoryQuery),
     responses(
         (status = 200, description = "One page of closed trades", body = HistoryPage),
         (status = 422, description = "`invalid_query`: limit is not 1-200 or offset is below 0 \
@@ -190,7 +193,8 @@ async fn history(
 
 /// Statistics of the closed-trade history: counts, win rate, pnl, profit factor, maximum
 /// drawdown, overall and per strategy.
-#[utoipa::path(get, path = "/api/trades/stats", tag = "trade management",
+#[utoipa::path(get, path = "/api/trades/stats",
+    operation_id = "trade_stats", tag = "trade management",
     responses(
         (status = 200, description = "The statistics (amounts in `currency`)", body = TradeStats),
         (status = 500, description = "The store could not be read", body = ErrorBody),
@@ -219,7 +223,8 @@ pub struct SyncAnswer {
 /// fills into the closed-trade history: buys and sells of the symbols the service knows,
 /// except the orders the service made or manages, paired per sell order. Running it again adds
 /// nothing twice. Sends no order.
-#[utoipa::path(post, path = "/api/trades/sync", tag = "trade management",
+#[utoipa::path(post, path = "/api/trades/sync",
+    operation_id = "sync_trades", tag = "trade management",
     responses(
         (status = 200, description = "What was added", body = SyncAnswer),
         (status = 500, description = "The store could not be written", body = ErrorBody),

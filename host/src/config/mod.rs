@@ -18,8 +18,8 @@ pub use needs::Need;
 pub use secrets::{Secret, Secrets};
 pub use sections::{
     ExchangeConfig, ExchangeMode, ExchangeName, GapExit, LicenseConfig, LogFormat, MarketConfig,
-    MessengerConfig, NewsConfig, PluginsConfig, ProtectionConfig, RiskConfig, SchedulerConfig,
-    ServerConfig, SignalsConfig, StopPlacement,
+    McpConfig, MessengerConfig, NewsConfig, PluginsConfig, ProtectionConfig, RiskConfig,
+    SchedulerConfig, ServerConfig, SignalsConfig, StopPlacement,
 };
 pub use strategy::{DEFAULT_STRATEGY, StrategyKeys, StrategySections};
 
@@ -39,6 +39,7 @@ pub struct Config {
     pub messenger: MessengerConfig,
     pub scheduler: SchedulerConfig,
     pub license: LicenseConfig,
+    pub mcp: McpConfig,
     /// Secrets and build facts from the environment; never read from the file.
     #[serde(skip)]
     pub secrets: Secrets,

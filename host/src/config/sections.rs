@@ -397,3 +397,25 @@ impl Default for LicenseConfig {
         Self { server_url: None, public_key: None, poll_seconds: 60 }
     }
 }
+
+/// `[mcp]`: the Model Context Protocol endpoint at `/mcp` (docs/agents.md#mcp). Its tools are
+/// the API's operations, dispatched into the same router, so every gate of the API applies.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    /// false: `/mcp` is not served (answers 404 like any unknown path).
+    pub enabled: bool,
+    /// `Host` header values `/mcp` accepts, as `host` (any port) or `host:port`; others get
+    /// 403. Guards against DNS rebinding: a web page that resolves its own name to this
+    /// machine cannot drive the tools. Behind compose add the service name (`"spotbot"`).
+    pub allowed_hosts: Vec<String>,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            allowed_hosts: ["127.0.0.1", "localhost", "::1"].map(String::from).to_vec(),
+        }
+    }
+}

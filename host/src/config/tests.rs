@@ -178,3 +178,22 @@ fn news_sources_must_be_http_urls_and_the_limits_usable() {
     assert_eq!(error("[news]\nmax_items = 101\n").key, "news.max_items");
     assert_eq!(error("[news]\nsources = \"https://one.example\"\n").key, "news.sources");
 }
+
+#[test]
+fn mcp_is_on_for_loopback_hosts_and_an_allowed_host_must_be_a_host() {
+    let defaults = parse("").unwrap();
+    assert!(defaults.mcp.enabled);
+    assert_eq!(defaults.mcp.allowed_hosts, ["127.0.0.1", "localhost", "::1"]);
+    let example = parse(include_str!("../../../examples/config.toml")).unwrap();
+    assert_eq!(example.mcp, defaults.mcp);
+    let compose = parse("[mcp]\nallowed_hosts = [\"spotbot\", \"spotbot:8000\", \"[::1]\"]\n");
+    assert!(compose.is_ok(), "{compose:?}");
+    let err = error("[mcp]\nallowed_hosts = []\n");
+    assert_eq!(err.key, "mcp.allowed_hosts");
+    assert_eq!(err.position, Some((2, 1)));
+    for bad in ["http://spotbot", "spot bot", "*", "user@spotbot", "spotbot/mcp", ""] {
+        let err = error(&format!("[mcp]\nallowed_hosts = [{bad:?}]\n"));
+        assert_eq!(err.key, "mcp.allowed_hosts", "{bad:?}");
+    }
+    assert!(parse("[mcp]\nenabled = false\n").is_ok_and(|c| !c.mcp.enabled));
+}

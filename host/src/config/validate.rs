@@ -156,7 +156,29 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
             .map_err(|err| invalid("license.public_key", err.reason))?;
     }
 
+    check_mcp(&config.mcp)?;
     check_strategy_sections(config)
+}
+
+/// `[mcp] allowed_hosts`: at least one entry (the transport reads an empty list as "any
+/// host", which would switch the DNS-rebinding guard off), each a bare host or `host:port`.
+fn check_mcp(mcp: &super::McpConfig) -> Result<(), Invalid> {
+    const KEY: &str = "mcp.allowed_hosts";
+    if mcp.allowed_hosts.is_empty() {
+        return Err(invalid(KEY, "must list at least one host, e.g. \"127.0.0.1\""));
+    }
+    for host in &mcp.allowed_hosts {
+        // A bare IPv6 address (`::1`) is no URI authority, but the transport takes it as is.
+        let well_formed = host.parse::<std::net::IpAddr>().is_ok()
+            || axum::http::uri::Authority::try_from(host.as_str()).is_ok();
+        if !well_formed || host.contains('@') || host.trim() != host || host == "*" {
+            return Err(invalid(
+                KEY,
+                format!("`{host}` is not a host or host:port (no scheme, path or wildcard)"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Every `[strategy.<name>]`: `<name>` must be able to name a plugin, and the keys the host

@@ -56,6 +56,8 @@ pub const ROUTES: &[RouteRule] = &[
     rule("POST", "/api/license/activate", "health and license", false, SPEC),
     rule("GET", "/api/openapi.json", "health and license", false, "API document"),
     rule("GET", "/metrics", "health and license", false, "monitoring, no secrets"),
+    // The MCP endpoint: each tool call is dispatched into the API and meets this table there.
+    rule("POST", "/mcp", "mcp", false, "each tool call passes this table as its own route"),
     // Dashboard.
     rule("GET", "/api/dashboard", "dashboard", false, SPEC),
     rule("POST", "/api/agent/{name}", "dashboard", false, "dashboard state only"),

@@ -29,6 +29,7 @@ mod license_flow;
 mod license_routes;
 mod manual_entries;
 mod market_context;
+mod mcp;
 mod messenger_client;
 mod messenger_replies;
 mod metrics;

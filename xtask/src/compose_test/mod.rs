@@ -73,7 +73,7 @@ pub fn check(release: bool) -> anyhow::Result<()> {
     let target = plugins::target_dir()?;
     let work = target.join("compose-test");
     std::fs::create_dir_all(&work)?;
-    let compose = crate::contract::python_tools(&target)?.join("docker-compose");
+    let compose = crate::venv::ensure()?.join("docker-compose");
     let engine = match Engine::start(compose, &work.join("dockerd.log"))? {
         Ok(engine) => engine,
         Err(Unavailable(why)) => {

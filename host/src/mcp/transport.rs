@@ -1,0 +1,41 @@
+//! The Streamable HTTP transport at `/mcp`: stateless (every POST carries one JSON-RPC
+//! message and gets its answer as JSON), so there are no sessions to keep or expire and no
+//! open stream for a shutdown to wait on. The `Host` header must be one of
+//! `[mcp] allowed_hosts` (403 otherwise): a web page that points its own name at this
+//! machine (DNS rebinding) cannot reach the tools.
+
+use std::sync::Arc;
+
+use axum::Router;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+use super::catalog::Catalog;
+use super::server::Tools;
+use crate::config::McpConfig;
+
+/// Where the endpoint is mounted.
+pub const PATH: &str = "/mcp";
+
+/// The endpoint's service: tools derived from `document`, calls dispatched into `api` (the
+/// API router without `/mcp`). Requests over `max_body` bytes get 413, as on the API.
+pub fn service(
+    document: &utoipa::openapi::OpenApi,
+    api: Router,
+    config: &McpConfig,
+    max_body: usize,
+) -> Result<StreamableHttpService<Tools, NeverSessionManager>, String> {
+    let document = serde_json::to_value(document).map_err(|err| err.to_string())?;
+    let tools = Tools::new(Catalog::from_document(&document)?, api);
+    let transport = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(config.allowed_hosts.iter().cloned())
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_max_request_body_bytes(max_body);
+    Ok(StreamableHttpService::new(
+        move || Ok(tools.clone()),
+        Arc::new(NeverSessionManager::default()),
+        transport,
+    ))
+}
