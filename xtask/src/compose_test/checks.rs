@@ -168,3 +168,38 @@ pub fn stops_gracefully(stack: &Stack) -> anyhow::Result<Duration> {
     }
     Ok(took)
 }
+
+/// An MCP client on the internal network reaches `/mcp` by service name (the stack's config
+/// allows the Host `spotbot`, as docs/operations.md says to): `initialize` answers with the
+/// server's capabilities.
+pub fn mcp_answers_by_service_name(
+    stack: &Stack,
+    engine: &Engine,
+    image: &str,
+) -> anyhow::Result<()> {
+    let internal = format!("{}-internal", stack.project);
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"compose-test","version":"1"}}}"#;
+    let answer = output(&mut engine.docker(&[
+        "run",
+        "--rm",
+        "--network",
+        &internal,
+        "--entrypoint",
+        "curl",
+        image,
+        "-fsS",
+        "--max-time",
+        "10",
+        "-H",
+        "content-type: application/json",
+        "-H",
+        "accept: application/json, text/event-stream",
+        "--data",
+        initialize,
+        "http://spotbot:8000/mcp",
+    ]))?;
+    if !answer.contains("\"tools\"") {
+        bail!("POST http://spotbot:8000/mcp initialize answered without tools: {answer}");
+    }
+    Ok(())
+}

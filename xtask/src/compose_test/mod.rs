@@ -6,8 +6,8 @@
 //!   healthcheck turns healthy;
 //! - the service runs as its own user, which owns the data folder; the secrets reach its
 //!   process but show in neither `docker inspect` nor the logs;
-//! - no port is published: a container on the internal network reaches the API by service
-//!   name, a container elsewhere reaches none of its addresses;
+//! - no port is published: a container on the internal network reaches the API (and `/mcp`)
+//!   by service name, a container elsewhere reaches none of its addresses;
 //! - a plugin copied into the plugins volume hot-loads;
 //! - a trade opened before `docker compose down && up` is open after it (the data volume);
 //! - `docker compose stop` ends the service gracefully within the grace period.
@@ -151,6 +151,7 @@ fn exercise(stack: &Stack, engine: &Engine, image: &str) -> anyhow::Result<Durat
     checks::runs_as_service_user(stack)?;
     checks::secrets_stay_secret(stack, engine, &[FAKE_KEY, FAKE_SECRET, license_key])?;
     checks::api_stays_internal(stack, engine, image)?;
+    checks::mcp_answers_by_service_name(stack, engine, image)?;
     let withheld = workspace_root().join("plugins").join(images::WITHHELD_PLUGIN);
     checks::dropped_plugin_loads(stack, &withheld)?;
     let trade = checks::open_trade(stack)?;
@@ -181,8 +182,8 @@ fn write_env(dir: &Path, license_key: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `config.toml`: the defaults (paper mode) with the stack's license server and no news
-/// source, so nothing leaves this machine.
+/// `config.toml`: the defaults (paper mode) with the stack's license server, `/mcp` open to
+/// the service name, and no news source, so nothing leaves this machine.
 fn write_config(dir: &Path, public_key: &str) -> anyhow::Result<()> {
     let license = if public_key.is_empty() {
         String::new()
@@ -192,6 +193,7 @@ fn write_config(dir: &Path, public_key: &str) -> anyhow::Result<()> {
              \"{public_key}\"\n"
         )
     };
-    std::fs::write(dir.join("config.toml"), format!("{license}[news]\nsources = []\n"))?;
+    let mcp = "[mcp]\nallowed_hosts = [\"127.0.0.1\", \"localhost\", \"spotbot\"]\n";
+    std::fs::write(dir.join("config.toml"), format!("{license}{mcp}[news]\nsources = []\n"))?;
     Ok(())
 }
