@@ -175,7 +175,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     let tz = config.market.timezone.parse().unwrap_or(chrono_tz::Tz::UTC);
     let scheduler = Scheduler::new(&config.scheduler, tz, clock.clone());
     let news = Arc::new(News::new(&config.news, clock.clone()));
-    let state = AppState {
+    let state = AppState::new(crate::state::Areas {
         scheduler,
         news,
         exchange: reads,
@@ -193,7 +193,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         clock,
         store,
         metrics,
-    };
+    });
     let addr = &state.config.server.addr;
     let listener =
         TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
