@@ -46,6 +46,7 @@ fn main() {
             ClientConfig::new(base.clone()),
             Some(Signer::new(Secret::new(KEY), Secret::new(SECRET))),
             Arc::new(SystemClock),
+            spotbot::metrics::Metrics::default(),
         )
         .expect("client");
         let raw = reqwest::Client::builder().tcp_nodelay(true).build().expect("http");

@@ -90,7 +90,14 @@ fn reload(c: &mut Criterion) {
     config.server.data_dir = data.path().display().to_string();
     let store = Store::open(data.path()).unwrap();
     let clock: SharedClock = Arc::new(SystemClock);
-    let plugins = Plugins::start(Arc::new(config), store, clock, Arc::new(NoMarketData)).unwrap();
+    let plugins = Plugins::start(
+        Arc::new(config),
+        store,
+        clock,
+        Arc::new(NoMarketData),
+        spotbot::metrics::Metrics::default(),
+    )
+    .unwrap();
     // Every iteration deploys new bytes (a trailing custom section carrying a counter), so each
     // reload compiles: no artifact-cache hit flatters the number.
     let base = plugin_wasm::template_wasm();

@@ -97,10 +97,16 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         &license,
         std::time::Duration::from_secs(config.license.poll_seconds),
     );
-    let connected =
-        crate::exchange::paper::connect(&config.exchange, &config.secrets, clock.clone())
-            .await
-            .context("cannot set up the exchange")?;
+    let metrics = crate::metrics::Metrics::default();
+    metrics.spawn_upkeep();
+    let connected = crate::exchange::paper::connect(
+        &config.exchange,
+        &config.secrets,
+        clock.clone(),
+        metrics.clone(),
+    )
+    .await
+    .context("cannot set up the exchange")?;
     let (exchange, paper) = match connected {
         Some(c) => (Some(c.exchange), c.paper),
         None => (None, None),
@@ -119,12 +125,10 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
             config.market.snapshot_retention_days,
         ))
     });
-    let plugins = start_plugins(&config, &store, &clock, market.clone()).await?;
+    let plugins = start_plugins(&config, &store, &clock, market.clone(), &metrics).await?;
     let config = Arc::new(config);
     let dashboard = Arc::new(Dashboard::new(clock.clone()));
-    let messenger = Messenger::new(&config.messenger, &config.secrets);
-    let metrics = crate::metrics::Metrics::default();
-    metrics.spawn_upkeep();
+    let messenger = Messenger::new(&config.messenger, &config.secrets, metrics.clone());
     let execution = Execution::new(Parts {
         exchange: exchange.clone(),
         store: store.clone(),
@@ -147,6 +151,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         license: license.clone(),
         config: config.clone(),
         clock: clock.clone(),
+        metrics: metrics.clone(),
     });
     let reconciliation = exchange.is_some().then(|| {
         let execution = execution.clone();
@@ -170,7 +175,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     let tz = config.market.timezone.parse().unwrap_or(chrono_tz::Tz::UTC);
     let scheduler = Scheduler::new(&config.scheduler, tz, clock.clone());
     let news = Arc::new(News::new(&config.news, clock.clone()));
-    let state = AppState {
+    let state = AppState::new(crate::state::Areas {
         scheduler,
         news,
         exchange: reads,
@@ -188,7 +193,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         clock,
         store,
         metrics,
-    };
+    });
     let addr = &state.config.server.addr;
     let listener =
         TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
@@ -236,6 +241,7 @@ async fn start_plugins(
     store: &Store,
     clock: &SharedClock,
     contexts: Option<Arc<MarketContexts>>,
+    metrics: &crate::metrics::Metrics,
 ) -> anyhow::Result<crate::plugins::Plugins> {
     use crate::plugins::{ExchangeMarket, MarketData, NoMarketData, Plugins, SyntheticMarket};
     let market: Arc<dyn MarketData> = match (config.plugins.market_data.as_str(), contexts) {
@@ -244,7 +250,8 @@ async fn start_plugins(
         (_, None) => Arc::new(NoMarketData),
     };
     let (config, store, clock) = (Arc::new(config.clone()), store.clone(), clock.clone());
-    tokio::task::spawn_blocking(move || Plugins::start(config, store, clock, market))
+    let metrics = metrics.clone();
+    tokio::task::spawn_blocking(move || Plugins::start(config, store, clock, market, metrics))
         .await
         .context("plugin loading panicked")?
         .context("cannot start the plugin runtime")

@@ -8,9 +8,28 @@ use crate::config::Config;
 use crate::dashboard::Dashboard;
 use crate::store::Store;
 
-/// What every handler and every job can reach: the areas' public faces.
+/// What every handler and every job can reach, behind one reference count: axum clones the
+/// state for every middleware and extractor of every request, and one count is cheaper than
+/// one per area (docs/benchmarks.md, API throughput). Reads like [`Areas`] through `Deref`.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Areas>);
+
+impl AppState {
+    pub fn new(areas: Areas) -> Self {
+        Self(Arc::new(areas))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Areas;
+
+    fn deref(&self) -> &Areas {
+        &self.0
+    }
+}
+
+/// The areas' public faces.
+pub struct Areas {
     pub config: Arc<Config>,
     pub clock: SharedClock,
     pub store: Store,

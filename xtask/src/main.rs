@@ -2,6 +2,7 @@
 //! `cargo xtask demo` and `cargo xtask test`.
 
 mod apt;
+mod bench_http;
 mod children;
 mod chromium;
 mod compose_test;
@@ -22,7 +23,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 
 const USAGE: &str =
-    "usage: cargo xtask <demo|test|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard>
+    "usage: cargo xtask <demo|test|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http>
   demo      build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000
   test      everything CI checks: fmt, clippy, plugin build, all tests (installing Debian's
@@ -48,7 +49,11 @@ const USAGE: &str =
   new-strategy <name> [--scanner]
             create strategies/<name> from examples/strategy-template (or, with --scanner,
             examples/scanner-template) with every name replaced; <name> is like my_strategy or
-            my-strategy";
+            my-strategy
+  bench-http
+            API throughput with /metrics recording on: wrk on GET /api/health against a bare
+            axum hello-world server in the same run, release build (installs Debian's wrk when
+            missing; numbers in docs/benchmarks.md)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -62,6 +67,7 @@ fn main() -> ExitCode {
         Some("plugins") => plugins::run(&args[1..]),
         Some("new-strategy") => new_strategy::run(&args[1..]),
         Some("vendor-dashboard") => vendor::run(),
+        Some("bench-http") => bench_http::run(),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;

@@ -140,7 +140,10 @@ fn layered(
         }))
         // Outside the license and budget layers and the panic catcher, so their refusals and
         // a handler's panic (500) are counted too.
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::record_http))
+        .layer(axum::middleware::from_fn_with_state(
+            state.metrics.clone(),
+            crate::metrics::record_http,
+        ))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
             tracing::info_span!("request", method = %request.method(), path = %request.uri().path())
         }))

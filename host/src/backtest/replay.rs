@@ -117,10 +117,13 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
     let shared: SharedClock = Arc::new(clock.clone());
     let store = Store::open(&dir.0.join("store")).context("cannot open the run's store")?;
     let market = Arc::new(BacktestMarket::new());
+    // A replay's counts are nobody's to scrape: its parts count into a recorder of their own.
+    let metrics = crate::metrics::Metrics::default();
     let plugins = {
         let (cfg, store, shared) = (cfg.clone(), store.clone(), shared.clone());
         let source: Arc<dyn MarketData> = market.clone();
-        tokio::task::spawn_blocking(move || Plugins::start(cfg, store, shared, source))
+        let metrics = metrics.clone();
+        tokio::task::spawn_blocking(move || Plugins::start(cfg, store, shared, source, metrics))
             .await
             .context("plugin loading panicked")?
             .context("cannot start the plugin runtime")?
@@ -205,18 +208,19 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
         },
         Some(Signer::new(Secret::new(KEY), Secret::new(SECRET))),
         shared.clone(),
+        metrics.clone(),
     )
     .map_err(|e| anyhow::anyhow!("exchange client: {e}"))?;
     let execution = Execution::new(Parts {
         exchange: Some(Arc::new(client)),
         store: store.clone(),
-        messenger: Messenger::new(&cfg.messenger, &cfg.secrets),
+        messenger: Messenger::new(&cfg.messenger, &cfg.secrets, metrics.clone()),
         dashboard: Arc::new(Dashboard::new(shared.clone())),
         config: cfg.clone(),
         plugins: plugins.clone(),
         clock: shared.clone(),
         timing: Timing::default(),
-        metrics: crate::metrics::Metrics::default(),
+        metrics,
     });
 
     let mut replay = Replay {

@@ -109,6 +109,7 @@ pub(super) async fn load_history(
         &config.exchange,
         &config.secrets,
         Arc::new(crate::clock::SystemClock),
+        crate::metrics::Metrics::default(),
     )
     .await
     .map_err(|e| anyhow::anyhow!("cannot reach the exchange for klines: {e}"))?

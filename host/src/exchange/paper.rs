@@ -11,6 +11,7 @@ use super::exchange_a::{ClientConfig, ExchangeAClient, MAINNET_URL, Signer, TEST
 use super::{Exchange, ExchangeError};
 use crate::clock::SharedClock;
 use crate::config::{ExchangeConfig, ExchangeMode, ExchangeName, Secret, Secrets};
+use crate::metrics::Metrics;
 
 /// Settings of the in-process simulator.
 #[derive(Debug, Clone)]
@@ -65,11 +66,13 @@ fn client_config(config: &ExchangeConfig, url: String) -> ClientConfig {
     c
 }
 
-/// Starts the simulator on 127.0.0.1:0 and a client pointed at it.
+/// Starts the simulator on 127.0.0.1:0 and a client pointed at it, counting its requests in
+/// `metrics`.
 pub async fn start_paper(
     settings: &PaperSettings,
     client: &ExchangeConfig,
     clock: SharedClock,
+    metrics: Metrics,
 ) -> Result<ConnectedExchange, ExchangeError> {
     let (key, secret) = paper_credentials(settings.seed);
     let mut config = SimConfig::new(settings.seed, key.clone(), secret.clone());
@@ -81,6 +84,7 @@ pub async fn start_paper(
         client_config(client, sim.base_url()),
         Some(Signer::new(Secret::new(key), Secret::new(secret))),
         clock,
+        metrics,
     )?;
     tracing::info!(addr = %sim.addr, seed = settings.seed, "paper mode: exchange simulator running in-process");
     Ok(ConnectedExchange { exchange: Arc::new(client), paper: Some(Arc::new(sim)) })
@@ -97,11 +101,13 @@ pub fn base_url(config: &ExchangeConfig) -> Option<String> {
 
 /// Builds the active exchange from the config: paper mode starts the simulator; testnet and
 /// mainnet use the keys from the environment (public endpoints work without them). `None` when
-/// the active exchange is not exchange A (exchange B is a later issue).
+/// the active exchange is not exchange A (exchange B is a later issue). The client counts its
+/// requests in `metrics`.
 pub async fn connect(
     config: &ExchangeConfig,
     secrets: &Secrets,
     clock: SharedClock,
+    metrics: Metrics,
 ) -> Result<Option<ConnectedExchange>, ExchangeError> {
     if config.active != ExchangeName::ExchangeA {
         tracing::warn!(
@@ -117,7 +123,7 @@ pub async fn connect(
                 .map(|d| d.round_dp(8))
                 .unwrap_or(PaperSettings::default().usdt),
         };
-        return start_paper(&settings, config, clock).await.map(Some);
+        return start_paper(&settings, config, clock, metrics).await.map(Some);
     };
     let signer = match (&secrets.exchange_api_key, &secrets.exchange_api_secret) {
         (Some(k), Some(s)) => Some(Signer::new(k.clone(), s.clone())),
@@ -128,6 +134,6 @@ pub async fn connect(
             None
         }
     };
-    let client = ExchangeAClient::new(client_config(config, url), signer, clock)?;
+    let client = ExchangeAClient::new(client_config(config, url), signer, clock, metrics)?;
     Ok(Some(ConnectedExchange { exchange: Arc::new(client), paper: None }))
 }

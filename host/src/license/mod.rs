@@ -304,6 +304,19 @@ impl License {
         self.status().is_active()
     }
 
+    /// When the offline grace of the active license ends (its last successful validation
+    /// plus [`OFFLINE_GRACE`]): past it, without a validation, the license stops being active.
+    /// `None` without an active license.
+    pub fn grace_end(&self) -> Option<DateTime<Utc>> {
+        if !self.is_active() {
+            return None;
+        }
+        match &self.lock().current {
+            Current::Active { last_ok, .. } => Some(*last_ok + OFFLINE_GRACE),
+            _ => None,
+        }
+    }
+
     /// The license state as of the clock's now.
     pub fn status(&self) -> LicenseStatus {
         let now = self.clock.now();

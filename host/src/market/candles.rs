@@ -217,6 +217,7 @@ mod tests {
             ClientConfig::new(sim.base_url()),
             None,
             Arc::new(crate::clock::SystemClock),
+            crate::metrics::Metrics::default(),
         )
         .unwrap();
         (sim, CandleCache::with_max_series(Arc::new(client), max_series))

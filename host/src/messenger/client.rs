@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::bot_api::{BotApi, CallError};
 use super::{Button, MessengerError, Outgoing, Sent, html};
 use crate::config::{MessengerConfig, Secrets};
+use crate::metrics::Metrics;
 
 /// Chunk size: under the Bot API's 4096 characters, with room for characters some clients
 /// count twice (UTF-16) — the limit applies to the text after markup is removed, so counting
@@ -27,6 +28,9 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 pub struct Messenger {
     inner: Option<Arc<Inner>>,
+    /// Where every message is counted by outcome (`GET /metrics`), configured or not: a
+    /// message nobody can receive is worth seeing.
+    metrics: Metrics,
 }
 
 struct Inner {
@@ -55,17 +59,18 @@ enum Outcome {
 }
 
 impl Messenger {
-    /// Configured only when both MESSENGER_BOT_TOKEN and MESSENGER_CHAT_ID are set.
-    pub fn new(config: &MessengerConfig, secrets: &Secrets) -> Messenger {
+    /// Configured only when both MESSENGER_BOT_TOKEN and MESSENGER_CHAT_ID are set. Messages
+    /// are counted in `metrics`.
+    pub fn new(config: &MessengerConfig, secrets: &Secrets, metrics: Metrics) -> Messenger {
         let (Some(token), Some(chat_id)) =
             (&secrets.messenger_bot_token, &secrets.messenger_chat_id)
         else {
-            return Messenger { inner: None };
+            return Messenger { inner: None, metrics };
         };
         let api = BotApi::new(&config.api_base, token.expose());
         // A numeric id goes as a number; `@channel` names stay strings.
         let chat_id = chat_id.parse::<i64>().map_or_else(|_| json!(chat_id), |id| json!(id));
-        Messenger { inner: Some(Arc::new(Inner { api, chat_id })) }
+        Messenger { inner: Some(Arc::new(Inner { api, chat_id })), metrics }
     }
 
     pub fn is_configured(&self) -> bool {
@@ -75,6 +80,12 @@ impl Messenger {
     /// Sends `message`, split into several messages when it is long (the buttons go under the
     /// last one). Stops at the first chunk that fails; earlier chunks stay delivered.
     pub async fn send(&self, message: &Outgoing) -> Result<Sent, MessengerError> {
+        let sent = self.send_chunks(message).await;
+        self.metrics.messenger_send(sent.as_ref().map(|_| ()));
+        sent
+    }
+
+    async fn send_chunks(&self, message: &Outgoing) -> Result<Sent, MessengerError> {
         let inner = self.inner.as_ref().ok_or(MessengerError::NotConfigured)?;
         let keyboard = keyboard(&message.buttons);
         let chunks = html::split(&message.html, CHUNK_CHARS);
@@ -226,11 +237,11 @@ mod tests {
         let config = MessengerConfig::default();
         let only_token =
             Secrets::from_lookup(|k| (k == "MESSENGER_BOT_TOKEN").then(|| "1:x".into()));
-        assert!(!Messenger::new(&config, &only_token).is_configured());
+        assert!(!Messenger::new(&config, &only_token, Metrics::default()).is_configured());
         let both = Secrets::from_lookup(|_| Some("123".into()));
-        assert!(Messenger::new(&config, &both).is_configured());
+        assert!(Messenger::new(&config, &both, Metrics::default()).is_configured());
         assert_eq!(
-            format!("{:?}", Messenger::new(&config, &both)),
+            format!("{:?}", Messenger::new(&config, &both, Metrics::default())),
             "Messenger { configured: true }"
         );
     }

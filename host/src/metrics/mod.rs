@@ -6,8 +6,13 @@
 //! recorded where things happen (one call per place); gauges of state the store already
 //! keeps are read at scrape time instead of being mirrored, so they cannot drift.
 
+mod equity;
+mod exchange;
 mod http;
+mod messenger;
 mod orders;
+mod plugins;
+mod scheduler;
 mod snapshot;
 
 use std::sync::{Arc, Weak};
@@ -16,6 +21,7 @@ use std::time::Duration;
 use metrics::{Key, Label, Metadata, Recorder};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusRecorder};
 
+pub use exchange::ExchangeOutcome;
 pub use http::record_http;
 
 use crate::state::AppState;
@@ -28,6 +34,16 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// unscraped service does not keep every sample.
 const UPKEEP: Duration = Duration::from_secs(5);
 
+/// Latency buckets in seconds, 1 ms to 10 s, shared by every duration histogram: HTTP answers
+/// (a confirm that waits for the exchange takes a second or more), exchange round trips and
+/// plugin scans (bounded by `[plugins] scan_timeout_ms`) all fall in that range.
+const LATENCY_BUCKETS: [f64; 12] =
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
+
+/// Every histogram, so each gets [`LATENCY_BUCKETS`] (a histogram without buckets would be
+/// exposed as a summary).
+const HISTOGRAMS: [&str; 3] = [http::DURATION, exchange::DURATION, plugins::DURATION];
+
 const METADATA: Metadata<'static> =
     Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
 
@@ -39,14 +55,44 @@ pub struct Metrics {
 
 impl Default for Metrics {
     fn default() -> Self {
-        let recorder = PrometheusBuilder::new()
-            .set_buckets_for_metric(Matcher::Full(http::DURATION.into()), &http::BUCKETS)
-            .expect("the buckets are not empty")
-            .build_recorder();
+        let mut builder = PrometheusBuilder::new();
+        for name in HISTOGRAMS {
+            builder = builder
+                .set_buckets_for_metric(Matcher::Full(name.into()), &LATENCY_BUCKETS)
+                .expect("the buckets are not empty");
+        }
+        let recorder = builder.build_recorder();
         http::describe(&recorder);
         orders::describe(&recorder);
+        exchange::describe(&recorder);
+        plugins::describe(&recorder);
+        scheduler::describe(&recorder);
+        messenger::describe(&recorder);
+        equity::describe(&recorder);
         snapshot::describe(&recorder);
         Self { recorder: Arc::new(recorder) }
+    }
+}
+
+/// An HTTP method as a label value without allocating; methods the service never uses are
+/// `other`, so a client cannot make up series.
+fn method_name(method: &reqwest::Method) -> &'static str {
+    use reqwest::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics")
     }
 }
 
@@ -82,6 +128,50 @@ impl Metrics {
         orders::record(self, exchange, kind, outcome);
     }
 
+    /// Counts one request of an exchange client (`endpoint` is the REST path template) and,
+    /// when it was sent, times its round trip.
+    pub fn exchange_request(
+        &self,
+        exchange: &'static str,
+        method: &reqwest::Method,
+        endpoint: &'static str,
+        outcome: ExchangeOutcome,
+        round_trip: Option<Duration>,
+    ) {
+        exchange::record(self, exchange, method, endpoint, outcome, round_trip);
+    }
+
+    /// Times one plugin call that reached the plugin and counts it by outcome.
+    pub fn plugin_scan(
+        &self,
+        plugin: &str,
+        duration: Duration,
+        outcome: Result<(), &crate::plugins::PluginError>,
+    ) {
+        plugins::record(self, plugin, duration, outcome);
+    }
+
+    /// Counts one finished run of a scheduled job.
+    pub fn job_run(&self, job: &'static str, status: crate::scheduler::RunStatus) {
+        scheduler::record(self, job, status);
+    }
+
+    /// Counts one message sent (or not) to the boss.
+    pub fn messenger_send(&self, outcome: Result<(), &crate::messenger::MessengerError>) {
+        messenger::record(self, outcome);
+    }
+
+    /// Sets the equity gauges from a drawdown measurement taken at `at` (the minute job's or
+    /// an agent's), with the open positions' unrealised pnl of the same measurement.
+    pub fn equity(
+        &self,
+        status: &crate::protection::DrawdownStatus,
+        unrealised_pnl: f64,
+        at: chrono::DateTime<chrono::Utc>,
+    ) {
+        equity::record(self, status, unrealised_pnl, at);
+    }
+
     fn counter(&self, name: &'static str, labels: Vec<Label>) -> metrics::Counter {
         self.recorder.register_counter(&Key::from_parts(name, labels), &METADATA)
     }
@@ -92,5 +182,75 @@ impl Metrics {
 
     fn histogram(&self, name: &'static str, labels: Vec<Label>) -> metrics::Histogram {
         self.recorder.register_histogram(&Key::from_parts(name, labels), &METADATA)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use reqwest::{Method, StatusCode};
+
+    use super::*;
+    use crate::messenger::MessengerError;
+    use crate::plugins::PluginError;
+    use crate::scheduler::RunStatus;
+
+    #[test]
+    fn recorded_families_are_described_and_durations_are_histograms() {
+        let metrics = Metrics::default();
+        let rtt = Some(Duration::from_millis(3));
+        metrics.exchange_request(
+            "exchange_a",
+            &Method::GET,
+            "/api/v3/order",
+            ExchangeOutcome::Ok,
+            rtt,
+        );
+        metrics.job_run("drawdown_check", RunStatus::Error);
+        metrics.messenger_send(Err(&MessengerError::Transport("down".into())));
+        let trapped = PluginError::Trapped("unreachable".into());
+        metrics.plugin_scan("p", Duration::from_millis(2), Err(&trapped));
+        let text = metrics.recorder.handle().render();
+        for (family, kind) in [
+            ("spotbot_exchange_requests_total", "counter"),
+            ("spotbot_exchange_request_duration_seconds", "histogram"),
+            ("spotbot_scheduler_job_runs_total", "counter"),
+            ("spotbot_messenger_messages_total", "counter"),
+            ("spotbot_plugin_scan_duration_seconds", "histogram"),
+            ("spotbot_plugin_scan_errors_total", "counter"),
+        ] {
+            assert!(text.contains(&format!("# HELP {family} ")), "{family} undescribed:\n{text}");
+            assert!(text.contains(&format!("# TYPE {family} {kind}")), "{family}:\n{text}");
+        }
+        assert!(text.contains(
+            r#"spotbot_scheduler_job_runs_total{job="drawdown_check",status="error"} 1"#
+        ));
+        assert!(text.contains(r#"spotbot_messenger_messages_total{outcome="unreachable"} 1"#));
+        assert!(
+            text.contains(
+                r#"spotbot_plugin_scan_errors_total{plugin="p",error="plugin_trapped"} 1"#
+            )
+        );
+    }
+
+    #[test]
+    fn answers_map_to_exchange_outcomes() {
+        for (status, outcome) in [
+            (StatusCode::OK, ExchangeOutcome::Ok),
+            (StatusCode::BAD_REQUEST, ExchangeOutcome::Rejected),
+            (StatusCode::UNAUTHORIZED, ExchangeOutcome::Rejected),
+            (StatusCode::TOO_MANY_REQUESTS, ExchangeOutcome::RateLimited),
+            (StatusCode::IM_A_TEAPOT, ExchangeOutcome::Banned),
+            (StatusCode::SERVICE_UNAVAILABLE, ExchangeOutcome::ServerError),
+        ] {
+            assert_eq!(ExchangeOutcome::of_status(status), outcome, "{status}");
+        }
+    }
+
+    #[test]
+    fn unknown_http_methods_share_one_label() {
+        assert_eq!(method_name(&Method::DELETE), "DELETE");
+        assert_eq!(method_name(&Method::from_bytes(b"BREW").unwrap()), "other");
     }
 }

@@ -1,12 +1,13 @@
-//! Gauges read at scrape time from what the service already keeps (the store, the license,
-//! the exchange client's request budget). Nothing here calls the exchange: a scrape must
-//! not spend request weight.
+//! Gauges read at scrape time from what the service already keeps (the store, the signals in
+//! memory, the license, the exchange client's request budget). Nothing here calls the
+//! exchange: a scrape must not spend request weight.
 
 use metrics::{Label, Recorder};
 
 use super::Metrics;
 use crate::dashboard::panels::Footer;
 use crate::execution::trade::ProtectionState;
+use crate::signals::SignalStatus;
 use crate::state::AppState;
 use crate::store::StoreError;
 
@@ -16,12 +17,18 @@ const CONSECUTIVE_LOSSES: &str = "spotbot_consecutive_losses";
 const PNL_TODAY: &str = "spotbot_realised_pnl_today";
 const DRAWDOWN_PAUSED: &str = "spotbot_drawdown_paused";
 const LICENSE_ACTIVE: &str = "spotbot_license_active";
+const GRACE_LEFT: &str = "spotbot_license_grace_remaining_seconds";
+const SIGNALS: &str = "spotbot_signals";
 const WEIGHT: &str = "spotbot_exchange_request_weight";
 const REFUSED_READS: &str = "spotbot_exchange_refused_reads_total";
 
 /// The protection states an open trade can be in, each always exposed (zero when none), so
 /// an alert on `unprotected > 0` has a series to read.
 const PROTECTION: [&str; 3] = ["protected", "pending", "unprotected"];
+
+/// Every signal status, each always exposed (zero when none).
+const SIGNAL_STATUSES: [SignalStatus; 4] =
+    [SignalStatus::Pending, SignalStatus::Confirmed, SignalStatus::Skipped, SignalStatus::Expired];
 
 pub(super) fn describe(recorder: &impl Recorder) {
     let gauges = [
@@ -32,8 +39,15 @@ pub(super) fn describe(recorder: &impl Recorder) {
         (DRAWDOWN_PAUSED, "1 while the drawdown pause blocks new entries"),
         (LICENSE_ACTIVE, "1 while the license is active (licensed routes answer)"),
         (
+            GRACE_LEFT,
+            "Seconds until the active license's offline grace ends unless a validation \
+             succeeds; 0 without an active license",
+        ),
+        (SIGNALS, "Signals kept in memory, by status (pending, confirmed, skipped, expired)"),
+        (
             WEIGHT,
-            "Exchange request weight per minute: used, limit, read_limit (agent reads' share)",
+            "Exchange request weight per minute: used, limit, money_limit (the ceiling of \
+             orders and protection), read_limit (agent reads' share)",
         ),
     ];
     for (name, help) in gauges {
@@ -59,12 +73,19 @@ pub(super) fn read(metrics: &Metrics, state: &AppState) -> Result<(), StoreError
     metrics.gauge(PNL_TODAY, vec![]).set(footer.pnl_today);
     let paused = state.execution.entry_pause()?.is_some();
     metrics.gauge(DRAWDOWN_PAUSED, vec![]).set(f64::from(u8::from(paused)));
-    let licensed = state.license.is_active();
-    metrics.gauge(LICENSE_ACTIVE, vec![]).set(f64::from(u8::from(licensed)));
+    let grace_end = state.license.grace_end();
+    metrics.gauge(LICENSE_ACTIVE, vec![]).set(f64::from(u8::from(grace_end.is_some())));
+    let grace_left = grace_end.map_or(0, |end| (end - state.clock.now()).num_seconds().max(0));
+    metrics.gauge(GRACE_LEFT, vec![]).set(grace_left as f64);
+    for status in SIGNAL_STATUSES {
+        let label = vec![Label::from_static_parts("status", status.as_str())];
+        metrics.gauge(SIGNALS, label).set(state.signals.count(status) as f64);
+    }
     if let Some(budget) = state.exchange.as_ref().and_then(|e| e.budget_use()) {
         for (kind, value) in [
             ("used", budget.weight_used),
             ("limit", budget.weight_limit),
+            ("money_limit", budget.money_limit),
             ("read_limit", budget.read_limit),
         ] {
             let label = vec![Label::from_static_parts("kind", kind)];

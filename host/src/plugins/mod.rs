@@ -377,6 +377,8 @@ struct Inner {
     market: Arc<dyn MarketData>,
     permits: tokio::sync::Semaphore,
     watcher: Mutex<Option<PluginWatcher>>,
+    /// Where every call's duration and failure is counted (`GET /metrics`).
+    metrics: crate::metrics::Metrics,
 }
 
 /// The plugins area's public face. Cheap to clone.
@@ -393,12 +395,14 @@ impl std::fmt::Debug for Plugins {
 
 impl Plugins {
     /// Builds the engine, loads every `.wasm` of `[plugins] dir` and starts watching it.
-    /// Compiled artifacts are cached under `<data_dir>/plugin-cache`.
+    /// Compiled artifacts are cached under `<data_dir>/plugin-cache`. Scans are timed and
+    /// counted in `metrics`.
     pub fn start(
         config: Arc<Config>,
         store: Store,
         clock: SharedClock,
         market: Arc<dyn MarketData>,
+        metrics: crate::metrics::Metrics,
     ) -> anyhow::Result<Self> {
         let limits = Limits::from_config(&config.plugins);
         let cache_dir = Path::new(&config.server.data_dir).join("plugin-cache");
@@ -419,6 +423,7 @@ impl Plugins {
                 config,
                 market,
                 watcher: Mutex::new(None),
+                metrics,
             }),
         };
         // Watch first, then read the folder: a file written in between is seen either way.
@@ -700,7 +705,8 @@ impl Plugins {
         })
         .await
         .map_err(|e| PluginError::Internal(format!("plugin call panicked: {e}")))?;
-        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let elapsed = started.elapsed();
+        let duration_ms = elapsed.as_secs_f64() * 1000.0;
         log.emit(&name, if mode == ScanMode::Serve { "scan" } else { "preview" });
         let persist = mode == ScanMode::Serve;
         let result = result.and_then(|response| {
@@ -710,8 +716,9 @@ impl Plugins {
             }
             Ok(response)
         });
+        let outcome = result.as_ref().map(|_| ());
+        self.inner.metrics.plugin_scan(&name, elapsed, outcome);
         if mode == ScanMode::Serve {
-            let outcome = result.as_ref().map(|_| ());
             plugin.stats.record(self.inner.clock.now(), duration_ms, symbols, outcome);
         }
         let response = result?;

@@ -179,6 +179,8 @@ impl Protection {
         match applied {
             Ok((state, started)) => {
                 let status = self.status(&state, Some(equity), started, None);
+                let unrealized = money(equity.unrealized());
+                self.inner.metrics.equity(&status, unrealized, self.inner.clock.now());
                 if started {
                     self.on_breach(&status);
                 }

@@ -59,6 +59,11 @@ impl Equity {
     pub fn total(&self) -> Decimal {
         self.quote_balance + self.positions_value()
     }
+
+    /// The open positions' pnl at their last prices, before exit fees.
+    pub fn unrealized(&self) -> Decimal {
+        self.positions.iter().map(Valued::unrealized).sum()
+    }
 }
 
 impl Protection {

@@ -66,6 +66,8 @@ pub struct Parts {
     pub license: Arc<License>,
     pub config: Arc<Config>,
     pub clock: SharedClock,
+    /// Where the drawdown watch's equity measurements are exposed (`GET /metrics`).
+    pub metrics: crate::metrics::Metrics,
 }
 
 struct Inner {
@@ -77,6 +79,7 @@ struct Inner {
     license: Arc<License>,
     config: Arc<Config>,
     clock: SharedClock,
+    metrics: crate::metrics::Metrics,
     /// `[market] timezone`: the day of the daily report.
     tz: Tz,
     /// One trailing run at a time (the scheduler's and an agent's never overlap).
@@ -97,19 +100,18 @@ impl std::fmt::Debug for Protection {
 
 impl Protection {
     pub fn new(parts: Parts) -> Self {
-        let Parts { execution, exchange, store, messenger, dashboard, license, config, clock } =
-            parts;
-        let tz = config.market.timezone.parse().unwrap_or(Tz::UTC);
+        let tz = parts.config.market.timezone.parse().unwrap_or(Tz::UTC);
         Self {
             inner: Arc::new(Inner {
-                execution,
-                exchange,
-                store,
-                messenger,
-                dashboard,
-                license,
-                config,
-                clock,
+                execution: parts.execution,
+                exchange: parts.exchange,
+                store: parts.store,
+                messenger: parts.messenger,
+                dashboard: parts.dashboard,
+                license: parts.license,
+                config: parts.config,
+                clock: parts.clock,
+                metrics: parts.metrics,
                 tz,
                 trailing: tokio::sync::Mutex::new(()),
             }),

@@ -173,10 +173,7 @@ impl Protection {
                 execution.book().open_trades()?.into_iter().map(|t| (t, None, None)).collect()
             }
         };
-        let unrealized = measured
-            .as_ref()
-            .ok()
-            .map(|e| e.positions.iter().map(|v| v.unrealized()).sum::<Decimal>());
+        let unrealized = measured.as_ref().ok().map(Equity::unrealized);
         let counters = execution.counters()?;
         let currency = self.currency().to_string();
         let note = templates::DailyReport {

@@ -173,19 +173,19 @@ impl Scheduler {
         if !matches!(outcome, Outcome::Failed { .. }) {
             status.last_error = None;
         }
-        match outcome {
+        let run = match outcome {
             Outcome::Done { summary, notable } => {
                 tracing::debug!(job = name, %summary, "scheduled job ran");
                 if notable {
                     state.dashboard.record(agent, &format!("scheduler {name}: {summary}"), "ok");
                 }
-                status.last_status = Some(RunStatus::Ok);
                 status.last_result = Some(summary);
+                RunStatus::Ok
             }
             Outcome::Skipped(why) => {
                 tracing::debug!(job = name, %why, "scheduled job skipped");
-                status.last_status = Some(RunStatus::Skipped);
                 status.last_result = Some(format!("skipped: {why}"));
+                RunStatus::Skipped
             }
             Outcome::Failed { error, logged } => {
                 // A failure is logged loudly (and put on the dashboard) when it starts or its
@@ -203,11 +203,13 @@ impl Scheduler {
                         "error",
                     );
                 }
-                status.last_status = Some(RunStatus::Error);
                 status.last_result = Some("failed".into());
                 status.last_error = Some(error);
+                RunStatus::Error
             }
-        }
+        };
+        status.last_status = Some(run);
+        state.metrics.job_run(name, run);
     }
 }
 

@@ -287,6 +287,11 @@ impl Signals {
         self.state().slots.values().map(|s| s.signal.view(now)).collect()
     }
 
+    /// How many signals in memory have `status` (the metrics' scrape-time gauge).
+    pub fn count(&self, status: SignalStatus) -> usize {
+        self.state().slots.values().filter(|s| s.signal.status == status).count()
+    }
+
     /// Pending signals as text for forwarding to the boss.
     pub fn pending_text(&self) -> String {
         let now = self.now_ms();

@@ -349,6 +349,7 @@ async fn exchange_errors_are_typed_with_code_and_message() {
             spotbot::config::Secret::new("wrong"),
         )),
         std::sync::Arc::new(spotbot::clock::SystemClock),
+        spotbot::metrics::Metrics::default(),
     )
     .expect("client");
     let err = bad.balances().await.expect_err("bad signature");
@@ -363,6 +364,7 @@ async fn exchange_errors_are_typed_with_code_and_message() {
             spotbot::config::Secret::new("x"),
         )),
         std::sync::Arc::new(spotbot::clock::SystemClock),
+        spotbot::metrics::Metrics::default(),
     )
     .expect("client");
     assert!(matches!(
@@ -374,6 +376,7 @@ async fn exchange_errors_are_typed_with_code_and_message() {
         ClientConfig::new(h.sim.base_url()),
         None,
         std::sync::Arc::new(spotbot::clock::SystemClock),
+        spotbot::metrics::Metrics::default(),
     )
     .expect("client");
     assert!(matches!(anonymous.balances().await, Err(ExchangeError::NotConfigured { .. })));
@@ -448,6 +451,7 @@ async fn paper_mode_runs_the_simulator_in_process() {
         &config,
         &spotbot::config::Secrets::default(),
         std::sync::Arc::new(spotbot::clock::SystemClock),
+        spotbot::metrics::Metrics::default(),
     )
     .await
     .expect("connect")
@@ -468,6 +472,7 @@ async fn paper_mode_runs_the_simulator_in_process() {
         &custom,
         &spotbot::config::Secrets::default(),
         std::sync::Arc::new(spotbot::clock::SystemClock),
+        spotbot::metrics::Metrics::default(),
     )
     .await
     .expect("connect")

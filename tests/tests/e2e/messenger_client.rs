@@ -20,7 +20,7 @@ fn messenger(api_base: &str, token: Option<&str>, chat_id: Option<&str>) -> Mess
         "MESSENGER_CHAT_ID" => chat_id.map(str::to_string),
         _ => None,
     });
-    Messenger::new(&config, &secrets)
+    Messenger::new(&config, &secrets, spotbot::metrics::Metrics::default())
 }
 
 async fn fake_and_messenger() -> (FakeMessenger, Messenger) {

@@ -24,6 +24,7 @@ use crate::exchange::{
     Balance, BoxFuture, Exchange, ExchangeError, Fill, Kline, NewOco, NewOrder, Order, OrderList,
     OrderRef, OrderType, Price, Protection, ShortCache, Side, Ticker24h, Trade,
 };
+use crate::metrics::{ExchangeOutcome, Metrics};
 
 /// REST base of exchange A's mainnet.
 pub const MAINNET_URL: &str = "https://api.binance.com";
@@ -118,6 +119,8 @@ pub struct ExchangeAClient {
     time_offset_ms: AtomicI64,
     time_synced: AtomicBool,
     budget: Budget,
+    /// Where every request is counted and timed (`GET /metrics`).
+    metrics: Metrics,
     /// 24 h tickers per symbol list: scans repeat them, and all symbols cost weight 80.
     tickers: ShortCache<Vec<String>, Vec<Ticker24h>>,
     blocked_until: Mutex<Option<Instant>>,
@@ -174,6 +177,7 @@ impl ExchangeAClient {
         config: ClientConfig,
         signer: Option<Signer>,
         clock: SharedClock,
+        metrics: Metrics,
     ) -> Result<Self, ExchangeError> {
         ensure_crypto_provider();
         let http = reqwest::Client::builder()
@@ -184,6 +188,7 @@ impl ExchangeAClient {
             .map_err(|e| ExchangeError::NotConfigured { detail: format!("HTTP client: {e}") })?;
         Ok(Self {
             budget: Budget::new(config.read_share_pct),
+            metrics,
             tickers: ShortCache::new(config.ticker_cache_ms, clock.clone()),
             http,
             config,
@@ -240,37 +245,43 @@ impl ExchangeAClient {
 
     /// Refuses locally while banned or inside a Retry-After window that is too long to wait,
     /// then asks the request budget: a read past its share is refused without sending, a money
-    /// request at its ceiling waits for the window to roll over.
+    /// request at its ceiling waits for the window to roll over. A request held back unsent
+    /// comes with its outcome for the metrics.
     async fn respect_limits(
         &self,
         method: &Method,
         path: &str,
         params: &Params,
-    ) -> Result<u64, ExchangeError> {
+    ) -> Result<u64, (ExchangeOutcome, ExchangeError)> {
         let now = Instant::now();
         if let Some(until) = *lock(&self.banned_until)
             && until > now
         {
-            return Err(ExchangeError::Banned { retry_after: until - now });
+            return Err((
+                ExchangeOutcome::Banned,
+                ExchangeError::Banned { retry_after: until - now },
+            ));
         }
         let blocked = *lock(&self.blocked_until);
         if let Some(until) = blocked.filter(|u| *u > now) {
             let wait = until - now;
             if wait > self.config.max_auto_wait {
-                return Err(ExchangeError::RateLimited { retry_after: wait });
+                let error = ExchangeError::RateLimited { retry_after: wait };
+                return Err((ExchangeOutcome::RateLimited, error));
             }
             tokio::time::sleep(wait).await;
         }
         let weight = weights::weight(method, path, params);
         let order = weights::places_order(method, path);
+        let refused = |error| Err((ExchangeOutcome::BudgetRefused, error));
         match self.budget.admit(budget::current_class(), weight, order, self.server_now_ms()) {
             Admission::Go => Ok(weight),
             Admission::Refuse(retry_after) if budget::current_class() == budget::Class::Read => {
-                Err(budget::refused(retry_after))
+                refused(budget::refused(retry_after))
             }
-            Admission::Refuse(retry_after) => Err(ExchangeError::RateLimited { retry_after }),
+            Admission::Refuse(retry_after) => refused(ExchangeError::RateLimited { retry_after }),
             Admission::Wait(wait) if wait > self.config.max_auto_wait => {
-                Err(ExchangeError::RateLimited { retry_after: wait })
+                refused(ExchangeError::RateLimited { retry_after: wait })
             }
             Admission::Wait(wait) => {
                 tracing::warn!(
@@ -286,15 +297,22 @@ impl ExchangeAClient {
     }
 
     /// One HTTP exchange, no retries. Signed requests carry timestamp, recvWindow and the
-    /// signature; every parameter travels in the query string.
+    /// signature; every parameter travels in the query string. Counted in the metrics by its
+    /// outcome, also when the limits hold it back unsent.
     async fn send_once(
         &self,
         method: &Method,
-        path: &str,
+        path: &'static str,
         params: &Params,
         security: Security,
     ) -> Result<axum::body::Bytes, ExchangeError> {
-        let weight = self.respect_limits(method, path, params).await?;
+        let weight = match self.respect_limits(method, path, params).await {
+            Ok(weight) => weight,
+            Err((outcome, refused)) => {
+                self.metrics.exchange_request(self.name(), method, path, outcome, None);
+                return Err(refused);
+            }
+        };
         let mut in_flight =
             InFlight { budget: &self.budget, weight, now_ms: || self.server_now_ms() };
         let mut params = params.clone();
@@ -318,31 +336,19 @@ impl ExchangeAClient {
         if let Some(key) = request.take() {
             builder = builder.header("X-MBX-APIKEY", key);
         }
-        let response = builder.send().await.map_err(|e| {
-            if e.is_connect() {
-                ExchangeError::Unreachable { detail: e.without_url().to_string() }
-            } else {
-                ExchangeError::Unknown { detail: e.without_url().to_string() }
-            }
-        })?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let header = |name: &str| {
-            headers.get(name).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok())
+        let started = Instant::now();
+        let answer = round_trip(builder, &mut in_flight).await;
+        let outcome = match &answer {
+            Ok((status, ..)) => ExchangeOutcome::of_status(*status),
+            Err(failure) => ExchangeOutcome::of_transport(failure.error()),
         };
-        in_flight.answered(Reported {
-            weight_1m: header("x-mbx-used-weight-1m"),
-            orders_10s: header("x-mbx-order-count-10s"),
-            orders_day: header("x-mbx-order-count-1d"),
-        });
+        self.metrics.exchange_request(self.name(), method, path, outcome, Some(started.elapsed()));
+        let (status, headers, body) = answer.map_err(Transport::into_exchange_error)?;
         let retry_after = headers
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let body = response.bytes().await.map_err(|e| ExchangeError::Unknown {
-            detail: format!("HTTP {status}, body lost: {}", e.without_url()),
-        })?;
         if status.is_success() {
             return Ok(body);
         }
@@ -378,7 +384,7 @@ impl ExchangeAClient {
     async fn call<T: DeserializeOwned>(
         &self,
         method: Method,
-        path: &str,
+        path: &'static str,
         params: Params,
         security: Security,
     ) -> Result<T, ExchangeError> {
@@ -736,6 +742,55 @@ impl ExchangeAClient {
             _ => self.last_price(symbol).await,
         }
     }
+}
+
+/// A request that got no complete answer.
+enum Transport {
+    /// No answer at all (connection, timeout).
+    Send(reqwest::Error),
+    /// An answer with `StatusCode` whose body was lost.
+    Body(StatusCode, reqwest::Error),
+}
+
+impl Transport {
+    fn error(&self) -> &reqwest::Error {
+        match self {
+            Transport::Send(e) | Transport::Body(_, e) => e,
+        }
+    }
+
+    fn into_exchange_error(self) -> ExchangeError {
+        match self {
+            Transport::Send(e) if e.is_connect() => {
+                ExchangeError::Unreachable { detail: e.without_url().to_string() }
+            }
+            Transport::Send(e) => ExchangeError::Unknown { detail: e.without_url().to_string() },
+            Transport::Body(status, e) => ExchangeError::Unknown {
+                detail: format!("HTTP {status}, body lost: {}", e.without_url()),
+            },
+        }
+    }
+}
+
+/// Sends `request` and reads its answer; the budget takes the counts of the answer's headers
+/// as soon as they arrive.
+async fn round_trip<F: Fn() -> i64>(
+    request: reqwest::RequestBuilder,
+    in_flight: &mut InFlight<'_, F>,
+) -> Result<(StatusCode, reqwest::header::HeaderMap, axum::body::Bytes), Transport> {
+    let response = request.send().await.map_err(Transport::Send)?;
+    let status = response.status();
+    let headers = response.headers().clone();
+    let header = |name: &str| {
+        headers.get(name).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok())
+    };
+    in_flight.answered(Reported {
+        weight_1m: header("x-mbx-used-weight-1m"),
+        orders_10s: header("x-mbx-order-count-10s"),
+        orders_day: header("x-mbx-order-count-1d"),
+    });
+    let body = response.bytes().await.map_err(|e| Transport::Body(status, e))?;
+    Ok((status, headers, body))
 }
 
 /// A request the budget admitted: when it is answered, or dropped on any early return, it

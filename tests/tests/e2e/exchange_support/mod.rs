@@ -42,9 +42,13 @@ pub async fn start_with(tweak: impl FnOnce(&mut ClientConfig)) -> Harness {
     let mut cc = test_client_config(sim.base_url());
     tweak(&mut cc);
     let clock: SharedClock = Arc::new(SystemClock);
-    let client =
-        ExchangeAClient::new(cc, Some(Signer::new(Secret::new(KEY), Secret::new(SECRET))), clock)
-            .expect("client");
+    let client = ExchangeAClient::new(
+        cc,
+        Some(Signer::new(Secret::new(KEY), Secret::new(SECRET))),
+        clock,
+        spotbot::metrics::Metrics::default(),
+    )
+    .expect("client");
     Harness { sim, client: Arc::new(client) }
 }
 
@@ -80,7 +84,8 @@ pub fn testnet_client() -> Option<ExchangeAClient> {
     let mut cc = ClientConfig::new(TESTNET_URL);
     cc.lookup_delay = Duration::from_millis(500);
     let clock: SharedClock = Arc::new(SystemClock);
-    ExchangeAClient::new(cc, Some(Signer::new(Secret::new(key), Secret::new(secret))), clock).ok()
+    let signer = Signer::new(Secret::new(key), Secret::new(secret));
+    ExchangeAClient::new(cc, Some(signer), clock, spotbot::metrics::Metrics::default()).ok()
 }
 
 /// The ETHUSDT bracket the tests use after buying 1 ETH at 3000 (0.1 % fee in ETH).

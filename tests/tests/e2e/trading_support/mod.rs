@@ -148,7 +148,9 @@ impl Trading {
         use spotbot::exchange::exchange_a::{ClientConfig, ExchangeAClient, Signer};
         let clock: spotbot::clock::SharedClock = std::sync::Arc::new(spotbot::clock::SystemClock);
         let signer = Signer::new(Secret::new(KEY), Secret::new(SECRET));
-        ExchangeAClient::new(ClientConfig::new(self.sim.base_url()), Some(signer), clock).unwrap()
+        let metrics = spotbot::metrics::Metrics::default();
+        ExchangeAClient::new(ClientConfig::new(self.sim.base_url()), Some(signer), clock, metrics)
+            .unwrap()
     }
 
     /// Free and locked balance of an asset at the simulator.

@@ -1,0 +1,109 @@
+//! API throughput with `/metrics` recording on: `wrk` on the service's `GET /api/health`
+//! against a bare axum hello-world server, in the same run and the same process (one tokio
+//! runtime serves all three), alternating so that machine load hits them alike. A third
+//! server, the hello-world behind the service's HTTP metrics layer, isolates what recording
+//! costs from what the service's own stack (tracing span, license and budget layers, the
+//! health handler) costs.
+//!
+//! `cargo xtask bench-http` installs wrk when missing and runs it; by hand:
+//! `cargo bench -p spotbot --bench http_throughput` (`BENCH_ROUNDS`, `BENCH_SECONDS`,
+//! `BENCH_CONNECTIONS` tune it). The numbers go to docs/benchmarks.md.
+
+use std::process::Command;
+use std::sync::Arc;
+
+use axum::routing::get;
+use axum::{Json, Router};
+use spotbot::clock::SystemClock;
+use spotbot::config::{Config, LogFormat};
+use spotbot::metrics::Metrics;
+
+const WRK: &str = "wrk";
+
+fn env(name: &str, default: u32) -> u32 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Serves `router` on a free loopback port; returns its `GET /api/health` URL.
+async fn serve(router: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let addr = listener.local_addr().expect("bound address");
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    format!("http://{addr}/api/health")
+}
+
+/// The baseline: the same axum and tokio the service runs, no layers, `GET /api/health`
+/// answering a small JSON body.
+fn hello() -> Router {
+    let body = || async { Json(serde_json::json!({"ok": true, "license_status": "active"})) };
+    Router::new().route("/api/health", get(body))
+}
+
+/// Requests per second `wrk` measured on `url`.
+fn wrk(url: &str, seconds: u32, connections: u32) -> f64 {
+    let out = Command::new(WRK)
+        .args(["-t1", &format!("-c{connections}"), &format!("-d{seconds}s"), url])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {WRK} ({e}): install it (cargo xtask bench-http)"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "wrk failed: {text}{}", String::from_utf8_lossy(&out.stderr));
+    let errors = text.lines().find(|l| l.contains("Non-2xx") || l.contains("Socket errors"));
+    assert!(errors.is_none(), "wrk saw errors on {url}:\n{text}");
+    text.lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no Requests/sec in wrk's output:\n{text}"))
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn main() {
+    let rounds = env("BENCH_ROUNDS", 3);
+    let seconds = env("BENCH_SECONDS", 10);
+    let connections = env("BENCH_CONNECTIONS", 16);
+    // The service logs as `spotbot serve` does (info, stderr), so its request spans cost what
+    // they cost in production.
+    spotbot::logging::init(LogFormat::Human);
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let data = tempfile::tempdir().expect("data folder");
+    let (app, targets) = runtime.block_on(async {
+        let mut config = Config::parse("", "bench.toml".as_ref()).expect("default config");
+        config.server.addr = "127.0.0.1:0".into();
+        config.server.data_dir = data.path().display().to_string();
+        config.plugins.dir = data.path().join("plugins").display().to_string();
+        let app = spotbot::app::start(config, Arc::new(SystemClock)).await.expect("service");
+        let service = format!("{}/api/health", app.base_url());
+        let bare = serve(hello()).await;
+        let recorded = serve(hello().layer(axum::middleware::from_fn_with_state(
+            Metrics::default(),
+            spotbot::metrics::record_http,
+        )))
+        .await;
+        let targets = [
+            ("service GET /api/health", service),
+            ("bare axum hello", bare),
+            ("hello + metrics layer", recorded),
+        ];
+        (app, targets)
+    });
+    let mut results: Vec<Vec<f64>> = vec![Vec::new(); targets.len()];
+    for round in 1..=rounds {
+        for ((name, url), samples) in targets.iter().zip(&mut results) {
+            let rps = wrk(url, seconds, connections);
+            println!("round {round}: {name:<26} {rps:>10.0} req/s");
+            samples.push(rps);
+        }
+    }
+    let medians: Vec<f64> = results.iter_mut().map(|s| median(s)).collect();
+    println!("\nmedian of {rounds} rounds, wrk -t1 -c{connections} -d{seconds}s:");
+    for ((name, _), rps) in targets.iter().zip(&medians) {
+        println!("  {name:<26} {rps:>10.0} req/s");
+    }
+    println!("  service / bare hello:      {:.2}x", medians[0] / medians[1]);
+    println!("  hello+metrics / bare hello: {:.2}x", medians[2] / medians[1]);
+    runtime.block_on(app.stop()).expect("the service stops");
+}
