@@ -6,7 +6,7 @@
 //! health handler) costs.
 //!
 //! `cargo xtask bench-http` installs wrk when missing and runs it; by hand:
-//! `cargo bench -p spotbot --bench http_throughput` (`BENCH_ROUNDS`, `BENCH_SECONDS`,
+//! `cargo bench -p spotbot --bench http_throughput` (`BENCH_ROUNDS` (5), `BENCH_SECONDS` (10),
 //! `BENCH_CONNECTIONS` tune it). The numbers go to docs/benchmarks.md.
 
 use std::process::Command;
@@ -61,7 +61,7 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    let rounds = env("BENCH_ROUNDS", 3);
+    let rounds = env("BENCH_ROUNDS", 5);
     let seconds = env("BENCH_SECONDS", 10);
     let connections = env("BENCH_CONNECTIONS", 16);
     // The service logs as `spotbot serve` does (info, stderr), so its request spans cost what
@@ -98,12 +98,21 @@ fn main() {
             samples.push(rps);
         }
     }
+    // Ratios are taken round by round (the servers of one round ran under the same machine
+    // load), then their median: the machine's load drifts more between rounds than the
+    // servers differ.
+    let ratio = |of: usize| {
+        let mut per_round: Vec<f64> =
+            results[of].iter().zip(&results[1]).map(|(rps, bare)| rps / bare).collect();
+        median(&mut per_round)
+    };
+    let (service, recorded) = (ratio(0), ratio(2));
     let medians: Vec<f64> = results.iter_mut().map(|s| median(s)).collect();
     println!("\nmedian of {rounds} rounds, wrk -t1 -c{connections} -d{seconds}s:");
     for ((name, _), rps) in targets.iter().zip(&medians) {
         println!("  {name:<26} {rps:>10.0} req/s");
     }
-    println!("  service / bare hello:      {:.2}x", medians[0] / medians[1]);
-    println!("  hello+metrics / bare hello: {:.2}x", medians[2] / medians[1]);
+    println!("  service / bare hello (median of the rounds' ratios):       {service:.2}x");
+    println!("  hello+metrics / bare hello (median of the rounds' ratios): {recorded:.2}x");
     runtime.block_on(app.stop()).expect("the service stops");
 }

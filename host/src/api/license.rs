@@ -176,9 +176,10 @@ pub async fn require_license(
     let Some(path) = matched.filter(|path| needs_license(request.method(), path.as_str())) else {
         return next.run(request).await;
     };
-    let status = state.license.status();
-    if !status.is_active() {
-        let detail = status
+    if !state.license.is_active() {
+        let detail = state
+            .license
+            .status()
             .message
             .unwrap_or_else(|| format!("An active license is required. {HOW_TO_GET_A_KEY}"));
         let unlisted = if rule_for(request.method(), path.as_str()).is_none() {

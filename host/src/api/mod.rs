@@ -29,11 +29,9 @@ mod trading;
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
-use axum::http::Request;
 use axum::response::IntoResponse;
 use axum::{Json, Router};
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -136,16 +134,17 @@ fn layered(
         .layer(axum::middleware::from_fn_with_state(state.clone(), license::require_license))
         .layer(DefaultBodyLimit::max(max_body))
         .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| {
-            ApiError::internal("The service hit an unexpected error; it was logged.").into_response()
+            ApiError::internal("The service hit an unexpected error; it was logged.")
+                .into_response()
         }))
         // Outside the license and budget layers and the panic catcher, so their refusals and
-        // a handler's panic (500) are counted too.
+        // a handler's panic (500) are counted and logged too. It is also the request log
+        // (one debug line per request, a warning per server error): a tracing span per
+        // request, even one filtered out, cost about a tenth of the API's throughput
+        // (docs/benchmarks.md).
         .layer(axum::middleware::from_fn_with_state(
             state.metrics.clone(),
             crate::metrics::record_http,
         ))
-        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
-            tracing::info_span!("request", method = %request.method(), path = %request.uri().path())
-        }))
         .with_state(state.clone())
 }

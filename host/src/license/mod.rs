@@ -113,12 +113,7 @@ impl LicenseStatus {
         self.status == "active"
     }
 
-    /// The health endpoint's word: `active` or `required`.
-    pub fn health_status(&self) -> &'static str {
-        if self.is_active() { "active" } else { "required" }
-    }
-
-    /// The health endpoint's plan: the plan, or `none`.
+    /// The plan in words: the plan while active, else `none`.
     pub fn health_plan(&self) -> String {
         self.plan.clone().filter(|_| self.is_active()).unwrap_or_else(|| "none".into())
     }
@@ -301,7 +296,29 @@ impl License {
 
     /// Whether trading routes are allowed now.
     pub fn is_active(&self) -> bool {
-        self.status().is_active()
+        self.with_active(|_| ()).is_some()
+    }
+
+    /// The plan of the license when it is active now (`none` when its answer named no plan),
+    /// `None` when it is not: the health check's question, answered without building
+    /// [`Self::status`]'s messages on every request.
+    pub fn active_plan(&self) -> Option<String> {
+        self.with_active(|payload| payload.plan.clone().unwrap_or_else(|| "none".into()))
+    }
+
+    /// `read` of the active license's answer: activated, not expired, and validated within
+    /// the offline grace. The same rule [`Self::status`] explains in words.
+    fn with_active<R>(&self, read: impl FnOnce(&AnswerPayload) -> R) -> Option<R> {
+        let now = self.clock.now();
+        match &self.lock().current {
+            Current::Active { payload, last_ok, .. }
+                if payload.expires_at.is_none_or(|end| now < end)
+                    && now < *last_ok + OFFLINE_GRACE =>
+            {
+                Some(read(payload))
+            }
+            _ => None,
+        }
     }
 
     /// When the offline grace of the active license ends (its last successful validation
@@ -636,11 +653,14 @@ mod tests {
         let license = License::open(&config(&signer), store, Arc::new(clock.clone())).unwrap();
         let status = license.status();
         assert!(status.is_active(), "{status:?}");
+        assert_eq!(license.active_plan().as_deref(), Some("free"));
         assert_eq!(status.expires_at.as_deref(), Some("2026-01-02T00:00:00Z"));
         assert_eq!(status.validated_at.as_deref(), Some("2026-01-01T00:00:00Z"));
         clock.advance(Duration::hours(12));
         let status = license.status();
         assert_eq!(status.status, "unlicensed");
+        assert!(!license.is_active());
+        assert_eq!(license.active_plan(), None);
         assert!(status.message.unwrap().contains("expired"));
     }
 
@@ -654,7 +674,7 @@ mod tests {
         let license = License::open(&config(&configured), store, Arc::new(clock)).unwrap();
         let status = license.status();
         assert_eq!(status.status, "unlicensed");
-        assert_eq!(status.health_status(), "required");
+        assert_eq!(license.active_plan(), None);
         assert_eq!(status.health_plan(), "none");
         assert!(status.message.unwrap().contains("failed verification"));
     }

@@ -51,6 +51,7 @@ const METADATA: Metadata<'static> =
 #[derive(Clone)]
 pub struct Metrics {
     recorder: Arc<PrometheusRecorder>,
+    http: Arc<http::HttpSeries>,
 }
 
 impl Default for Metrics {
@@ -70,7 +71,7 @@ impl Default for Metrics {
         messenger::describe(&recorder);
         equity::describe(&recorder);
         snapshot::describe(&recorder);
-        Self { recorder: Arc::new(recorder) }
+        Self { recorder: Arc::new(recorder), http: Arc::default() }
     }
 }
 
