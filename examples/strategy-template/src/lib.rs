@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use spotbot_sdk::indicators::{self as ind, last, nth_last};
 use spotbot_sdk::{
     CandleNeed, Checklist, Direction, Manifest, PluginKind, ScanError, ScanRequest, ScanResponse,
-    ScanResult, StateEntry, Strategy, SymbolData, export_strategy, parse_config, set_state,
-    state_value,
+    ScanResult, StateEntry, Strategy, SymbolData, export_strategy, parse_config, scoring,
+    set_state, state_value,
 };
 
 /// The plugin name: `bot` of every result, `[strategy.template]` in the config.
@@ -43,7 +43,8 @@ pub struct Config {
     pub vol_ratio_min: f64,
     /// 24 h quote volume must be at least this (quote currency).
     pub min_quote_volume: f64,
-    /// Checklist lines that must pass for a buy.
+    /// Checklist lines that must pass for a buy. 8 of the 10 is what the service's confidence
+    /// gate (>= 8 tenths of the checklist) lets through: fewer could never trade.
     pub min_passed: u32,
     /// Stop-loss = this × ATR(14, 1h).
     pub sl_atr_mult: f64,
@@ -64,7 +65,7 @@ impl Default for Config {
             stoch_max: 30.0,
             vol_ratio_min: 1.0,
             min_quote_volume: 1_000_000.0,
-            min_passed: 7,
+            min_passed: 8,
             sl_atr_mult: 1.5,
             reward_risk: 2.0,
             cooldown_minutes: 240,
@@ -120,43 +121,53 @@ pub fn cooldown_key(symbol: &str) -> String {
     format!("last_buy:{symbol}")
 }
 
-/// Evaluates one symbol. Missing candles are an error of the whole scan (the host must send
-/// what the manifest asks for); a short history yields a skip.
+/// The lines without which the rest means nothing: a buy needs them whatever the score.
+pub const MUST_HAVE: [&str; 2] = ["liquidity", "cooldown"];
+
+/// Evaluates one symbol. A timeframe the host did not send is an error of the whole scan (it
+/// must send what the manifest asks for); a short, stale or broken series is a skip.
+///
+/// Every indicator reads **closed** candles only (`closed_candles`): the host's newest candle
+/// is usually still forming, and a rule over it changes its mind within the candle (a volume
+/// ratio over a candle a minute old reads about 0.01).
 pub fn evaluate(
     config: &Config,
     data: &SymbolData,
     now_ms: i64,
     state: &[StateEntry],
 ) -> Result<ScanResult, ScanError> {
-    let m15 = data.require_candles("15m", 1)?;
-    let h1 = data.require_candles("1h", 1)?;
-    let h4 = data.require_candles("4h", 1)?;
-    let d1 = data.require_candles("1d", 1)?;
-    let price = data.last_price;
-    let mut result = ScanResult::new(&data.symbol, NAME, Direction::Skip, price);
+    let mut result = ScanResult::new(&data.symbol, NAME, Direction::Skip, data.last_price);
     result.ask_coo = config.ask_coo;
-    if h1.len() < 60 || h4.len() < 60 || d1.len() < 60 || m15.len() < 20 {
-        result.reason = Some("not enough history".to_string());
-        return Ok(result);
-    }
+    let closed = |timeframe, min| data.closed_candles(timeframe, now_ms, min);
+    let (m15, h1, h4, d1) =
+        match (closed("15m", 20)?, closed("1h", 60)?, closed("4h", 60)?, closed("1d", 60)?) {
+            (Ok(m15), Ok(h1), Ok(h4), Ok(d1)) => (m15, h1, h4, d1),
+            (m15, h1, h4, d1) => {
+                let why = [m15.err(), h1.err(), h4.err(), d1.err()].into_iter().flatten().next();
+                return Ok(result.with_reason(format!("data: {}", why.unwrap_or_default())));
+            }
+        };
+    let price = data.live_price().unwrap_or(h1.close[h1.len() - 1]);
+    result.price = price;
 
-    // Indicators: each one over the whole series the host sent (TA-Lib conventions).
-    let d1_ema50 = last(&ind::ema(&d1.close, 50));
-    let h4_ema20 = last(&ind::ema(&h4.close, 20));
-    let h4_ema50 = last(&ind::ema(&h4.close, 50));
-    let h4_adx = last(&ind::adx(&h4.high, &h4.low, &h4.close, 14));
-    let rsi = last(&ind::rsi(&h1.close, 14));
-    let bands = ind::bollinger(&h1.close, 20, 2.0);
-    let macd = ind::macd(&h1.close, 12, 26, 9);
+    // Indicators: each one over the closed series (TA-Lib conventions).
+    let d1_ema50 = last(&ind::ema(d1.close, 50));
+    let h4_ema20 = last(&ind::ema(h4.close, 20));
+    let h4_ema50 = last(&ind::ema(h4.close, 50));
+    let h4_adx = last(&ind::adx(h4.high, h4.low, h4.close, 14));
+    let rsi = last(&ind::rsi(h1.close, 14));
+    let bands = ind::bollinger(h1.close, 20, 2.0);
+    let macd = ind::macd(h1.close, 12, 26, 9);
     let (hist, hist_prev) = (last(&macd.hist), nth_last(&macd.hist, 1));
-    let atr = last(&ind::atr(&h1.high, &h1.low, &h1.close, 14));
-    let vol_ratio = last(&ind::volume_ratio(&h1.volume, 20));
-    let stoch_k = last(&ind::stoch(&m15.high, &m15.low, &m15.close, 14, 3, 3).k);
+    let atr = last(&ind::atr(h1.high, h1.low, h1.close, 14));
+    let vol_ratio = last(&ind::volume_ratio(h1.volume, 20));
+    let stoch_k = last(&ind::stoch(m15.high, m15.low, m15.close, 14, 3, 3).k);
     let bb_lower = last(&bands.lower);
-    let h1_close = *h1.close.last().unwrap_or(&price);
+    let h1_close = h1.close[h1.len() - 1];
+    let d1_close = d1.close[d1.len() - 1];
 
     let mut c = Checklist::new();
-    let liquid = c.check(
+    c.check(
         "liquidity",
         data.quote_volume_24h >= config.min_quote_volume,
         format!("24h volume {:.0} >= {:.0}", data.quote_volume_24h, config.min_quote_volume),
@@ -164,7 +175,7 @@ pub fn evaluate(
     c.check_value(
         "daily_uptrend",
         d1_ema50,
-        |e| d1.close.last().is_some_and(|&close| close > e),
+        |e| d1_close > e,
         |e| format!("1d close above EMA50 {e:.6}"),
     );
     c.check_value(
@@ -216,7 +227,7 @@ pub fn evaluate(
     );
     let last_buy =
         state_value(state, &cooldown_key(&data.symbol)).and_then(|v| v.parse::<i64>().ok());
-    let cooled = c.check(
+    c.check(
         "cooldown",
         last_buy.is_none_or(|t| now_ms - t >= config.cooldown_minutes * 60_000),
         match last_buy {
@@ -233,29 +244,33 @@ pub fn evaluate(
     result.vol_ratio = vol_ratio;
     result.adx = h4_adx;
     result.stoch_k = stoch_k;
-    if let Some(atr) = atr.filter(|_| price > 0.0) {
-        result.sl_pct = config.sl_atr_mult * atr / price * 100.0;
-        result.tp_pct = result.sl_pct * config.reward_risk;
-    }
-
-    let passed = c.passed();
-    let total = c.total();
-    result.buy_signals = Some(passed);
+    // The service's own ev and confidence (`with_signal`), so a preview shows the numbers
+    // its confirm gates will judge; a result they would refuse is a skip saying so, never a
+    // question to the boss that can only end in a refusal.
+    let sl_pct = config.sl_atr_mult * atr.unwrap_or(f64::NAN) / price * 100.0;
+    let tp_pct = sl_pct * config.reward_risk;
+    let (ev, confidence) = scoring::service_scores(&c, sl_pct, tp_pct);
+    let bracket = sl_pct.is_finite() && sl_pct > 0.0;
+    result.buy_signals = Some(c.passed());
     result.sell_signals = Some(0);
-    let signal = liquid && cooled && passed >= config.min_passed && result.sl_pct > 0.0;
-    if signal {
-        // Illustrative scoring: hit rate p = passed/total, ev = 100 * (p * RR - (1 - p)).
-        // confidence is 0..=10 in the contract: the share of lines passed, in tenths.
-        let p = f64::from(passed) / f64::from(total);
-        result.direction = Direction::Buy;
-        result.ev = Some(100.0 * (p * config.reward_risk - (1.0 - p)));
-        result.confidence = (10 * passed + total / 2).checked_div(total);
-        // The signal flow's tiers are `normal`, `A+` and `A++` (they size the entry).
-        result.tier = Some(if passed == total { "A+".to_string() } else { "normal".to_string() });
-    } else {
-        result.reason = Some(format!("{passed}/{total} checks passed, need {}", config.min_passed));
+    if !c.qualifies(&MUST_HAVE, config.min_passed) {
+        let reason = c.shortfall("buy", &MUST_HAVE, config.min_passed);
+        return Ok(result.with_reason(reason).with_checklist(c));
     }
-    Ok(result.with_checklist(c))
+    if !bracket {
+        return Ok(result.with_reason("no bracket: 1h ATR unavailable").with_checklist(c));
+    }
+    if !scoring::passes_gates(ev, confidence) {
+        let reason = format!(
+            "below the service's gates: ev {ev} (need > {}), confidence {confidence} (need >= {})",
+            scoring::MIN_EV,
+            scoring::MIN_CONFIDENCE
+        );
+        return Ok(result.with_reason(reason).with_checklist(c));
+    }
+    // The signal flow's tiers are `normal`, `A+` and `A++` (they size the entry).
+    result.tier = Some(if c.passed() == c.total() { "A+" } else { "normal" }.to_string());
+    Ok(result.with_signal(Direction::Buy, sl_pct, tp_pct, c))
 }
 
 #[cfg(test)]
@@ -268,6 +283,7 @@ mod tests {
 
     use super::*;
     use spotbot_sdk::StateUpdate;
+    use spotbot_sdk::scoring;
     use spotbot_sdk::testing;
     use spotbot_sdk::testing::apply_state;
 
@@ -484,6 +500,27 @@ mod tests {
         assert_eq!(directions(&third), directions(&first));
     }
 
+    #[test]
+    fn the_still_forming_candle_is_never_read() {
+        let mut req = request(1, "{}");
+        textbook_setup(&mut req.symbols[0]);
+        let settled = scan(&req).results[0].clone();
+        // Each series gets a candle that opened a minute ago, with next to no volume yet.
+        req.now_ms += MINUTE;
+        for c in &mut req.symbols[0].candles {
+            let step = testing::timeframe_ms(&c.timeframe).unwrap();
+            let close = *c.close.last().unwrap();
+            c.open_time.push(c.open_time.last().unwrap() + step);
+            for column in [&mut c.open, &mut c.high, &mut c.low, &mut c.close] {
+                column.push(close);
+            }
+            c.volume.push(0.01);
+        }
+        let forming = scan(&req).results[0].clone();
+        assert_eq!(forming.vol_ratio, settled.vol_ratio);
+        assert_eq!(forming.direction, settled.direction, "{:#?}", forming.checklist);
+    }
+
     // ---- Examples of today's logic: adapt or replace them when you change evaluate(). ----
 
     #[test]
@@ -493,7 +530,11 @@ mod tests {
         let r = scan(&req);
         let res = &r.results[0];
         assert_eq!(res.direction, Direction::Buy, "{:#?}", res.checklist);
-        assert!(res.ev.unwrap() > 25.0 && res.confidence.unwrap() >= 7);
+        // The numbers the service's confirm gates will judge, not a formula of its own.
+        let (ev, confidence) =
+            scoring::scores_of(res.passed as usize, res.total as usize, res.sl_pct, res.tp_pct);
+        assert_eq!((res.ev, res.confidence), (Some(ev), Some(confidence)));
+        assert!(scoring::passes_gates(ev, confidence), "{ev} {confidence}");
         assert!((res.tp_pct - Config::default().reward_risk * res.sl_pct).abs() < 1e-12);
 
         // Ten minutes later with the persisted state: the cooldown line fails.
@@ -502,6 +543,10 @@ mod tests {
         let again = &scan(&req).results[0];
         assert_eq!(again.direction, Direction::Skip);
         assert!(!again.checklist.iter().find(|c| c.name == "cooldown").unwrap().pass);
+        let reason = again.reason.as_deref().unwrap_or_default();
+        let named = reason.contains("including liquidity and cooldown")
+            && reason.contains("cooldown (last buy 10 min ago)");
+        assert!(named, "{reason}");
 
         // The same setup without liquidity, or with a stricter config, is a skip.
         let mut illiquid = request(1, "{}");

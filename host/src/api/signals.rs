@@ -27,6 +27,7 @@ impl From<SignalError> for ApiError {
                 ApiError::new(StatusCode::GONE, "signal_expired", detail)
             }
             SignalError::Executing(_) => ApiError::conflict("signal_executing", detail),
+            SignalError::BelowGates(_) => ApiError::unprocessable("signal_below_gates", detail),
             SignalError::Execution(e) => e.into(),
         }
     }
@@ -49,8 +50,9 @@ pub struct SymbolPath {
             (duplicate_skipped, trade_exists_skipped, no_position_sell_skipped)", body = CreateAnswer),
         (status = 400, description = "Invalid JSON", body = ErrorBody),
         (status = 415, description = "Content-Type is not application/json", body = ErrorBody),
-        (status = 422, description = "A field is missing or invalid (`invalid_body`), or the \
-            symbol is not listed on the exchange (`unknown_symbol`)", body = ErrorBody),
+        (status = 422, description = "A field is missing or invalid (`invalid_body`), the \
+            symbol is not listed on the exchange (`unknown_symbol`), or the signal's ev or \
+            confidence fails the confirm gates, so the boss is not asked (`signal_below_gates`)", body = ErrorBody),
         (status = 502, description = "The exchange could not be asked for the symbol", body = ErrorBody),
         (status = 503, description = "No license, or no exchange client", body = ErrorBody),
     ),

@@ -17,6 +17,7 @@ use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiPath, ApiQuery, OptionalJson, Symbol};
 use crate::dashboard::AgentName;
 use crate::plugins::{PluginError, PluginInfo, PluginState, ScanOutcome, ScanRequest};
+use crate::scans::GateScores;
 
 /// Most symbols `GET /api/strategies/{name}/request` takes.
 const MAX_REQUEST_SYMBOLS: usize = 50;
@@ -76,6 +77,10 @@ pub struct ScanAnswer {
     pub ok: bool,
     #[serde(flatten)]
     pub outcome: ScanOutcome,
+    /// Per buy or sell result, the ev and confidence the confirm gates would judge (the
+    /// service's formula, lowered to the plugin's own scores where those are lower) and
+    /// whether they pass.
+    pub gates: Vec<GateScores>,
 }
 
 /// Query of `GET /api/strategies/{name}/request`.
@@ -174,7 +179,8 @@ async fn scan(
         Ok(outcome) => {
             let action = format!("plugin scan {name}: {} results", outcome.results.len());
             state.dashboard.record(agent, &action, "ok");
-            Ok(Json(ScanAnswer { ok: true, outcome }))
+            let gates = outcome.results.iter().filter_map(GateScores::of).collect();
+            Ok(Json(ScanAnswer { ok: true, outcome, gates }))
         }
         Err(err) => {
             state.dashboard.record(agent, &format!("plugin scan {name}: {}", err.code()), "error");

@@ -16,10 +16,13 @@
 //!   the operator's, whatever version serves);
 //! - another `scan-error` (`missing-data`, `failed`): the plugin judged the synthetic data,
 //!   which is its right; the version loads;
-//! - a trap, the deadline, the memory or stack cap, a result over the cap or an invalid
-//!   response: a version that would **replace** a serving one is refused and the previous one
-//!   keeps serving; a first load serves (there is nothing better to serve) and the row shows
-//!   the failed canary.
+//! - the deadline: refused, on a first load too. A plugin that runs out its deadline on
+//!   three symbols would hold a call slot for the whole deadline on every scan (and scans
+//!   of the other plugins wait for slots): it must not serve at all;
+//! - a trap, the memory or stack cap, a result over the cap or an invalid response: a
+//!   version that would **replace** a serving one is refused and the previous one keeps
+//!   serving; a first load serves (there is nothing better to serve, and such a call fails
+//!   at once) and the row shows the failed canary.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -157,10 +160,12 @@ pub fn run(
         Err(err @ PluginError::Plugin(_)) => {
             Verdict::Serve(report(err.code(), Some(err.to_string())))
         }
-        Err(err) if replacing => Verdict::Refuse(LoadError::Canary(format!(
-            "{err} (synthetic request: {} at now_ms {now_ms})",
-            SYMBOLS.join(", ")
-        ))),
+        Err(err) if replacing || matches!(err, PluginError::Deadline(_)) => {
+            Verdict::Refuse(LoadError::Canary(format!(
+                "{err} (synthetic request: {} at now_ms {now_ms})",
+                SYMBOLS.join(", ")
+            )))
+        }
         Err(err) => {
             let name = &manifest.name;
             tracing::warn!(name, %err, "the canary of a first load failed; it serves anyway");

@@ -66,7 +66,7 @@ pub struct Limits {
     pub max_result_bytes: usize,
     /// Cap of one plugin's persisted state (keys + values).
     pub max_state_bytes: usize,
-    /// Calls into plugins running at the same time (more wait).
+    /// Calls into plugins running at the same time (more wait), all plugins together.
     pub max_concurrent_calls: usize,
     /// Largest `.wasm` file accepted.
     pub max_wasm_bytes: u64,
@@ -85,6 +85,13 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// Calls one plugin may run at once: half of [`Self::max_concurrent_calls`] (at least
+    /// one), so that a plugin whose calls hang until the deadline, or a burst of scans of one
+    /// plugin, leaves the other half of the slots to the other plugins.
+    pub fn calls_per_plugin(&self) -> usize {
+        (self.max_concurrent_calls / 2).max(1)
+    }
+
     pub fn from_config(c: &PluginsConfig) -> Self {
         Limits {
             memory_bytes: c.memory_mib * 1024 * 1024,
@@ -691,12 +698,11 @@ impl Plugins {
     ) -> Result<ScanOutcome, PluginError> {
         let name = plugin.manifest.name.clone();
         let symbols = request.symbols.len();
-        let _permit = self
-            .inner
-            .permits
-            .acquire()
-            .await
-            .map_err(|_| PluginError::Internal("plugin runtime is shutting down".into()))?;
+        let closed = |_| PluginError::Internal("plugin runtime is shutting down".into());
+        // The plugin's own share first, then a slot of the pool: a plugin's queued scans
+        // never hold a slot another plugin could use.
+        let _own = plugin.calls.acquire().await.map_err(closed)?;
+        let _slot = self.inner.permits.acquire().await.map_err(closed)?;
         let runtime = self.inner.runtime.clone();
         let serving = plugin.clone();
         let started = Instant::now();

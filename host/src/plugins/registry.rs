@@ -34,6 +34,9 @@ pub struct LoadedPlugin {
     pub canary: CanaryReport,
     /// Its scans since it was loaded.
     pub stats: ScanStats,
+    /// Its own share of the call slots ([`super::Limits::calls_per_plugin`]), taken before a
+    /// slot of the shared pool: its waiting scans queue here, not in front of other plugins.
+    pub(crate) calls: tokio::sync::Semaphore,
     pub(crate) compiled: Compiled,
 }
 
@@ -286,6 +289,7 @@ fn load_bytes(
         from_cache,
         canary,
         stats: ScanStats::default(),
+        calls: tokio::sync::Semaphore::new(runtime.limits().calls_per_plugin()),
         compiled,
     })
 }

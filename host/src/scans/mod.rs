@@ -19,7 +19,8 @@ pub use pump::{
 };
 pub use pump_outcomes::OutcomeReport;
 pub use signal_scan::{
-    DayBudget, MR_COMBINED, ScanAndSignal, Scored, SignalRun, Signaled, Skipped, StrategyScan,
+    DayBudget, GateScores, MR_COMBINED, ScanAndSignal, Scored, SignalRun, Signaled, Skipped,
+    StrategyScan,
 };
 pub(crate) use signal_scan::{result_scores, signal_input};
 

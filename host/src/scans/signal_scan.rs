@@ -82,6 +82,42 @@ pub struct Scored {
     pub confidence: u32,
 }
 
+/// The numbers the confirm gates will judge a buy or sell result by, shown next to a scan
+/// preview: a plugin's own `ev` and `confidence` may be computed another way, and the service
+/// keeps the lower of its formula's and the plugin's ([`result_scores`]).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct GateScores {
+    pub symbol: String,
+    /// Expected value the ev gate reads (must be > 25).
+    pub ev: f64,
+    /// Confidence the confidence gate reads (must be >= 8).
+    pub confidence: u32,
+    /// Whether both gates pass: only then would a signal ask the boss.
+    pub passes: bool,
+    /// Why not, naming the numbers; absent when both pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub refused: Option<String>,
+}
+
+impl GateScores {
+    /// The gate scores of a buy or sell result; `None` for a skip (nothing to gate).
+    pub fn of(result: &ScanResult) -> Option<Self> {
+        if result.direction == PluginDirection::Skip {
+            return None;
+        }
+        let (ev, confidence) = result_scores(result, &signal_input(result));
+        let refused = crate::signals::scoring::gate_failure(ev, confidence);
+        Some(GateScores {
+            symbol: result.symbol.clone(),
+            ev,
+            confidence,
+            passes: refused.is_none(),
+            refused,
+        })
+    }
+}
+
 /// One scan of a strategy that created nothing.
 #[derive(Debug, Clone)]
 pub struct StrategyScan {
@@ -226,6 +262,10 @@ impl Scans {
             Ok(done) => done,
             Err(crate::signals::SignalError::Invalid { field, reason }) => {
                 answer.skipped.push(skip(format!("invalid_result: `{field}` {reason}")));
+                return Ok(());
+            }
+            Err(crate::signals::SignalError::BelowGates(reason)) => {
+                answer.skipped.push(skip(format!("below_gates: {reason}")));
                 return Ok(());
             }
             Err(err) => return Err(err.into()),

@@ -46,6 +46,10 @@ pub enum SignalError {
     Expired { symbol: String, age_s: i64 },
     #[error("the signal for {0} is being executed right now")]
     Executing(String),
+    /// Its ev or confidence fails the confirm gates: the boss is not asked to approve a
+    /// signal confirm would refuse.
+    #[error("the signal's scores fail the confirm gates: {0}")]
+    BelowGates(String),
     #[error(transparent)]
     Execution(#[from] ExecutionError),
 }
@@ -163,6 +167,11 @@ impl Signals {
     ) -> Result<CreateAnswer, SignalError> {
         model::validate(&input)
             .map_err(|(field, reason)| SignalError::Invalid { field, reason })?;
+        let input = input.with_counts();
+        let (ev, confidence) = scores.unwrap_or_else(|| scoring::score(&input));
+        if let Some(reason) = scoring::gate_failure(ev, confidence) {
+            return Err(SignalError::BelowGates(reason));
+        }
         let symbol = input.symbol.clone();
         let skipped = |status| CreateAnswer {
             ok: false,
@@ -182,7 +191,6 @@ impl Signals {
             (Direction::Sell, false) => return Ok(skipped(CreateStatus::NoPositionSellSkipped)),
             _ => {}
         }
-        let (ev, confidence) = scores.unwrap_or_else(|| scoring::score(&input));
         let now = self.now_ms();
         let signal = PendingSignal {
             id: fresh_cause(now),
@@ -270,10 +278,8 @@ impl Signals {
                 .flatten()
                 .map(|c| (c.name.clone(), c.pass, c.detail.clone()))
                 .collect(),
-            passed: i.passed.or_else(|| {
-                i.checklist.as_ref().map(|l| l.iter().filter(|c| c.pass).count() as u32)
-            }),
-            total: i.total.or_else(|| i.checklist.as_ref().map(|l| l.len() as u32)),
+            passed: i.passed,
+            total: i.total,
             ev: signal.ev,
             confidence: signal.confidence,
             expires_in_minutes: (EXPIRY_MS / 60_000) as u32,

@@ -225,6 +225,18 @@ impl PendingSignal {
 }
 
 /// Checks a body beyond its types; `Err((field, reason))` names the bad field.
+impl SignalInput {
+    /// `passed` and `total` counted from the checklist where the caller left them out, so
+    /// every reader of the stored signal (the list, the approval request) sees them.
+    pub fn with_counts(mut self) -> Self {
+        if let Some(list) = &self.checklist {
+            self.passed = self.passed.or(Some(list.iter().filter(|c| c.pass).count() as u32));
+            self.total = self.total.or(Some(list.len() as u32));
+        }
+        self
+    }
+}
+
 pub fn validate(input: &SignalInput) -> Result<(), (&'static str, String)> {
     input.symbol.parse::<Symbol>().map_err(|reason| ("symbol", reason))?;
     if !is_strategy_name(&input.bot) {

@@ -298,6 +298,22 @@ async fn mr_combined_trades_the_range_bounce_it_was_built_for() {
     assert!(report.exposure_pct > 0.0);
 }
 
+/// The strategy template, which `cargo xtask new-strategy` copies, trades on the paper
+/// exchange's synthetic market (the backtest its README shows): an author starts from a
+/// strategy whose signals pass the service's gates and reach the exchange.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_strategy_template_trades_on_the_synthetic_market() {
+    let data = tempfile::tempdir().unwrap();
+    let config = config(data.path(), "");
+    let from = 1_790_812_800_000; // 2026-10-01T00:00:00Z
+    let symbols = ["BTCUSDT", "ETHUSDT", "SOLUSDT"];
+    let plugin = artifact("plugins", "strategy_template.wasm");
+    let report = run(&config, &spec(plugin, &symbols, from, from + 7 * DAY, None)).await;
+    assert_eq!(report.plugin, "template");
+    assert!(report.signals.opened >= 3, "{}", report.summary());
+    assert!(report.trades.iter().any(|t| t.pnl > 0.0), "{}", report.summary());
+}
+
 fn kline_requests(sim: &spotbot_sim::RunningSim) -> usize {
     sim.sim.requests().iter().filter(|r| r.path == "/api/v3/klines").count()
 }

@@ -332,7 +332,9 @@ async fn wait_stale(h: &PluginHost, file: &str, words: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_version_that_fails_its_canary_never_replaces_the_serving_one() {
-    let h = PluginHost::start(&[("logger.wasm", "guest-logger")], LIMITS, "").await;
+    // The looping build below hangs on the canary too (by default it spares it).
+    let section = "[strategy.guest_loop]\nhang_on_canary = true\n";
+    let h = PluginHost::start(&[("logger.wasm", "guest-logger")], LIMITS, section).await;
     let row = h.row("logger.wasm").await.unwrap();
     assert_eq!((row["status"].as_str(), row["version"].as_str()), (Some("loaded"), Some("1.0.0")));
     assert_eq!(row["canary"]["outcome"], "ok", "{row}");

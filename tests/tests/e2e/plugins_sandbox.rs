@@ -86,6 +86,57 @@ async fn futures_all(h: &PluginHost) -> Vec<(u16, Value)> {
     [a, b, c, d].into_iter().map(|(s, b, _)| (s, b)).collect()
 }
 
+/// A plugin that hangs on the canary never serves, not even on a first load (where other
+/// canary failures are tolerated): it would hold a call slot for its whole deadline on every
+/// scan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_that_hangs_on_its_canary_is_refused_on_a_first_load() {
+    let h = PluginHost::start(
+        &[("loop.wasm", "guest-loop")],
+        LIMITS,
+        "[strategy.guest_loop]\nhang_on_canary = true\n",
+    )
+    .await;
+    let row = h.row("loop.wasm").await.unwrap();
+    assert_eq!(row["status"], "failed", "{row}");
+    let error = row["last_error"].as_str().unwrap();
+    assert!(error.contains("deadline of 300 ms") && error.contains("CANARY1USDT"), "{error}");
+    let (status, body, _) = h.scan("guest_loop", Some(&["BTCUSDT"])).await;
+    assert_eq!((status, body["error"].as_str()), (404, Some("plugin_not_found")), "{body}");
+}
+
+/// One plugin's calls cannot hold up another's: eight scans of a plugin that hangs until its
+/// deadline run at most two at a time (half of `max_concurrent_calls` = 4) and queue for
+/// their own share, so a scan of another plugin answers while none of them has finished.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hanging_plugin_cannot_hold_up_another_plugins_scan() {
+    let h = PluginHost::start(
+        &[("loop.wasm", "guest-loop"), ("echo.wasm", "guest-echo")],
+        "scan_timeout_ms = 1000\nmax_concurrent_calls = 4\n",
+        "",
+    )
+    .await;
+    let hanging_done = std::sync::atomic::AtomicUsize::new(0);
+    let hanging = futures_util::future::join_all((0..8).map(|_| async {
+        let answer = h.scan("guest_loop", Some(&["BTCUSDT"])).await;
+        hanging_done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        answer
+    }));
+    let other = async {
+        // Not a timing rule: only lets the eight requests reach the plugin area first, so the
+        // scan below queues behind them if anything makes it.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let answer = h.scan("guest_echo", Some(&["BTCUSDT"])).await;
+        (answer, hanging_done.load(std::sync::atomic::Ordering::SeqCst))
+    };
+    let (hanging, ((status, body, _), finished_before)) = tokio::join!(hanging, other);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(finished_before, 0, "the other plugin's scan waited for the hanging ones");
+    for (status, body, _) in hanging {
+        assert_eq!((status, body["error"].as_str()), (422, Some("plugin_deadline_exceeded")));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plugin_gets_no_file_environment_socket_clock_or_randomness() {
     let secret = tempfile::NamedTempFile::new().unwrap();

@@ -74,6 +74,15 @@ async fn signal_approval_confirm_places_the_bracket_at_the_exchange() {
         (Some("pending"), Some(true))
     );
     assert_eq!(signal["checklist"].as_array().unwrap().len(), 10);
+    // passed and total were left out: counted from the checklist, in the list too.
+    assert_eq!((signal["passed"].as_u64(), signal["total"].as_u64()), (Some(9), Some(10)));
+    let (_, list) = t.get("/api/signal/list").await;
+    let listed = &list["signals"][0];
+    assert_eq!(
+        (listed["passed"].as_u64(), listed["total"].as_u64()),
+        (Some(9), Some(10)),
+        "{list}"
+    );
     let pending = t.host.http.get(t.host.url("/api/signal/pending")).send().await.unwrap();
     assert!(pending.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
     let text = pending.text().await.unwrap();
@@ -126,17 +135,23 @@ async fn signal_approval_confirm_places_the_bracket_at_the_exchange() {
     assert_eq!(list["signals"].as_array().unwrap().len(), 0, "{list}");
 }
 
+/// The boss is never asked to approve what confirm would refuse: a signal under the gates is
+/// refused at creation with the failing numbers, nothing is stored, sent or placed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn thresholds_unmet_answer_ok_false_place_nothing_and_leave_the_signal_pending() {
+async fn signals_under_the_gates_are_refused_before_the_boss_is_asked() {
     let t = Trading::start().await;
-    let created = t.create_signal(signal_with("ETHUSDT", "buy", 5, 10)).await;
-    assert_eq!(created["confidence"], 5);
-    let (status, answer) = t.confirm("ETHUSDT").await;
-    assert_eq!(status, 200, "{answer}");
-    assert_eq!((answer["ok"].as_bool(), answer["status"].as_str()), (Some(false), Some("pending")));
-    assert!(answer["reason"].as_str().unwrap().contains("confidence 5 must be >= 8"), "{answer}");
-    let (status, signal) = t.get("/api/signal/ETHUSDT").await;
-    assert_eq!((status, signal["status"].as_str()), (200, Some("pending")));
+    let (status, body) = t.post("/api/signal", signal_with("ETHUSDT", "buy", 5, 10)).await;
+    assert_eq!((status, body["error"].as_str()), (422, Some("signal_below_gates")), "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("confidence 5 must be >= 8"), "{body}");
+    // No checklist and an unknown bot: confidence 0 and ev -100, refused the same way.
+    let bare = json!({"symbol": "SOLUSDT", "direction": "buy", "bot": "no_such_bot"});
+    let (status, body) = t.post("/api/signal", bare).await;
+    assert_eq!((status, body["error"].as_str()), (422, Some("signal_below_gates")), "{body}");
+    let detail = body["detail"].as_str().unwrap();
+    assert!(detail.contains("ev -100 must be > 25") && detail.contains("confidence 0"), "{body}");
+    let (_, list) = t.get("/api/signal/list").await;
+    assert_eq!(list["signals"].as_array().unwrap().len(), 0, "nothing stored: {list}");
+    assert!(t.messenger.sent().is_empty(), "the boss was not asked");
     assert!(t.seen("POST", "/api/v3/order").is_empty(), "no order was sent");
 
     // The caller cannot supply the gate values.

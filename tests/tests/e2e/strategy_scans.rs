@@ -314,17 +314,25 @@ async fn ask_coo_false_is_honoured_only_when_the_operator_allows_it_and_the_gate
         "no approval question was sent"
     );
 
-    // A result under the confidence gate is refused by the same confirm a boss would run.
+    // A result under the confidence gate is not signalled at all: no question, no note, no
+    // order (confirm would refuse it).
     let (_plugins, toml) = guest();
     let weak = Trading::start_synced(&format!(
         "passed = 5\ntotal = 10\n{toml}[signals]\nallow_auto_confirm = true\n"
     ))
     .await;
+    // The preview shows the numbers the gates will judge, and that they fail.
+    let (status, preview) =
+        weak.post("/api/strategies/mr_combined/scan", json!({"symbols": ["SOLUSDT"]})).await;
+    assert_eq!(status, 200, "{preview}");
+    let gate = &preview["gates"][0];
+    assert_eq!((gate["symbol"].as_str(), gate["passes"].as_bool()), (Some("SOLUSDT"), Some(false)));
+    assert_eq!(gate["confidence"], 5, "{preview}");
+    assert!(gate["refused"].as_str().unwrap().contains("confidence 5 must be >= 8"), "{gate}");
     let body = scan_and_signal(&weak, &["SOLUSDT"]).await;
-    let confirm = &body["signaled"][0]["confirm"];
-    assert_eq!(confirm["ok"], false, "{body}");
-    assert!(confirm["reason"].as_str().unwrap().contains("confidence"), "{body}");
+    assert_eq!(body["signaled"].as_array().unwrap().len(), 0, "{body}");
+    let reason = body["skipped"][0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("below_gates: ") && reason.contains("confidence 5"), "{body}");
     assert!(weak.orders().is_empty(), "nothing placed");
-    let note = weak.message_containing("Auto-confirmed").await;
-    assert!(note.text.contains("nothing placed"), "{}", note.text);
+    assert!(weak.messenger.sent().is_empty(), "nothing sent to the boss");
 }

@@ -304,7 +304,8 @@ pub struct EarlierScanAndSignal {
     /// Every other scanned symbol and why: the strategy's skip reason, the signal flow's
     /// `duplicate_skipped`, `trade_exists_skipped`, `no_position_sell_skipped`,
     /// `messenger_failed` (the signal was created and can be confirmed, but the approval
-    /// request did not go out), or `invalid_result: ...`.
+    /// request did not go out), `below_gates: ...` (ev or confidence fails the confirm
+    /// gates: the boss is not asked), or `invalid_result: ...`.
     pub skipped: Vec<Skipped>,
     pub scan: ScanSummary,
     /// Why nothing was scanned: `daily_limit_reached`, `drawdown_paused` or
