@@ -15,14 +15,26 @@ use anyhow::{Context, bail};
 use crate::market::Timeframe;
 use crate::plugins::model::Candles;
 
-/// Closed candles of one symbol and timeframe a run needs: open times in
-/// `[first_open, last_open]`.
+/// Closed candles of one symbol and timeframe a run needs: the `warmup` newest candles that
+/// open before `first_step` (what a live read at the first step returns, counted in candles
+/// as the exchange counts them, so a market closed at weekends still gets its full count),
+/// then every candle through `last_open`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Need {
     pub symbol: String,
     pub timeframe: Timeframe,
-    pub first_open: i64,
+    pub warmup: u32,
+    /// Open time of the candle of `timeframe` holding the run's first step.
+    pub first_step: i64,
     pub last_open: i64,
+}
+
+impl Need {
+    /// The open time `warmup` candles before the first step on a market that never closes:
+    /// where a read of the exchange's klines starts (crypto trades around the clock).
+    pub fn first_open(&self) -> i64 {
+        self.first_step - i64::from(self.warmup) * self.timeframe.duration_ms()
+    }
 }
 
 /// Every series of a run, by (symbol, timeframe).
@@ -52,26 +64,29 @@ impl History {
         self.series.values().map(Candles::len).sum()
     }
 
-    /// Notes a series that starts later than its need asks (too little warm-up for the
-    /// plugin's candle counts at the first steps).
+    /// Notes a series with fewer warm-up candles before the first step than its need asks
+    /// (the first steps then get fewer candles than the plugin asked for), or none at all.
     fn check_coverage(&mut self, need: &Need) {
-        let len = need.timeframe.duration_ms();
-        match self.get(&need.symbol, need.timeframe).and_then(|c| c.open_time.first().copied()) {
-            Some(first) if first > need.first_open + len => self.notes.push(format!(
-                "{} {}: candles start at {}, {} candles after the warm-up the plugin asks for",
-                need.symbol,
-                need.timeframe,
-                iso(first),
-                (first - need.first_open) / len
-            )),
-            Some(_) => {}
-            None => self.notes.push(format!(
+        let Some(candles) = self.get(&need.symbol, need.timeframe).filter(|c| !c.is_empty()) else {
+            self.notes.push(format!(
                 "{} {}: no candles between {} and {}",
                 need.symbol,
                 need.timeframe,
-                iso(need.first_open),
+                iso(need.first_open()),
                 iso(need.last_open)
-            )),
+            ));
+            return;
+        };
+        let before = candles.open_time.partition_point(|t| *t < need.first_step);
+        if before < need.warmup as usize {
+            self.notes.push(format!(
+                "{} {}: {before} of the {} candles the plugin asks for before the first step \
+                 ({}); the first scans get fewer",
+                need.symbol,
+                need.timeframe,
+                need.warmup,
+                iso(need.first_step)
+            ));
         }
     }
 }
@@ -134,9 +149,10 @@ pub fn push_from(to: &mut Candles, from: &Candles, i: usize) {
 }
 
 /// The candles of `c` whose open time is in `[first, last]`.
-pub fn cut(c: &Candles, first: i64, last: i64) -> Candles {
-    let start = c.open_time.partition_point(|t| *t < first);
-    let end = c.open_time.partition_point(|t| *t <= last);
+pub fn cut(c: &Candles, need: &Need) -> Candles {
+    let first_step = c.open_time.partition_point(|t| *t < need.first_step);
+    let start = first_step.saturating_sub(need.warmup as usize);
+    let end = c.open_time.partition_point(|t| *t <= need.last_open);
     let mut out = empty_like(c);
     for i in start..end.max(start) {
         push_from(&mut out, c, i);
@@ -305,11 +321,7 @@ pub fn from_csv_dir(dir: &Path, needs: &[Need], finest: Timeframe) -> anyhow::Re
                 csv_file(dir, &need.symbol, need.timeframe).display()
             ),
         };
-        history.insert(
-            &need.symbol,
-            need.timeframe,
-            cut(&candles, need.first_open, need.last_open),
-        );
+        history.insert(&need.symbol, need.timeframe, cut(&candles, need));
         history.check_coverage(need);
     }
     Ok(history)
@@ -363,7 +375,10 @@ mod tests {
         // 1h candles from 02:00 to 13:00: the 00:00 bucket is entered late, the 12:00 one is
         // not complete; only 04:00 and 08:00 come out.
         let mut c = hourly(14);
-        c = cut(&c, 2 * H, 13 * H);
+        c.open_time.drain(..2);
+        for column in [&mut c.open, &mut c.high, &mut c.low, &mut c.close, &mut c.volume] {
+            column.drain(..2);
+        }
         let four = aggregate(&c, Timeframe::H1, Timeframe::H4);
         assert_eq!(four.open_time, vec![4 * H, 8 * H]);
         assert_eq!(four.open[0], 104.0);
@@ -371,6 +386,40 @@ mod tests {
         assert_eq!(four.low[0], 103.0);
         assert_eq!(four.close[0], 108.0);
         assert_eq!(four.volume[0], 40.0);
+    }
+
+    fn need(warmup: u32, first_step: i64, last_open: i64) -> Need {
+        let symbol = "EURUSD".to_string();
+        Need { symbol, timeframe: Timeframe::H1, warmup, first_step, last_open }
+    }
+
+    /// Hourly candles with a closed market (a weekend) from hour 10 to hour 58.
+    fn with_a_weekend() -> Candles {
+        let mut c = empty(Timeframe::H1);
+        for h in (0..10).chain(58..80) {
+            push_from(&mut c, &hourly(80), h);
+        }
+        c
+    }
+
+    #[test]
+    fn the_warm_up_is_counted_in_candles_across_a_closed_market() {
+        let c = with_a_weekend();
+        // 12 candles before hour 60: 10 before the weekend, 2 after it (a time window of 12
+        // hours would hold only those 2).
+        let cut = cut(&c, &need(12, 60 * H, 70 * H));
+        assert_eq!(cut.open_time.first(), Some(&0));
+        assert_eq!(cut.open_time.iter().filter(|t| **t < 60 * H).count(), 12);
+        assert_eq!(cut.open_time.last(), Some(&(70 * H)));
+
+        let mut history = History::default();
+        history.insert("EURUSD", Timeframe::H1, cut);
+        history.check_coverage(&need(12, 60 * H, 70 * H));
+        assert!(history.notes.is_empty(), "{:?}", history.notes);
+        // Asking for more than the file holds before the first step is noted with numbers.
+        history.check_coverage(&need(20, 60 * H, 70 * H));
+        assert_eq!(history.notes.len(), 1);
+        assert!(history.notes[0].contains("12 of the 20 candles"), "{:?}", history.notes);
     }
 
     #[test]

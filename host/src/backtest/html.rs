@@ -191,11 +191,27 @@ pub fn page(report: &Report) -> String {
         let shown: Vec<String> = c.alerts.iter().map(|(s, n)| format!("{} {n}", esc(s))).collect();
         row("Scanner alerts", format!("{} (reported, never traded)", shown.join(", ")));
     }
-    if !c.skipped.is_empty() {
-        let mut skips: Vec<(&String, &usize)> = c.skipped.iter().collect();
-        skips.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let shown: Vec<String> = skips.iter().map(|(r, n)| format!("{} {n}", esc(r))).collect();
-        row("Skips by reason", shown.join(", "));
+    let why = &report.why_no_trade;
+    row("Why no trade", esc(&why.run.describe()));
+    if why.by_symbol.len() > 1 {
+        for (symbol, counts) in &why.by_symbol {
+            row(&format!("… {symbol}"), esc(&counts.describe()));
+        }
+    }
+    if !report.gapped_stops.is_empty() {
+        let mut gaps = String::new();
+        for g in &report.gapped_stops {
+            let _ = write!(
+                gaps,
+                "{} at {}: stop {} price {} → {}<br>",
+                esc(&g.symbol),
+                esc(&g.at),
+                g.stop_px,
+                g.price,
+                esc(&g.action)
+            );
+        }
+        row("Stops gapped past their limit", gaps);
     }
     if report.closed_at_end > 0 {
         row(

@@ -60,11 +60,7 @@ pub async fn load(
     for need in needs {
         on_series(need);
         let candles = series(exchange, dir, need, server_now, &mut stats).await?;
-        out.insert(
-            &need.symbol,
-            need.timeframe,
-            history::cut(&candles, need.first_open, need.last_open),
-        );
+        out.insert(&need.symbol, need.timeframe, history::cut(&candles, need));
     }
     history::note_coverage(&mut out, needs);
     Ok((out, stats))
@@ -114,7 +110,7 @@ async fn series(
     let cached = read_cache(&path, tf)?;
     // The newest candle that has closed at the exchange's time.
     let last_closed = history::candle_open(tf, server_now) - tf.duration_ms();
-    let want = (need.first_open, need.last_open.min(last_closed));
+    let want = (need.first_open(), need.last_open.min(last_closed));
     if want.1 < want.0 {
         return Ok(cached.candles);
     }

@@ -13,7 +13,8 @@
 //!   exchange's klines, cached on disk under `<data_dir>/backtest-cache/`.
 //! - [`market`]: the history as the plugins area's market data source.
 //! - [`replay`]: the run's wiring and the time loop; `setup`: what it reads and lists first.
-//! - [`report`]: statistics; [`html`]: the self-contained report page; [`progress`]: stderr.
+//! - [`report`]: statistics; [`why`]: why results did not become trades; [`html`]: the
+//!   self-contained report page; [`progress`]: stderr.
 //!
 //! Owns: the run's temporary store, plugins folder and simulator. Must never: touch the
 //! service's database or plugins folder, message the boss, or trade on a real exchange (the
@@ -29,11 +30,13 @@ pub mod progress;
 pub mod replay;
 pub mod report;
 mod setup;
+pub mod why;
 
 use std::path::PathBuf;
 
 pub use progress::Progress;
-pub use report::{EquityPoint, Report, SignalCounts, TimeSplit, TradeRow};
+pub use report::{EquityPoint, GappedStop, Report, SignalCounts, TimeSplit, TradeRow};
+pub use why::{NoTrade, WhyNoTrade};
 
 use crate::config::Config;
 

@@ -28,7 +28,7 @@
 //!
 //! At the last step nothing is scanned and the positions still open are closed at market.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,10 +44,11 @@ use super::Spec;
 use super::history::{self, History, iso};
 use super::market::{BacktestMarket, PROBE};
 use super::progress::Progress;
-use super::report::{EquityPoint, Report, SignalCounts, TimeSplit, TradeRow};
+use super::report::{EquityPoint, GappedStop, Report, SignalCounts, TimeSplit, TradeRow};
 use super::setup::{check, load_history, needs, sim_rules, sim_rules_from_exchange};
+use super::why::WhyNoTrade;
 use crate::clock::{Clock, SharedClock, TestClock};
-use crate::config::{Config, Secret, Secrets};
+use crate::config::{Config, GapExit, Secret, Secrets};
 use crate::dashboard::Dashboard;
 use crate::exchange::exchange_a::{ClientConfig, ExchangeAClient, Signer};
 use crate::execution::{
@@ -234,6 +235,10 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
         quote,
         base_of,
         counts: SignalCounts::default(),
+        why: WhyNoTrade::default(),
+        gap_exit: config.protection.gap_exit,
+        gapped: Vec::new(),
+        gaps_seen: BTreeSet::new(),
         scan_errors: BTreeMap::new(),
         tiers: HashMap::new(),
         equity: Vec::new(),
@@ -312,6 +317,12 @@ struct Replay {
     /// Base asset → traded symbol.
     base_of: BTreeMap<String, String>,
     counts: SignalCounts,
+    why: WhyNoTrade,
+    /// Live trading's rule for a stop that gapped past its limit.
+    gap_exit: GapExit,
+    gapped: Vec<GappedStop>,
+    /// Trades whose gap was already reported (`gap_exit = "alert"` leaves them open).
+    gaps_seen: BTreeSet<String>,
     scan_errors: BTreeMap<String, usize>,
     /// Tier of each entry, by its client order id.
     tiers: HashMap<String, Option<String>>,
@@ -345,6 +356,7 @@ impl Replay {
             }
             self.timing.simulator_s += moved.elapsed().as_secs_f64();
             self.settle().await?;
+            self.exit_gapped_stops(t).await?;
             if i + 1 == steps {
                 self.closed_at_end = self.close_all().await?;
                 self.sample(t)?;
@@ -405,6 +417,8 @@ impl Replay {
             fees: self.fees(),
             closed_at_end: self.closed_at_end,
             signals: std::mem::take(&mut self.counts),
+            why_no_trade: std::mem::take(&mut self.why),
+            gapped_stops: std::mem::take(&mut self.gapped),
             scan_errors: std::mem::take(&mut self.scan_errors),
             notes: std::mem::take(&mut self.notes),
             trades,
@@ -473,9 +487,23 @@ impl Replay {
         }
     }
 
+    /// Scans the symbols whose market is open at `t` (a finest candle opens then): at a step
+    /// without a candle nothing trades, as on a closed market nothing can.
     async fn scan(&mut self, t: i64) -> anyhow::Result<()> {
+        let mut open = Vec::with_capacity(self.symbols.len());
+        for symbol in &self.symbols {
+            let candles = self.history.get(symbol, self.finest);
+            if candles.is_some_and(|c| c.open_time.binary_search(&t).is_ok()) {
+                open.push(symbol.clone());
+            } else {
+                self.why.market_closed(symbol);
+            }
+        }
+        if open.is_empty() {
+            return Ok(());
+        }
         let started = Instant::now();
-        let scanned = self.plugins.scan(&self.name, Some(self.symbols.clone())).await;
+        let scanned = self.plugins.scan(&self.name, Some(open)).await;
         self.timing.scan_s += started.elapsed().as_secs_f64();
         let outcome = match scanned {
             Ok(outcome) => outcome,
@@ -498,12 +526,7 @@ impl Replay {
             match result.direction {
                 Direction::Buy => self.buy(result, t).await,
                 Direction::Sell => self.sell(result, t).await,
-                Direction::Skip => {
-                    let reason = result.reason.as_deref().unwrap_or("skip");
-                    let key = reason.split(':').next().unwrap_or(reason).trim();
-                    let key: String = key.chars().take(60).collect();
-                    *self.counts.skipped.entry(key).or_default() += 1;
-                }
+                Direction::Skip => self.why.skip(result),
             }
         }
         self.timing.execution_s += started.elapsed().as_secs_f64();
@@ -514,17 +537,17 @@ impl Replay {
         self.counts.buy += 1;
         match self.execution.book().open_trade(&r.symbol) {
             Ok(Some(_)) => {
-                self.counts.not_opened("trade_exists", format!("{} at {}", r.symbol, iso(t)));
+                self.not_opened(&r.symbol, "trade_exists", format!("{} at {}", r.symbol, iso(t)));
                 return;
             }
             Ok(None) => {}
             Err(err) => {
-                self.counts.not_opened("error", err.to_string());
+                self.not_opened(&r.symbol, "error", err.to_string());
                 return;
             }
         }
         if let Some(reason) = gate_failure(r) {
-            self.counts.not_opened("gates", format!("{} at {}: {reason}", r.symbol, iso(t)));
+            self.not_opened(&r.symbol, "gates", format!("{} at {}: {reason}", r.symbol, iso(t)));
             return;
         }
         let pct = |v: f64| Decimal::from_f64_retain(v).map(|d| d.round_dp(6)).unwrap_or_default();
@@ -553,9 +576,57 @@ impl Replay {
                     ExecutionError::Refused(_) => "refused".to_string(),
                     _ => "error".to_string(),
                 };
-                self.counts.not_opened(&reason, format!("{} at {}: {err}", r.symbol, iso(t)));
+                self.not_opened(&r.symbol, &reason, format!("{} at {}: {err}", r.symbol, iso(t)));
             }
         }
+    }
+
+    /// Counts a buy result the service did not open, by the gate that refused it.
+    fn not_opened(&mut self, symbol: &str, gate: &str, detail: String) {
+        self.counts.not_opened(gate, detail);
+        self.why.refused(symbol, gate);
+    }
+
+    /// Live trading's answer to a stop that triggered but could not fill because the price
+    /// gapped past its limit (`[protection] gap_exit`, the trailing job's rule, which runs
+    /// every minute live and at every step here): `market` closes the position at the price
+    /// of `t`; `alert` leaves it open (a person would decide), reported once. Only trades whose
+    /// price is below their stop at the simulator are asked about, as execution's
+    /// `stop_gap` reads the stop order over HTTP.
+    async fn exit_gapped_stops(&mut self, t: i64) -> anyhow::Result<()> {
+        for trade in self.execution.book().open_trades()? {
+            let below = {
+                let engine = self.sim.sim.engine();
+                engine.price(&trade.symbol, t).is_ok_and(|price| price < trade.sl_px)
+            };
+            let key = format!("{} {}", trade.symbol, trade.opened_at);
+            if !below || self.gaps_seen.contains(&key) {
+                continue;
+            }
+            let Ok(Some(price)) = self.execution.stop_gap(&trade).await else { continue };
+            let action = match self.gap_exit {
+                GapExit::Alert => {
+                    self.gaps_seen.insert(key);
+                    "alerted"
+                }
+                GapExit::Market => {
+                    let cause = "backtest: stop gapped, exit at market ([protection] gap_exit)";
+                    self.execution.close(&trade.symbol, cause).await.with_context(|| {
+                        format!("closing {} after its stop gapped", trade.symbol)
+                    })?;
+                    "closed_at_market"
+                }
+            };
+            let f = |d: Decimal| d.to_f64().unwrap_or(0.0);
+            self.gapped.push(GappedStop {
+                symbol: trade.symbol.clone(),
+                at: iso(t),
+                stop_px: f(trade.sl_px),
+                price: f(price),
+                action: action.to_string(),
+            });
+        }
+        Ok(())
     }
 
     async fn sell(&mut self, r: &ScanResult, t: i64) {

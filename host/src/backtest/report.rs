@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use rust_decimal::prelude::ToPrimitive;
 use serde::Serialize;
 
+use super::why::WhyNoTrade;
 use crate::execution::stats::Aggregate;
 use crate::execution::trade::{CloseReason, ClosedTrade};
 
@@ -83,10 +84,9 @@ pub struct SignalCounts {
     /// Sell results that closed an open trade.
     pub exits: usize,
     /// Buy results that did not open a trade, by reason (`gates`, `trade_exists`,
-    /// `daily_limit_reached`, `refused`, ...), with the first detail seen.
+    /// `daily_limit_reached`, `refused`, ...), with the first detail seen. Skips, failed
+    /// checks and closed markets are in [`Report::why_no_trade`].
     pub not_opened: BTreeMap<String, (usize, String)>,
-    /// Skip results by the reason's first part (the plugin's failing gate).
-    pub skipped: BTreeMap<String, usize>,
     /// Scanner alerts by stage (`pump_watch`, `pump_signal`): reported, never traded, as live.
     pub alerts: BTreeMap<String, usize>,
 }
@@ -96,6 +96,21 @@ impl SignalCounts {
         let entry = self.not_opened.entry(reason.to_string()).or_insert((0, detail));
         entry.0 += 1;
     }
+}
+
+/// A stop that triggered but could not fill because the price gapped past its limit, and
+/// what live trading's rule (`[protection] gap_exit`) did with the position.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GappedStop {
+    pub symbol: String,
+    /// RFC 3339, the step the gap was seen at.
+    pub at: String,
+    pub stop_px: f64,
+    /// The price then, past the stop's limit.
+    pub price: f64,
+    /// `closed_at_market` (`gap_exit = "market"`) or `alerted` (`"alert"`: left open, as the
+    /// boss would have to decide).
+    pub action: String,
 }
 
 /// The report of one run.
@@ -139,6 +154,10 @@ pub struct Report {
     /// Positions still open at the end, closed at market then (counted in the trades).
     pub closed_at_end: usize,
     pub signals: SignalCounts,
+    /// Why results did not become trades, for the run and per symbol.
+    pub why_no_trade: WhyNoTrade,
+    /// Stops that gapped past their limit, in the order seen.
+    pub gapped_stops: Vec<GappedStop>,
     /// Scans that failed, by error.
     pub scan_errors: BTreeMap<String, usize>,
     /// What the history reader and the replay noticed.
@@ -274,12 +293,20 @@ impl Report {
                 c.alerts.iter().map(|(stage, n)| format!("{stage} {n}")).collect();
             out.push_str(&format!("scanner alerts (not traded): {}\n", shown.join(", ")));
         }
-        if !c.skipped.is_empty() {
-            let mut skips: Vec<(&String, &usize)> = c.skipped.iter().collect();
-            skips.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-            let shown: Vec<String> =
-                skips.iter().take(6).map(|(reason, n)| format!("{reason} {n}")).collect();
-            out.push_str(&format!("skips by reason: {}\n", shown.join(", ")));
+        for line in self.why_no_trade.lines() {
+            out.push_str(&format!("{line}\n"));
+        }
+        if !self.gapped_stops.is_empty() {
+            out.push_str(&format!(
+                "stops gapped past their limit: {} ([protection] gap_exit)\n",
+                self.gapped_stops.len()
+            ));
+            for g in &self.gapped_stops {
+                out.push_str(&format!(
+                    "  {} at {}: stop {} price {} -> {}\n",
+                    g.symbol, g.at, g.stop_px, g.price, g.action
+                ));
+            }
         }
         if self.closed_at_end > 0 {
             out.push_str(&format!(

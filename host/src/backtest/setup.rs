@@ -77,14 +77,12 @@ pub(super) fn needs(
     }
     wanted
         .into_iter()
-        .map(|((symbol, timeframe), count)| {
-            let len = timeframe.duration_ms();
-            Need {
-                symbol,
-                timeframe,
-                first_open: history::candle_open(timeframe, t0) - i64::from(count) * len,
-                last_open: history::candle_open(timeframe, to),
-            }
+        .map(|((symbol, timeframe), count)| Need {
+            symbol,
+            timeframe,
+            warmup: count,
+            first_step: history::candle_open(timeframe, t0),
+            last_open: history::candle_open(timeframe, to),
         })
         .collect()
 }

@@ -133,20 +133,22 @@ fn one_move(t0: i64, open: f64, high: f64, low: f64, close: f64) -> Candles {
         close: Vec::new(),
         volume: Vec::new(),
     };
-    let mut push = |t: i64, o: f64, h: f64, l: f64, cl: f64| {
-        c.open_time.push(t);
-        c.open.push(o);
-        c.high.push(h);
-        c.low.push(l);
-        c.close.push(cl);
-        c.volume.push(1_000.0);
-    };
     for k in (1..=3).rev() {
-        push(t0 - k * HOUR, 100.0, 100.0, 100.0, 100.0);
+        push(&mut c, t0 - k * HOUR, [100.0; 4]);
     }
-    push(t0, open, high, low, close);
-    push(t0 + HOUR, close, close, close, close);
+    push(&mut c, t0, [open, high, low, close]);
+    push(&mut c, t0 + HOUR, [close; 4]);
     c
+}
+
+/// Appends a candle opening at `t` with `[open, high, low, close]` and a volume of 1000.
+fn push(c: &mut Candles, t: i64, [open, high, low, close]: [f64; 4]) {
+    c.open_time.push(t);
+    c.open.push(open);
+    c.high.push(high);
+    c.low.push(low);
+    c.close.push(close);
+    c.volume.push(1_000.0);
 }
 
 /// One entry at `t0` (the guest buys; one trade a day allowed), settled at `t0 + 1h`.
@@ -227,37 +229,115 @@ async fn a_flat_trade_books_the_fees_and_not_the_coin_left_by_step_rounding() {
     assert!(report.dust > 0.0 && report.dust < 0.001 * 30.0, "less than a step left: {report:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_gap_past_the_stop_limit_leaves_the_stop_unfilled_until_the_end() {
+/// Bought at 100.01 at `t0`; the next two candles open at 90, below the stop's limit (~97.8),
+/// and stay there: the stop triggers at 90 and cannot fill, as a stop-limit cannot.
+async fn gapped_stop_run(extra_toml: &str) -> (Report, i64) {
     let data = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let t0 = JAN_1 + 10 * DAY;
-    // Bought at 100.01; the next candle opens at 90, below the stop's limit (~97.8), and
-    // stays there: the stop triggers at 90 and rests unfilled, as a stop-limit does.
     let mut c = one_move(t0, 100.0, 100.5, 99.5, 100.0);
     c.open_time.pop();
     for v in [&mut c.open, &mut c.high, &mut c.low, &mut c.close, &mut c.volume] {
         v.pop();
     }
     for k in 1..=2 {
-        c.open_time.push(t0 + k * HOUR);
-        c.open.push(90.0);
-        c.high.push(90.5);
-        c.low.push(89.5);
-        c.close.push(90.0);
-        c.volume.push(1_000.0);
+        push(&mut c, t0 + k * HOUR, [90.0, 90.5, 89.5, 90.0]);
     }
     write_csv(dir.path(), "SOLUSDT", &c);
-    let config = config(data.path(), "[strategy.mr_combined]\nmax_trades_per_day = 1\n");
+    let toml = format!("[strategy.mr_combined]\nmax_trades_per_day = 1\n{extra_toml}");
+    let config = config(data.path(), &toml);
     let report =
         run(&config, &spec(buy_everything(), &["SOLUSDT"], t0, t0 + 2 * HOUR, Some(dir.path())))
             .await;
     assert_eq!(report.trades.len(), 1, "{}", report.summary());
+    (report, t0)
+}
+
+/// A gapped stop is handled as live trading handles it (`[protection] gap_exit`): by default
+/// the position is sold at market at the step the gap is seen, not left to fill at its limit
+/// whenever the price comes back; with `alert` it stays open. Either way the report counts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gap_past_the_stop_limit_exits_at_market_unless_gap_exit_is_alert() {
+    let (report, t0) = gapped_stop_run("").await;
     let t = &report.trades[0];
-    assert_eq!(t.reason, CloseReason::Market, "closed at the end: {t:?}");
-    assert_eq!(report.closed_at_end, 1);
+    assert_eq!((t.reason, report.closed_at_end), (CloseReason::Market, 0), "{}", report.summary());
     assert!(t.exit_px < t.sl_px * 0.998 && t.exit_px > 89.0, "sold at the gapped price: {t:?}");
-    assert!(t.pnl < -9.0, "{t:?}");
+    assert!(t.closed_at.starts_with("2025-01-11T01:00:00"), "at the next step: {t:?}");
+    assert_eq!(report.gapped_stops.len(), 1, "{}", report.summary());
+    let gap = &report.gapped_stops[0];
+    assert_eq!((gap.symbol.as_str(), gap.action.as_str()), ("SOLUSDT", "closed_at_market"));
+    assert_eq!(gap.at, backtest::history::iso(t0 + HOUR));
+    assert!(gap.price < gap.stop_px, "{gap:?}");
+    assert!(report.summary().contains("stops gapped past their limit: 1"), "{}", report.summary());
+    assert!(backtest::html::page(&report).contains("Stops gapped past their limit"));
+
+    let (report, _) = gapped_stop_run("[protection]\ngap_exit = \"alert\"\n").await;
+    let t = &report.trades[0];
+    assert_eq!((t.reason, report.closed_at_end), (CloseReason::Market, 1), "held to the end");
+    assert_eq!(report.gapped_stops.len(), 1, "reported once: {:?}", report.gapped_stops);
+    assert_eq!(report.gapped_stops[0].action, "alerted");
+}
+
+/// No trade at a step without a candle: the market was closed (a weekend) or the data ended.
+/// The steps are counted as `market_closed`, and the warm-up before the first step is counted
+/// in candles, across the gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_trades_while_the_market_has_no_candle() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = JAN_1 + 10 * DAY;
+    // Candles at hours 0-5 and 10-12 after t0: closed from hour 6 to hour 9.
+    let mut c = one_move(t0, 100.0, 100.0, 100.0, 100.0);
+    for h in (2..=5).chain(10..=12) {
+        push(&mut c, t0 + h * HOUR, [100.0; 4]);
+    }
+    write_csv(dir.path(), "SOLUSDT", &c);
+    let config = config(data.path(), "[strategy.mr_combined]\nmax_trades_per_day = 5\n");
+    let from = t0 + 6 * HOUR;
+    let report =
+        run(&config, &spec(buy_everything(), &["SOLUSDT"], from, t0 + 12 * HOUR, Some(dir.path())))
+            .await;
+    assert_eq!(report.trades.len(), 1, "{}", report.summary());
+    assert_eq!(report.trades[0].opened_at, "2025-01-11T10:00:00+00:00", "when it opened again");
+    assert_eq!(report.why_no_trade.by_symbol["SOLUSDT"].market_closed, 4, "hours 6-9");
+    assert_eq!(report.why_no_trade.run.market_closed, 4);
+    assert!(report.summary().contains("market closed at 4 steps"), "{}", report.summary());
+}
+
+/// Why no trade happened, per check of the checklist and per gate, for the run and per
+/// symbol, in the summary, the JSON and the HTML: MR Combined over three random walks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_says_why_no_trade_happened_per_check_and_per_symbol() {
+    let data = tempfile::tempdir().unwrap();
+    let candles = tempfile::tempdir().unwrap();
+    // MR Combined reads 200 daily candles: 210 days of hourly ones to aggregate them from.
+    let end = JAN_1 + 210 * DAY;
+    let symbols = ["ETHUSDT", "SOLUSDT", "LINKUSDT"];
+    for (i, symbol) in symbols.iter().enumerate() {
+        let c = spotbot_sdk::testing::candles(11 + i as u64, "1h", 210 * 24, 100.0, 0.0, end);
+        write_csv(candles.path(), symbol, &c);
+    }
+    let config = config(data.path(), "");
+    let plugin = artifact("plugins", "mr_combined.wasm");
+    let from = end - 5 * DAY;
+    let report = run(&config, &spec(plugin, &symbols, from, end, Some(candles.path()))).await;
+    let why = &report.why_no_trade;
+    assert!(!why.run.skips.is_empty() && !why.run.failed_checks.is_empty(), "{why:?}");
+    assert_eq!(why.by_symbol.len(), 3, "{why:?}");
+    for (symbol, counts) in &why.by_symbol {
+        let skipped: usize = counts.skips.values().sum();
+        assert!(skipped > 0, "{symbol}: {counts:?}");
+    }
+    let skipped: usize = why.run.skips.values().sum();
+    let per_symbol: usize = why.by_symbol.values().flat_map(|c| c.skips.values()).sum();
+    assert_eq!(skipped, per_symbol, "the run's counts are the symbols' sums");
+    let summary = report.summary();
+    assert!(summary.contains("why no trade: skips ") && summary.contains("failed checks "));
+    assert!(summary.contains("  SOLUSDT: skips "), "{summary}");
+    let json = serde_json::to_value(&report).unwrap();
+    assert!(json["why_no_trade"]["by_symbol"]["ETHUSDT"]["failed_checks"].is_object(), "{json}");
+    let page = backtest::html::page(&report);
+    assert!(page.contains("Why no trade") && page.contains("… LINKUSDT"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
