@@ -19,8 +19,10 @@ use crate::{cargo, http, path_str, plugins, venv, workspace_root};
 
 /// Fixed, so that a run is reproducible: the same requests for the same document.
 const SEED: &str = "1";
-/// Test cases per operation and phase; keeps the step to about a minute today.
-const MAX_EXAMPLES: &str = "100";
+/// Test cases per operation and phase. 50 keeps the step under a minute (100 took 108 s of
+/// the 30-minute budget of `cargo xtask test`); with the fixed seed, the same cases run on
+/// every machine (5006 cases over the 70 operations on 2026-11-25).
+const MAX_EXAMPLES: &str = "50";
 /// Statuses schemathesis accepts for schema-valid requests by default (its
 /// `positive_data_acceptance` check); an operation's `x-valid-input-statuses` add to these.
 const POSITIVE_DEFAULT: &[&str] = &["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"];
