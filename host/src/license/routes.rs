@@ -9,6 +9,9 @@
 //! changes or cancels orders, or changes what the bot will act on, needs the license. Saying
 //! NO to a signal and cleaning up old signals are always possible.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 use axum::http::Method;
 
 /// One route and whether it needs an active license.
@@ -179,8 +182,11 @@ pub const ROUTES: &[RouteRule] = &[
 
 /// The rule for a matched route, if the table has one.
 pub fn rule_for(method: &Method, path: &str) -> Option<&'static RouteRule> {
+    /// The table by (method, path): the license layer asks on every request.
+    static INDEX: LazyLock<HashMap<(&str, &str), &RouteRule>> =
+        LazyLock::new(|| ROUTES.iter().map(|r| ((r.method, r.path), r)).collect());
     let method = if method == Method::HEAD { "GET" } else { method.as_str() };
-    ROUTES.iter().find(|r| r.method == method && r.path == path)
+    INDEX.get(&(method, path)).copied()
 }
 
 /// Whether a matched route needs an active license: the table decides; a path missing from it
