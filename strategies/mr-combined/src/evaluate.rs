@@ -7,7 +7,7 @@ use spotbot_sdk::{Checklist, Direction, ScanError, ScanResult, SymbolData};
 
 use crate::config::Settings;
 use crate::data::{self, Bars};
-use crate::entry::{self, RSI_PERIOD, VOLUME_AVG_BARS};
+use crate::entry::{self, RSI_PERIOD};
 use crate::line::{Line, Side};
 use crate::range::{RANGE_BARS, Range};
 use crate::regime::{
@@ -161,7 +161,7 @@ impl Run {
         let adx_series = ind::adx(rh, rl, rc, ADX_PERIOD);
         let adx = last(&adx_series);
         let entry_atr = ind::atr(&entry_bars.high, &entry_bars.low, &entry_bars.close, ATR_PERIOD);
-        let vol_ratio = last(&ind::volume_ratio(&entry_bars.volume, VOLUME_AVG_BARS));
+        let vol_ratio = entry::turn_volume_ratio(&entry_bars.volume);
         let rsi = last(&ind::rsi(&entry_bars.close, RSI_PERIOD));
         let range = Range::measure(&regime_bars, atr, &adx_series);
         let side = range.side(price);
@@ -190,7 +190,10 @@ impl Run {
         )?;
 
         // Gate 3: the range (width, trendless span, touches).
-        self.gate("range", range.lines(settings.regime_tf(), config.range_min_atr_multiplier))?;
+        self.gate(
+            "range",
+            range.lines(settings.regime_tf(), config.range_min_atr_multiplier, side),
+        )?;
 
         // Gate 4: entry (reversal, proximity, volume).
         let (zone_min, zone_max) = (config.zone_proximity_atr_min, config.zone_proximity_atr_max);

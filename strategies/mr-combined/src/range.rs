@@ -12,10 +12,19 @@ use spotbot_sdk::indicators::median;
 /// for the default reward/risk (about 7 ATR, see the README) with ADX below 25 needs legs of
 /// several days, and each edge needs two touches, so the window must hold a few legs.
 pub const RANGE_BARS: usize = 120;
-/// A bar touches support when its low is within this many ATR of it (resistance: its high);
-/// the same band decides whether the entry candles tested the edge.
-pub const TOUCH_ATR: f64 = 0.25;
-/// Separate touches each edge needs (consecutive touching bars are one touch).
+/// A bar touches support when its low is within this many ATR of it (resistance: its high).
+/// Half an ATR is the outer edge of the entry zone (`zone_proximity_atr_max` 0.5): a price
+/// that near the edge is "at" it for an entry, so a turn that near it is a touch too.
+pub const TOUCH_ATR: f64 = 0.5;
+/// Between two touches of an edge the price must have gone this many ATR away from it (for
+/// support: a bar's high at least S + 2 ATR): a retest after a real excursion, more than
+/// a stop's worth (1.5 ATR), not a bar wobbling in and out of the band.
+pub const TOUCH_SEPARATION_ATR: f64 = 1.0;
+/// Separate touches the edge the trade leans on needs: an edge turned once is a swing, twice
+/// a level (a double bottom or top). The far edge is the target, and the window's extreme
+/// is a touch by construction; requiring a second touch there too refused most real ranges
+/// whose far side had been visited once (EURUSD 4h: support 2, resistance 1) without making
+/// the level the trade relies on any better.
 pub const MIN_TOUCHES: usize = 2;
 
 /// The measured range.
@@ -42,13 +51,21 @@ impl Range {
         let (high, low) = (&bars.high[start..], &bars.low[start..]);
         let support = low.iter().copied().fold(f64::INFINITY, f64::min);
         let resistance = high.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let band = TOUCH_ATR * atr;
+        let (band, away) = (TOUCH_ATR * atr, TOUCH_SEPARATION_ATR * atr);
+        let support_visits = low
+            .iter()
+            .zip(high)
+            .map(|(&l, &h)| Visit { touches: l <= support + band, leaves: h >= support + away });
+        let resistance_visits = low.iter().zip(high).map(|(&l, &h)| Visit {
+            touches: h >= resistance - band,
+            leaves: l <= resistance - away,
+        });
         Range {
             support,
             resistance,
             atr,
-            support_touches: episodes(low.iter().map(|&l| l <= support + band)),
-            resistance_touches: episodes(high.iter().map(|&h| h >= resistance - band)),
+            support_touches: touches(support_visits),
+            resistance_touches: touches(resistance_visits),
             median_adx: median(adx.get(start..).unwrap_or(&[])),
             bars: low.len(),
         }
@@ -96,8 +113,8 @@ impl Range {
         }
     }
 
-    /// The gate's three lines: width, ADX, touches.
-    pub fn lines(&self, tf: &str, min_width_atr: f64) -> Vec<Line> {
+    /// The gate's three lines: width, ADX, touches of the edge `side` leans on.
+    pub fn lines(&self, tf: &str, min_width_atr: f64, side: Side) -> Vec<Line> {
         let width_atr = self.width_atr();
         let width = Line::new(
             "range_width",
@@ -122,28 +139,42 @@ impl Range {
             ),
             None => Line::new("range_adx", false, format!("{tf} ADX n/a over the range")),
         };
-        let ok = self.support_touches >= MIN_TOUCHES && self.resistance_touches >= MIN_TOUCHES;
         let touches = Line::new(
             "range_touches",
-            ok,
+            self.touches(side) >= MIN_TOUCHES,
             format!(
-                "touches within {TOUCH_ATR} ATR: support {}, resistance {} (need {MIN_TOUCHES} each)",
-                self.support_touches, self.resistance_touches
+                "touches within {TOUCH_ATR} ATR, {TOUCH_SEPARATION_ATR} ATR apart: support {}, resistance {} (need {MIN_TOUCHES} at the {} a {} leans on)",
+                self.support_touches,
+                self.resistance_touches,
+                side.edge(),
+                side.as_str()
             ),
         );
         vec![width, adx, touches]
     }
 }
 
-/// Counts runs of `true`: each maximal run of consecutive touching bars is one touch.
-fn episodes(touching: impl Iterator<Item = bool>) -> usize {
+/// What one bar did relative to an edge.
+#[derive(Debug, Clone, Copy)]
+struct Visit {
+    /// Came within [`TOUCH_ATR`] of the edge.
+    touches: bool,
+    /// Went [`TOUCH_SEPARATION_ATR`] away from it.
+    leaves: bool,
+}
+
+/// Counts separate touches: the first touching bar is one, and a later touching bar is
+/// another only when some bar since the previous touch left the edge.
+fn touches(visits: impl Iterator<Item = Visit>) -> usize {
     let mut count = 0;
-    let mut inside = false;
-    for t in touching {
-        if t && !inside {
+    let mut armed = true;
+    for v in visits {
+        if v.touches && armed {
             count += 1;
+            armed = false;
+        } else if v.leaves {
+            armed = true;
         }
-        inside = t;
     }
     count
 }
@@ -165,20 +196,33 @@ mod tests {
     }
 
     #[test]
+    fn touches_need_an_excursion_between_them() {
+        let v = |touches, leaves| Visit { touches, leaves };
+        // Touch, wobble out of the band and back without leaving: one touch.
+        assert_eq!(touches([v(true, false), v(false, false), v(true, false)].into_iter()), 1);
+        // Touch, leave, touch again: two.
+        assert_eq!(touches([v(true, false), v(false, true), v(true, false)].into_iter()), 2);
+        assert_eq!(touches(std::iter::empty()), 0);
+    }
+
+    #[test]
     fn edges_touches_and_sides() {
-        assert_eq!(episodes([true, true, false, true, false, false, true].into_iter()), 3);
-        assert_eq!(episodes(std::iter::empty()), 0);
+        // ATR 1: band 0.5, separation 1. Support 1.0 touched by bars 0, 2 and 5, each after
+        // a bar whose high went 1 ATR or more away.
         let b = bars(&[10.0, 9.0, 9.95, 9.8, 10.0, 8.0], &[1.0, 2.0, 1.2, 2.0, 3.0, 1.1]);
         let r = Range::measure(&b, 1.0, &[f64::NAN, f64::NAN, 20.0, 22.0, 24.0, 30.0]);
         assert_eq!((r.support, r.resistance, r.midline(), r.width_atr()), (1.0, 10.0, 5.5, 9.0));
-        // Support band <= 1.25: bars 0, 2, 5 (three runs). Resistance band >= 9.75: bars 0 and
-        // 2..=4 (two runs).
-        assert_eq!((r.support_touches, r.resistance_touches), (3, 2));
+        // Resistance band >= 9.5 and every low at or below 9 (left): bars 0, 2 and 4.
+        assert_eq!((r.support_touches, r.resistance_touches), (3, 3));
         assert_eq!(r.median_adx, Some(23.0));
         assert_eq!(r.side(5.5), Side::Buy);
         assert_eq!(r.side(5.6), Side::Sell);
         assert_eq!((r.near_edge(Side::Sell), r.far_edge(Side::Sell)), (10.0, 1.0));
-        assert!(r.lines("4h", 3.0).iter().all(|l| l.pass));
-        assert!(!r.lines("4h", 9.5)[0].pass);
+        assert!(r.lines("4h", 3.0, Side::Buy).iter().all(|l| l.pass));
+        // Only the edge the trade leans on needs its second touch.
+        let once = Range { resistance_touches: 1, ..r.clone() };
+        assert!(once.lines("4h", 3.0, Side::Buy)[2].pass);
+        assert!(!once.lines("4h", 3.0, Side::Sell)[2].pass);
+        assert!(!r.lines("4h", 9.5, Side::Buy)[0].pass);
     }
 }

@@ -1,11 +1,12 @@
 //! Gate 2: the multi-timeframe regime. Mean reversion works when nothing is trending or
 //! thrashing: the macro timeframe (1d) must not have just broken out of its range nor lean
 //! against the trade, the regime timeframe (4h) must not trend (ADX), and the entry timeframe
-//! (1h) must not be in volatile chop (ATR blown up with no net progress). The definitions and
-//! thresholds are the host's market-context ones (`docs/market-context.md`), computed here
-//! from the plugin's own candles.
+//! (1h) must not be in volatile chop (ATR blown up with no net progress). The definitions are
+//! the host's market-context ones (`docs/market-context.md`), computed here from the plugin's
+//! own candles; the swing tolerance and the trend-now ADX line are this plugin's, derived in
+//! its README ("Thresholds").
 
-use spotbot_sdk::indicators::{last, swing_highs, swing_lows};
+use spotbot_sdk::indicators::{atr, last, swing_highs, swing_lows};
 
 use crate::data::Bars;
 use crate::line::{Line, Side};
@@ -15,8 +16,17 @@ use spotbot_sdk::indicators::{efficiency_ratio, median};
 pub const ATR_PERIOD: usize = 14;
 /// Wilder ADX period on the regime timeframe.
 pub const ADX_PERIOD: usize = 14;
-/// ADX at or above this is a trend (the host's `ADX_TREND_MIN`): no mean reversion.
+/// ADX at or above this is a trend (the host's `ADX_TREND_MIN`, Wilder's classic line): the
+/// range gate's median ADX over the window must stay below it, so the range as a whole was
+/// trendless.
 pub const ADX_TREND_MAX: f64 = 25.0;
+/// The regime timeframe's ADX now must stay below this: a strong trend in progress, which
+/// runs over the edge. Higher than [`ADX_TREND_MAX`] on purpose: the leg that carries the
+/// price from one edge of a range to the other is itself directional for a few days and
+/// lifts ADX(14) into the mid twenties exactly when the entry comes (measured on EURUSD 4h:
+/// the median ADX at the steps that passed every other regime and range rule was about 24,
+/// the 90th percentile 31); above 30 the move is more than a leg.
+pub const ADX_STRONG_TREND: f64 = 30.0;
 /// The macro dealing range: highest high and lowest low of this many bars ...
 pub const MACRO_RANGE_BARS: usize = 50;
 /// ... ending this many bars before the last closed bar, so a last close outside it is a
@@ -24,6 +34,10 @@ pub const MACRO_RANGE_BARS: usize = 50;
 pub const MACRO_BREAK_BARS: usize = 3;
 /// Bars on each side of a fractal swing (the host's `SWING_SIDE`).
 pub const SWING_SIDE: usize = 2;
+/// Two swings closer than this many macro ATR(14) are "equal" (a double top or bottom, the
+/// signature of a range), not a higher or lower one: a daily fractal two bars wide is one
+/// day's noise, and a phase read from noise blocked buys half the time on real data.
+pub const SWING_TOLERANCE_ATR: f64 = 0.5;
 /// Volatile chop: entry-timeframe ATR at least this multiple of its median over the candles
 /// given ...
 pub const CHOP_ATR_RATIO: f64 = 1.5;
@@ -75,9 +89,15 @@ impl Macro {
         };
         let highs = last_two(swing_highs(&bars.high, SWING_SIDE, SWING_SIDE), &bars.high);
         let lows = last_two(swing_lows(&bars.low, SWING_SIDE, SWING_SIDE), &bars.low);
+        let tolerance = last(&atr(&bars.high, &bars.low, &bars.close, ATR_PERIOD)).unwrap_or(0.0)
+            * SWING_TOLERANCE_ATR;
         let phase = match (highs, lows) {
-            (Some((h1, h2)), Some((l1, l2))) if h2 > h1 && l2 > l1 => Phase::Bull,
-            (Some((h1, h2)), Some((l1, l2))) if h2 < h1 && l2 < l1 => Phase::Bear,
+            (Some((h1, h2)), Some((l1, l2))) if h2 - h1 > tolerance && l2 - l1 > tolerance => {
+                Phase::Bull
+            }
+            (Some((h1, h2)), Some((l1, l2))) if h1 - h2 > tolerance && l1 - l2 > tolerance => {
+                Phase::Bear
+            }
             _ => Phase::Range,
         };
         Some(Macro { phase, range_low, range_high, close: bars.close[n - 1] })
@@ -112,15 +132,17 @@ impl Macro {
     }
 }
 
-/// The regime timeframe must not trend: ADX below [`ADX_TREND_MAX`].
+/// The regime timeframe must not trend strongly: ADX below [`ADX_STRONG_TREND`].
 pub fn trend_line(tf: &str, adx: Option<f64>) -> Line {
     match adx {
-        Some(a) if a < ADX_TREND_MAX => {
-            Line::new("regime_trend", true, format!("{tf} ADX {a:.1} < {ADX_TREND_MAX}"))
+        Some(a) if a < ADX_STRONG_TREND => {
+            Line::new("regime_trend", true, format!("{tf} ADX {a:.1} < {ADX_STRONG_TREND}"))
         }
-        Some(a) => {
-            Line::new("regime_trend", false, format!("{tf} ADX {a:.1} >= {ADX_TREND_MAX} (trend)"))
-        }
+        Some(a) => Line::new(
+            "regime_trend",
+            false,
+            format!("{tf} ADX {a:.1} >= {ADX_STRONG_TREND} (trend)"),
+        ),
         None => Line::new("regime_trend", false, format!("{tf} ADX n/a")),
     }
 }
@@ -193,11 +215,17 @@ mod tests {
         let m = Macro::read(&bars(high.clone(), low.clone(), close.clone())).unwrap();
         let l = m.line("1d", Side::Buy);
         assert!(!l.pass && l.detail.contains("broken out downwards"), "{}", l.detail);
-        // Rising swing lows and highs: bull; a sell leans against it.
-        let high: Vec<f64> = high.iter().enumerate().map(|(i, h)| h + i as f64 * 0.01).collect();
-        let low: Vec<f64> = low.iter().enumerate().map(|(i, l)| l + i as f64 * 0.01).collect();
+        // Swings rising by 0.06 a cycle, well within half an ATR (about 2.5 here): equal
+        // highs and lows, still a range.
+        let drift = |col: &[f64], step: f64| -> Vec<f64> {
+            col.iter().enumerate().map(|(i, v)| v + i as f64 * step).collect()
+        };
         close[n - 1] = 15.0;
-        let m = Macro::read(&bars(high, low, close)).unwrap();
+        let m = Macro::read(&bars(drift(&high, 0.01), drift(&low, 0.01), close.clone())).unwrap();
+        assert_eq!(m.phase, Phase::Range);
+        // Rising by 3 a cycle: higher highs and higher lows, bull; a sell leans against it.
+        let m =
+            Macro::read(&bars(drift(&high, 0.5), drift(&low, 0.5), drift(&close, 0.5))).unwrap();
         assert_eq!(m.phase, Phase::Bull);
         assert!(m.line("1d", Side::Buy).pass);
         assert!(!m.line("1d", Side::Sell).pass);
@@ -207,7 +235,8 @@ mod tests {
     #[test]
     fn trend_and_chop_lines() {
         assert!(trend_line("4h", Some(24.9)).pass);
-        assert_eq!(trend_line("4h", Some(38.24)).detail, "4h ADX 38.2 >= 25 (trend)");
+        assert!(trend_line("4h", Some(29.9)).pass);
+        assert_eq!(trend_line("4h", Some(38.24)).detail, "4h ADX 38.2 >= 30 (trend)");
         assert!(!trend_line("4h", None).pass);
         let c = Chop { atr_ratio: 2.0, efficiency: 0.1 };
         assert!(c.is_chop() && c.line("1h").detail.starts_with("1h volatile chop"));

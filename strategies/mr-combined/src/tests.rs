@@ -346,7 +346,7 @@ fn each_later_gate_fails_with_its_name() {
     let cases = [
         (json!({"range_min_atr_multiplier": 9.5}), "range: 4h range 95"),
         (json!({"zone_proximity_atr_min": 0.1, "zone_proximity_atr_max": 0.2}), "entry: price"),
-        (json!({"vol_increase_min": 2.0}), "entry: 1h volume 1.60x"),
+        (json!({"vol_increase_min": 2.0}), "entry: 1h turn volume 1.60x"),
         (json!({"min_rr": 5.0}), "min_rr: rr"),
     ];
     for (config, expected) in cases {
