@@ -3,12 +3,14 @@
 
 mod apt;
 mod bench_http;
+mod calibrate;
 mod children;
 mod chromium;
 mod compose_test;
 mod contract;
 mod demo;
 mod http;
+mod market_data;
 mod new_strategy;
 mod openclaw;
 mod plugins;
@@ -23,7 +25,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 
 const USAGE: &str =
-    "usage: cargo xtask <demo|test|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http>
+    "usage: cargo xtask <demo|test|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http|calibrate>
   demo      build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000
   test      everything CI checks: fmt, clippy, plugin build, all tests (installing Debian's
@@ -53,7 +55,10 @@ const USAGE: &str =
   bench-http
             API throughput with /metrics recording on: wrk on GET /api/health against a bare
             axum hello-world server in the same run, release build (installs Debian's wrk when
-            missing; numbers in docs/benchmarks.md)";
+            missing; numbers in docs/benchmarks.md)
+  calibrate MR Combined's backtest over real EURUSD hourly data (PyPI wheel backtesting,
+            into target/market-data) and three random walks: signal and trade counts inside
+            the band of strategies/mr-combined/README.md";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -68,6 +73,7 @@ fn main() -> ExitCode {
         Some("new-strategy") => new_strategy::run(&args[1..]),
         Some("vendor-dashboard") => vendor::run(),
         Some("bench-http") => bench_http::run(),
+        Some("calibrate") => calibrate::run(),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;

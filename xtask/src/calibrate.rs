@@ -1,0 +1,197 @@
+//! `cargo xtask calibrate`: MR Combined replayed by `spotbot backtest` over real hourly market
+//! data (EURUSD from the `backtesting` wheel, [`crate::market_data`]) and over three random
+//! walks of the same calendar, volume and hourly volatility, checked against the rate band
+//! documented in `strategies/mr-combined/README.md` ("Calibration on real data"):
+//!
+//! - EURUSD, [`FROM`] .. [`TO`] (about seven months, one symbol): between [`SIGNALS`] buy or
+//!   sell results and between [`TRADES`] closed trades — it trades, and not at every scan;
+//! - the random walks: of the steps at which the price stood in the entry zone of a range
+//!   the gates had validated, at most [`WALK_ZONE_SHARE_MAX`] became a signal (it does not
+//!   trade every range of a market without mean reversion), and at most [`TRADES`]'s upper
+//!   bound of trades per walk.
+//!
+//! Uses `target/debug/spotbot` (`cargo build -p spotbot`) and `plugins/mr_combined.wasm`
+//! (`cargo xtask plugins -p mr-combined`), both built first (no-ops when fresh); the two
+//! replays take about 25 s on a debug build.
+
+use std::ops::RangeInclusive;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use crate::market_data::{self, EURUSD, QUOTE, WALKS};
+use crate::{Cargo, path_str, plugins, workspace_root};
+
+/// The replayed span: the first step with 52 daily candles of warm-up in the file (the
+/// plugin skips with `data` until it has 60), through the file's last day.
+const FROM: &str = "2017-07-03";
+const TO: &str = "2018-02-07";
+/// Buy and sell results over the EURUSD run (one symbol, seven months): the aim is one or
+/// two setups a month while the market ranges and none while it trends (README).
+const SIGNALS: RangeInclusive<u64> = 1..=10;
+/// Closed trades over the EURUSD run, and at most the upper bound per random walk.
+const TRADES: RangeInclusive<u64> = 1..=8;
+/// Share of the random walks' entry-zone steps (price 0.3-0.5 ATR from the edge of a
+/// validated range) that may become a signal.
+const WALK_ZONE_SHARE_MAX: f64 = 0.5;
+
+pub fn run() -> anyhow::Result<()> {
+    let data = market_data::ensure()?;
+    Cargo::workspace().run(&["build", "-p", "spotbot"])?;
+    plugins::run(&["-p".to_string(), "mr-combined".to_string()])?;
+    let config = data.join("calibrate.toml");
+    std::fs::write(
+        &config,
+        format!("[market]\nquote_asset = \"{QUOTE}\"\nreference_symbol = \"BTC{QUOTE}\"\n"),
+    )?;
+    let real = Replay::run(&data, &config, "eurusd", &[EURUSD])?;
+    let walks = Replay::run(&data, &config, "walks", &WALKS)?;
+    real.print("EURUSD (real, hourly)");
+    walks.print("random walks (3, EURUSD's calendar, volume and volatility)");
+
+    let mut failures = Vec::new();
+    if !SIGNALS.contains(&real.signals()) {
+        failures.push(format!("EURUSD gave {} signals, band {SIGNALS:?}", real.signals()));
+    }
+    if !TRADES.contains(&real.trades()) {
+        failures.push(format!("EURUSD closed {} trades, band {TRADES:?}", real.trades()));
+    }
+    let cap = *TRADES.end() * WALKS.len() as u64;
+    if walks.trades() > cap {
+        failures.push(format!("the random walks closed {} trades, at most {cap}", walks.trades()));
+    }
+    let share = walks.zone_share();
+    if share.is_none_or(|s| s > WALK_ZONE_SHARE_MAX) {
+        failures.push(format!(
+            "the random walks signalled at {share:?} of their entry-zone steps, at most \
+             {WALK_ZONE_SHARE_MAX}"
+        ));
+    }
+    if !failures.is_empty() {
+        bail!("calibration outside its band:\n  {}", failures.join("\n  "));
+    }
+    println!("calibration: inside the bands (strategies/mr-combined/README.md)");
+    Ok(())
+}
+
+/// One `spotbot backtest --json` run and its report.
+struct Replay {
+    report: Value,
+}
+
+impl Replay {
+    fn run(data: &Path, config: &Path, name: &str, symbols: &[&str]) -> anyhow::Result<Replay> {
+        let spotbot = plugins::target_dir()?.join("debug").join("spotbot");
+        let plugin = workspace_root().join("plugins").join("mr_combined.wasm");
+        let json = data.join(format!("{name}.json"));
+        let html = data.join(format!("{name}.html"));
+        let args: Vec<String> = [
+            "backtest",
+            "--config",
+            path_str(config)?,
+            "--plugin",
+            path_str(&plugin)?,
+            "--symbols",
+            &symbols.join(","),
+            "--from",
+            FROM,
+            "--to",
+            TO,
+            "--candles",
+            path_str(&data.join("candles"))?,
+            "--data-dir",
+            path_str(&data.join("run"))?,
+            "--out",
+            path_str(&html)?,
+            "--json",
+            path_str(&json)?,
+        ]
+        .map(String::from)
+        .to_vec();
+        println!("$ {} {}", spotbot.display(), args.join(" "));
+        let output = Command::new(&spotbot)
+            .args(&args)
+            .output()
+            .with_context(|| format!("cannot run {}", spotbot.display()))?;
+        if !output.status.success() {
+            bail!("spotbot backtest failed: {}", String::from_utf8_lossy(&output.stderr));
+        }
+        let report = serde_json::from_str(
+            &std::fs::read_to_string(&json)
+                .with_context(|| format!("cannot read {}", json.display()))?,
+        )?;
+        Ok(Replay { report })
+    }
+
+    fn number(&self, pointer: &str) -> u64 {
+        self.report.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
+    }
+
+    /// Buy and sell results (each scan that gave one, a trade open or not).
+    fn signals(&self) -> u64 {
+        self.number("/signals/buy") + self.number("/signals/sell")
+    }
+
+    fn trades(&self) -> u64 {
+        self.number("/stats/count")
+    }
+
+    /// Steps whose range passed the gates (they reached the entry gate or a later one) ...
+    fn range_steps(&self) -> u64 {
+        let skips = |gate: &str| self.number(&format!("/why_no_trade/run/skips/{gate}"));
+        skips("entry") + skips("min_rr") + skips("market_context") + self.signals()
+    }
+
+    /// ... of which the price stood in the entry zone (its proximity line passed).
+    fn zone_steps(&self) -> u64 {
+        self.range_steps()
+            .saturating_sub(self.number("/why_no_trade/run/failed_checks/entry_proximity"))
+    }
+
+    /// Signals per entry-zone step; `None` without such a step.
+    fn zone_share(&self) -> Option<f64> {
+        let zone = self.zone_steps();
+        (zone > 0).then(|| self.signals() as f64 / zone as f64)
+    }
+
+    fn print(&self, title: &str) {
+        let stats = |key: &str| self.number(&format!("/stats/{key}"));
+        println!(
+            "{title}: {} steps, {} signals ({} buy, {} opened), {} trades ({} won, {} lost), \
+             validated range at {} steps, price in its entry zone at {}",
+            self.number("/steps"),
+            self.signals(),
+            self.number("/signals/buy"),
+            self.number("/signals/opened"),
+            self.trades(),
+            stats("wins"),
+            stats("losses"),
+            self.range_steps(),
+            self.zone_steps(),
+        );
+        if let Some(skips) = self.report.pointer("/why_no_trade/run/skips") {
+            println!("  skips by gate: {skips}");
+        }
+        if let Some(failed) = self.report.pointer("/why_no_trade/run/failed_checks") {
+            println!("  failed checks: {failed}");
+        }
+        for trade in self.report["trades"].as_array().into_iter().flatten() {
+            let text = |key: &str| trade[key].as_str().unwrap_or("-").to_string();
+            println!(
+                "  trade {} {} -> {}: entry {}, stop {}, target {}, exit {} ({}), tier {}, pnl {:.4}",
+                text("symbol"),
+                text("opened_at"),
+                text("closed_at"),
+                trade["entry_px"],
+                trade["sl_px"],
+                trade["tp_px"],
+                trade["exit_px"],
+                text("reason"),
+                text("tier"),
+                trade["pnl"].as_f64().unwrap_or(0.0),
+            );
+        }
+    }
+}
