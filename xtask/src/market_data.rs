@@ -6,7 +6,10 @@
 //! the layout `spotbot backtest --candles DIR` reads (`<SYMBOL>_<timeframe>.csv`,
 //! `open_time,open,high,low,close,volume`). Next to them, random walks with EURUSD's hourly
 //! volatility, its timestamps (weekends included) and its volume column: the same market
-//! without any mean reversion.
+//! without any mean reversion. The hourly series are also written as 4h and 1d candles, one
+//! per UTC bucket that traded (as an exchange's klines are), so the Sunday-evening session of
+//! FX is a short daily candle of its own instead of a gap that makes Monday's newest daily
+//! candle three days old.
 //!
 //! Everything lands in `target/market-data/` and is reused: the wheel is downloaded once, the
 //! files are rewritten only when missing.
@@ -30,6 +33,9 @@ pub const EURUSD: &str = "EURUSD";
 pub const WALKS: [&str; 3] = ["WALK1USD", "WALK2USD", "WALK3USD"];
 /// Price steps per hour of a walk: its highs and lows come from a path, not from the close.
 const WALK_SUBSTEPS: usize = 12;
+/// The coarser timeframes written from each hourly series, with their length in hours.
+const COARSER: [(&str, i64); 2] = [("4h", 4), ("1d", 24)];
+const HOUR_MS: i64 = 3_600_000;
 
 /// One sample file and how it is converted: the wheel's file, the symbol and timeframe it
 /// becomes (`None`: kept raw only, no backtest timeframe fits, e.g. monthly candles).
@@ -82,6 +88,15 @@ pub fn ensure() -> anyhow::Result<PathBuf> {
             write_atomically(&dest, &to_csv(&random_walk(&eurusd, seed)))?;
         }
     }
+    for symbol in std::iter::once(EURUSD).chain(WALKS) {
+        for (timeframe, hours) in COARSER {
+            let dest = candles.join(format!("{symbol}_{timeframe}.csv"));
+            if !dest.is_file() {
+                let hourly = read_sample(&candles.join(format!("{symbol}_1h.csv")))?;
+                write_atomically(&dest, &to_csv(&aggregate(&hourly, hours)?))?;
+            }
+        }
+    }
     Ok(root)
 }
 
@@ -126,8 +141,8 @@ fn run(program: &Path, args: &[&str], more: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads a sample file: `,Open,High,Low,Close,Volume` with the time in the first column as
-/// `YYYY-MM-DD` or `YYYY-MM-DD HH:MM:SS` (taken as UTC).
+/// Reads a sample file (`,Open,High,Low,Close,Volume` with the time in the first column as
+/// `YYYY-MM-DD` or `YYYY-MM-DD HH:MM:SS`, taken as UTC) or a file this module wrote (RFC 3339).
 fn read_sample(path: &Path) -> anyhow::Result<Vec<Row>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -148,6 +163,7 @@ fn parse_row(line: &str) -> anyhow::Result<Row> {
     };
     let time = match time.split_once(' ') {
         Some((date, clock)) => format!("{date}T{clock}Z"),
+        None if time.contains('T') => time.to_string(),
         None => format!("{time}T00:00:00Z"),
     };
     let number = |s: &str| s.parse::<f64>().with_context(|| format!("{s:?} is not a number"));
@@ -159,6 +175,74 @@ fn parse_row(line: &str) -> anyhow::Result<Row> {
         close: number(close)?,
         volume: number(volume)?,
     })
+}
+
+/// Epoch milliseconds of `YYYY-MM-DDTHH:MM:SSZ` (days from the civil date, Howard Hinnant's
+/// algorithm).
+fn epoch_ms(time: &str) -> anyhow::Result<i64> {
+    let field = |range: std::ops::Range<usize>| -> anyhow::Result<i64> {
+        let text =
+            time.get(range).with_context(|| format!("{time:?} is not YYYY-MM-DDTHH:MM:SSZ"))?;
+        text.parse().with_context(|| format!("{time:?} is not YYYY-MM-DDTHH:MM:SSZ"))
+    };
+    let (y, m, d) = (field(0..4)?, field(5..7)?, field(8..10)?);
+    let (hh, mm, ss) = (field(11..13)?, field(14..16)?, field(17..19)?);
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Ok(((days * 24 + hh) * 60 + mm) * 60_000 + ss * 1000)
+}
+
+/// Hourly rows merged into buckets of `hours` on the UTC grid: one candle for every bucket
+/// with at least one hourly candle, however short its session (a closed market's first or
+/// last hours); the bucket of the last row only when the data reaches its end.
+fn aggregate(hourly: &[Row], hours: i64) -> anyhow::Result<Vec<Row>> {
+    let size = hours * HOUR_MS;
+    let mut out: Vec<(i64, Row)> = Vec::new();
+    for row in hourly {
+        let bucket = epoch_ms(&row.time)?.div_euclid(size) * size;
+        match out.last_mut() {
+            Some((open, merged)) if *open == bucket => {
+                merged.high = merged.high.max(row.high);
+                merged.low = merged.low.min(row.low);
+                merged.close = row.close;
+                merged.volume += row.volume;
+            }
+            _ => out.push((bucket, Row { time: rfc3339(bucket), ..row.clone() })),
+        }
+    }
+    let data_end = match hourly.last() {
+        Some(row) => epoch_ms(&row.time)? + HOUR_MS,
+        None => return Ok(Vec::new()),
+    };
+    if out.last().is_some_and(|(open, _)| open + size > data_end) {
+        out.pop();
+    }
+    Ok(out.into_iter().map(|(_, row)| row).collect())
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` of epoch milliseconds (the inverse of [`epoch_ms`]).
+fn rfc3339(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let seconds = ms.rem_euclid(86_400_000) / 1000;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        seconds / 3600,
+        seconds % 3600 / 60,
+        seconds % 60
+    )
 }
 
 /// The backtest's CSV layout.
@@ -194,15 +278,18 @@ fn log_return_sd(rows: &[Row]) -> f64 {
 /// in `seed` (splitmix64 and Box–Muller, no RNG crate).
 fn random_walk(like: &[Row], seed: u64) -> Vec<Row> {
     let step_sd = log_return_sd(like) / (WALK_SUBSTEPS as f64).sqrt();
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let mut uniform = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
+    // splitmix64: the state advances by a fixed odd step and each output is its hash; the
+    // seed is hashed into the start so two seeds do not walk the same sequence shifted.
+    let mix = |mut z: u64| {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
+        z ^ (z >> 31)
+    };
+    let mut state = mix(seed ^ 0x5EED_5EED_5EED_5EED);
+    let mut uniform = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         // In (0, 1]: the logarithm below never sees 0.
-        ((z >> 11) as f64 + 1.0) / (1u64 << 53) as f64
+        ((mix(state) >> 11) as f64 + 1.0) / (1u64 << 53) as f64
     };
     let mut price = like.first().map_or(1.0, |r| r.open);
     let mut out = Vec::with_capacity(like.len());
@@ -243,11 +330,54 @@ mod tests {
         assert_eq!(r.time, "2017-04-19T09:00:00Z");
         assert_eq!((r.open, r.low, r.volume), (1.0716, 1.07083, 1413.0));
         assert_eq!(parse_row("2004-08-19,100,104,95,100,5").unwrap().time, "2004-08-19T00:00:00Z");
+        let written = parse_row("2017-04-19T09:00:00Z,1,1,1,1,1").unwrap();
+        assert_eq!(written.time, "2017-04-19T09:00:00Z");
         assert!(parse_row("2004-08-19,100,104").is_err());
         assert!(parse_row("2004-08-19,a,104,95,100,5").is_err());
         assert!(
             to_csv(&[r]).ends_with("2017-04-19T09:00:00Z,1.0716,1.0722,1.07083,1.07219,1413\n")
         );
+    }
+
+    #[test]
+    fn times_round_trip_and_buckets_keep_short_sessions() {
+        assert_eq!(epoch_ms("1970-01-01T00:00:00Z").unwrap(), 0);
+        assert_eq!(epoch_ms("2017-04-19T09:00:00Z").unwrap(), 1_492_592_400_000);
+        assert_eq!(rfc3339(1_492_592_400_000), "2017-04-19T09:00:00Z");
+        assert_eq!(rfc3339(epoch_ms("2016-02-29T23:59:59Z").unwrap()), "2016-02-29T23:59:59Z");
+        assert!(epoch_ms("2017-04-19").is_err());
+        // Friday 19:00-20:00, then Sunday 21:00-23:00 and Monday 00:00: Friday's daily
+        // candle, Sunday's short one; Monday's is cut, the data stops inside it.
+        let hour = |t: &str, p: f64| Row {
+            time: t.into(),
+            open: p,
+            high: p + 1.0,
+            low: p - 1.0,
+            close: p,
+            volume: 1.0,
+        };
+        let hourly = [
+            hour("2017-07-07T19:00:00Z", 10.0),
+            hour("2017-07-07T20:00:00Z", 11.0),
+            hour("2017-07-09T21:00:00Z", 12.0),
+            hour("2017-07-09T22:00:00Z", 13.0),
+            hour("2017-07-09T23:00:00Z", 14.0),
+            hour("2017-07-10T00:00:00Z", 15.0),
+        ];
+        let daily = aggregate(&hourly, 24).unwrap();
+        assert_eq!(daily.len(), 2);
+        assert_eq!(
+            (daily[0].time.as_str(), daily[0].open, daily[0].close),
+            ("2017-07-07T00:00:00Z", 10.0, 11.0)
+        );
+        assert_eq!(
+            (daily[1].time.as_str(), daily[1].high, daily[1].low),
+            ("2017-07-09T00:00:00Z", 15.0, 11.0)
+        );
+        assert_eq!(daily[1].volume, 3.0);
+        let four = aggregate(&hourly, 4).unwrap();
+        let times: Vec<&str> = four.iter().map(|r| r.time.as_str()).collect();
+        assert_eq!(times, ["2017-07-07T16:00:00Z", "2017-07-07T20:00:00Z", "2017-07-09T20:00:00Z"]);
     }
 
     #[test]
@@ -263,6 +393,9 @@ mod tests {
         let (want, got) = (log_return_sd(&like), log_return_sd(&walk));
         assert!((got / want - 1.0).abs() < 0.1, "sd {got} vs {want}");
         assert_eq!(random_walk(&like, 1), walk, "deterministic");
-        assert_ne!(random_walk(&like, 2), walk);
+        // Another seed is another path, not the same one shifted by a few draws.
+        let other = random_walk(&like, 3);
+        let shifted = (0..8).any(|k| other[k..].iter().zip(&walk).all(|(a, b)| a.close == b.close));
+        assert!(!shifted);
     }
 }
