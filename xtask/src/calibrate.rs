@@ -10,9 +10,8 @@
 //!   trade every range of a market without mean reversion), and at most [`TRADES`]'s upper
 //!   bound of trades per walk.
 //!
-//! Uses `target/debug/spotbot` (`cargo build -p spotbot`) and `plugins/mr_combined.wasm`
-//! (`cargo xtask plugins -p mr-combined`), both built first (no-ops when fresh); the two
-//! replays take about 25 s on a debug build.
+//! Uses `target/debug/spotbot` and `plugins/mr_combined.wasm`; the two replays take about
+//! 20-25 s on a debug build.
 
 use std::ops::RangeInclusive;
 use std::path::Path;
@@ -37,10 +36,19 @@ const TRADES: RangeInclusive<u64> = 1..=8;
 /// validated range) that may become a signal.
 const WALK_ZONE_SHARE_MAX: f64 = 0.5;
 
+/// `cargo xtask calibrate`: builds the service and the plugin, then [`check`]s.
 pub fn run() -> anyhow::Result<()> {
-    let data = market_data::ensure()?;
     Cargo::workspace().run(&["build", "-p", "spotbot"])?;
     plugins::run(&["-p".to_string(), "mr-combined".to_string()])?;
+    check()
+}
+
+/// The calibration on what is built: `cargo xtask test` runs it after `cargo test
+/// --workspace` (which built `target/debug/spotbot`) and the plugin build, so it compiles
+/// nothing (`cargo build -p spotbot` alone resolves other features than the workspace's
+/// build and would rebuild dependencies).
+pub fn check() -> anyhow::Result<()> {
+    let data = market_data::ensure()?;
     let config = data.join("calibrate.toml");
     std::fs::write(
         &config,

@@ -29,8 +29,8 @@ const USAGE: &str =
   demo      build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000
   test      everything CI checks: fmt, clippy, plugin build, all tests (installing Debian's
-            chromium for the dashboard's browser test when missing), the OpenClaw assets in the
-            real OpenClaw CLI, the API contract
+            chromium for the dashboard's browser test when missing), MR Combined's calibration
+            on real data, the OpenClaw assets in the real OpenClaw CLI, the API contract
   compose-test [--release]
             run docker-compose.yml for real (Docker from Debian, Compose v2 from PyPI, a
             debootstrap base image; skipped with one line where no Docker daemon can start)
@@ -165,6 +165,7 @@ fn test() -> anyhow::Result<()> {
     installs.finish()?;
     compiled?;
     cargo(&["test", "--workspace"])?;
+    calibrate::check()?;
     openclaw::check()?;
     contract::check()?;
     compose_test::check(false)
