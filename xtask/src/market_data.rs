@@ -15,7 +15,6 @@
 //! files are rewritten only when missing.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, bail};
 
@@ -107,36 +106,25 @@ fn download(root: &Path, raw: &Path) -> anyhow::Result<()> {
     let wheel_dir = root.join("wheel");
     std::fs::create_dir_all(&wheel_dir)?;
     let pip = bin.join("pip");
-    run(
-        &pip,
-        &["download", "--no-deps", "--disable-pip-version-check", "--quiet", "-d"],
-        &[path_str(&wheel_dir)?, WHEEL],
-    )?;
+    let quiet = ["--no-deps", "--disable-pip-version-check", "--quiet"];
+    let target = ["-d", path_str(&wheel_dir)?, WHEEL];
+    venv::run_program(path_str(&pip)?, &[&["download"], &quiet[..], &target].concat())?;
     let wheel = std::fs::read_dir(&wheel_dir)?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|e| e == "whl"))
         .with_context(|| format!("pip left no wheel in {}", wheel_dir.display()))?;
     let unpacked = root.join("unpacked");
-    run(&bin.join("python"), &["-m", "zipfile", "-e"], &[path_str(&wheel)?, path_str(&unpacked)?])?;
+    let python = bin.join("python");
+    venv::run_program(
+        path_str(&python)?,
+        &["-m", "zipfile", "-e", path_str(&wheel)?, path_str(&unpacked)?],
+    )?;
     std::fs::create_dir_all(raw)?;
     for sample in &SAMPLE_FILES {
         let from = unpacked.join(SAMPLES).join(sample.file);
         std::fs::copy(&from, raw.join(sample.file))
             .with_context(|| format!("the wheel has no {}", from.display()))?;
-    }
-    Ok(())
-}
-
-fn run(program: &Path, args: &[&str], more: &[&str]) -> anyhow::Result<()> {
-    println!("$ {} {} {}", program.display(), args.join(" "), more.join(" "));
-    let status = Command::new(program)
-        .args(args)
-        .args(more)
-        .status()
-        .with_context(|| format!("cannot run {}", program.display()))?;
-    if !status.success() {
-        bail!("{} failed ({status})", program.display());
     }
     Ok(())
 }

@@ -79,7 +79,8 @@ pub fn ensure() -> anyhow::Result<PathBuf> {
     Ok(bin)
 }
 
-fn run_program(program: &str, args: &[&str]) -> anyhow::Result<()> {
+/// Runs `program` with `args`, echoed first; fails unless it exits with 0.
+pub fn run_program(program: &str, args: &[&str]) -> anyhow::Result<()> {
     println!("$ {program} {}", args.join(" "));
     let status = Command::new(program)
         .args(args)
