@@ -1,17 +1,21 @@
 //! `cargo xtask calibrate`: MR Combined replayed by `spotbot backtest` over real hourly market
-//! data (EURUSD from the `backtesting` wheel, [`crate::market_data`]) and over three random
-//! walks of the same calendar, volume and hourly volatility, checked against the rate band
-//! documented in `strategies/mr-combined/README.md` ("Calibration on real data"):
+//! data (EURUSD from two PyPI wheels, [`crate::market_data`]) and over three random walks of
+//! the same calendar, volume and hourly volatility, checked against the rate band documented
+//! in `strategies/mr-combined/README.md` ("Calibration on real data"):
 //!
-//! - EURUSD, [`FROM`] .. [`TO`] (about seven months, one symbol): between [`SIGNALS`] buy or
-//!   sell results and between [`TRADES`] closed trades — it trades, and not at every scan;
+//! - EURUSD, [`FROM`] .. [`TO`] (eleven months, one symbol), the defaults: between
+//!   [`SIGNALS`] buy or sell results and between [`TRADES`] closed trades — it trades, and not
+//!   at every scan;
+//! - EURUSD with the entry zone widened to [`WIDE_ZONE`] ATR (the two config keys; every other
+//!   line as configured): at least one trade won and one lost — the rest of the checklist
+//!   picks setups that can go either way, and the report names why each closed;
 //! - the random walks: of the steps at which the price stood in the entry zone of a range
 //!   the gates had validated, at most [`WALK_ZONE_SHARE_MAX`] became a signal (it does not
 //!   trade every range of a market without mean reversion), and at most [`TRADES`]'s upper
 //!   bound of trades per walk.
 //!
-//! Uses `target/debug/spotbot` and `plugins/mr_combined.wasm`; the two replays take about
-//! 20-25 s on a debug build.
+//! Uses `target/debug/spotbot` and `plugins/mr_combined.wasm`; the three replays take about
+//! 45 s on a debug build.
 
 use std::ops::RangeInclusive;
 use std::path::Path;
@@ -23,11 +27,11 @@ use serde_json::Value;
 use crate::market_data::{self, EURUSD, QUOTE, WALKS};
 use crate::{Cargo, path_str, plugins, workspace_root};
 
-/// The replayed span: the first step with 52 daily candles of warm-up in the file (the
-/// plugin skips with `data` until it has 60), through the file's last day.
-const FROM: &str = "2017-07-03";
+/// The replayed span: the first step with 60 daily candles of warm-up in the file (the plugin
+/// skips with `data` until it has 60), through the file's last day.
+const FROM: &str = "2017-03-13";
 const TO: &str = "2018-02-07";
-/// Buy and sell results over the EURUSD run (one symbol, seven months): the aim is one or
+/// Buy and sell results over the EURUSD run (one symbol, eleven months): the aim is one or
 /// two setups a month while the market ranges and none while it trends (README).
 const SIGNALS: RangeInclusive<u64> = 1..=10;
 /// Closed trades over the EURUSD run, and at most the upper bound per random walk.
@@ -35,6 +39,11 @@ const TRADES: RangeInclusive<u64> = 1..=8;
 /// Share of the random walks' entry-zone steps (price 0.3-0.5 ATR from the edge of a
 /// validated range) that may become a signal.
 const WALK_ZONE_SHARE_MAX: f64 = 0.5;
+/// `zone_proximity_atr_min` / `max` of the sensitivity run (the defaults are 0.3 / 0.5).
+const WIDE_ZONE: (f64, f64) = (0.0, 1.0);
+/// Open-market hourly steps in a month (about 21.7 trading days of 24 hours): the rate per
+/// month of validated range is signals / (validated-range steps / this).
+const STEPS_PER_MONTH: f64 = 520.0;
 
 /// `cargo xtask calibrate`: builds the service and the plugin, then [`check`]s.
 pub fn run() -> anyhow::Result<()> {
@@ -49,14 +58,24 @@ pub fn run() -> anyhow::Result<()> {
 /// build and would rebuild dependencies).
 pub fn check() -> anyhow::Result<()> {
     let data = market_data::ensure()?;
+    let market =
+        format!("[market]\nquote_asset = \"{QUOTE}\"\nreference_symbol = \"BTC{QUOTE}\"\n");
     let config = data.join("calibrate.toml");
+    std::fs::write(&config, &market)?;
+    let wide_config = data.join("calibrate-wide-zone.toml");
     std::fs::write(
-        &config,
-        format!("[market]\nquote_asset = \"{QUOTE}\"\nreference_symbol = \"BTC{QUOTE}\"\n"),
+        &wide_config,
+        format!(
+            "{market}[strategy.mr_combined]\nzone_proximity_atr_min = {:.1}\n\
+             zone_proximity_atr_max = {:.1}\n",
+            WIDE_ZONE.0, WIDE_ZONE.1
+        ),
     )?;
     let real = Replay::run(&data, &config, "eurusd", &[EURUSD])?;
+    let wide = Replay::run(&data, &wide_config, "eurusd-wide-zone", &[EURUSD])?;
     let walks = Replay::run(&data, &config, "walks", &WALKS)?;
     real.print("EURUSD (real, hourly)");
+    wide.print(&format!("EURUSD, entry zone {}-{} ATR", WIDE_ZONE.0, WIDE_ZONE.1));
     walks.print("random walks (3, EURUSD's calendar, volume and volatility)");
 
     let mut failures = Vec::new();
@@ -65,6 +84,13 @@ pub fn check() -> anyhow::Result<()> {
     }
     if !TRADES.contains(&real.trades()) {
         failures.push(format!("EURUSD closed {} trades, band {TRADES:?}", real.trades()));
+    }
+    if wide.stat("wins") == 0 || wide.stat("losses") == 0 {
+        failures.push(format!(
+            "EURUSD with the wide zone won {} and lost {} trades: one of each at least",
+            wide.stat("wins"),
+            wide.stat("losses")
+        ));
     }
     let cap = *TRADES.end() * WALKS.len() as u64;
     if walks.trades() > cap {
@@ -143,7 +169,12 @@ impl Replay {
     }
 
     fn trades(&self) -> u64 {
-        self.number("/stats/count")
+        self.stat("count")
+    }
+
+    /// A count of the report's trade statistics (`count`, `wins`, `losses`).
+    fn stat(&self, key: &str) -> u64 {
+        self.number(&format!("/stats/{key}"))
     }
 
     /// Steps whose range passed the gates (they reached the entry gate or a later one) ...
@@ -165,18 +196,20 @@ impl Replay {
     }
 
     fn print(&self, title: &str) {
-        let stats = |key: &str| self.number(&format!("/stats/{key}"));
+        let range_months = self.range_steps() as f64 / STEPS_PER_MONTH;
         println!(
             "{title}: {} steps, {} signals ({} buy, {} opened), {} trades ({} won, {} lost), \
-             validated range at {} steps, price in its entry zone at {}",
+             validated range at {} steps (about {range_months:.1} months: {:.1} signals a \
+             month of range), price in its entry zone at {}",
             self.number("/steps"),
             self.signals(),
             self.number("/signals/buy"),
             self.number("/signals/opened"),
             self.trades(),
-            stats("wins"),
-            stats("losses"),
+            self.stat("wins"),
+            self.stat("losses"),
             self.range_steps(),
+            self.signals() as f64 / range_months.max(f64::MIN_POSITIVE),
             self.zone_steps(),
         );
         if let Some(skips) = self.report.pointer("/why_no_trade/run/skips") {
@@ -200,6 +233,11 @@ impl Replay {
                 text("tier"),
                 trade["pnl"].as_f64().unwrap_or(0.0),
             );
+            for check in trade["checklist"].as_array().into_iter().flatten() {
+                let mark = if check["pass"].as_bool() == Some(true) { "pass" } else { "FAIL" };
+                let text = |key: &str| check[key].as_str().unwrap_or("-").to_string();
+                println!("    {mark} {}: {}", text("name"), text("detail"));
+            }
         }
     }
 }

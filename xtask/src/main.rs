@@ -56,9 +56,9 @@ const USAGE: &str =
             API throughput with /metrics recording on: wrk on GET /api/health against a bare
             axum hello-world server in the same run, release build (installs Debian's wrk when
             missing; numbers in docs/benchmarks.md)
-  calibrate MR Combined's backtest over real EURUSD hourly data (PyPI wheel backtesting,
-            into target/market-data) and three random walks: signal and trade counts inside
-            the band of strategies/mr-combined/README.md";
+  calibrate MR Combined's backtest over real EURUSD hourly data (PyPI wheels backtesting
+            and gym-anytrading, into target/market-data) and three random walks: signal, trade
+            and win/loss counts inside the band of strategies/mr-combined/README.md";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

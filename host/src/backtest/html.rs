@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::history::iso;
-use super::report::{EquityPoint, Report};
+use super::report::{EquityPoint, Report, TradeRow};
 use crate::execution::trade::CloseReason;
 
 /// HTML-escapes `text`.
@@ -125,6 +125,21 @@ fn svg(report: &Report) -> String {
     )
 }
 
+/// The tier and the opening result's checklist, folded: the lines that let the trade in.
+fn why_taken(t: &TradeRow) -> String {
+    let passed = t.checklist.iter().filter(|c| c.pass).count();
+    let mut lines = String::new();
+    for check in &t.checklist {
+        let mark = if check.pass { "✓" } else { "✗" };
+        let _ = write!(lines, "<li>{mark} {}: {}</li>", esc(&check.name), esc(&check.detail));
+    }
+    format!(
+        "<details><summary>tier {} · {passed}/{} checks</summary><ul>{lines}</ul></details>",
+        esc(t.tier.as_deref().unwrap_or("-")),
+        t.checklist.len()
+    )
+}
+
 fn reason(r: CloseReason) -> &'static str {
     match r {
         CloseReason::TakeProfit => "take profit",
@@ -237,7 +252,7 @@ pub fn page(report: &Report) -> String {
         let _ = write!(
             trades,
             "<tr class=\"{class}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{}</td></tr>",
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{}</td><td class=\"why\">{}</td></tr>",
             i + 1,
             esc(&t.symbol),
             esc(&t.opened_at),
@@ -249,12 +264,13 @@ pub fn page(report: &Report) -> String {
             t.tp_px,
             t.pnl,
             reason(t.reason),
+            why_taken(t),
         );
     }
     if report.trades.len() > MAX_ROWS {
         let _ = write!(
             trades,
-            "<tr><td colspan=\"11\">… {} more in the JSON report</td></tr>",
+            "<tr><td colspan=\"12\">… {} more in the JSON report</td></tr>",
             report.trades.len() - MAX_ROWS
         );
     }
@@ -269,6 +285,7 @@ pub fn page(report: &Report) -> String {
          th,td{{text-align:left;padding:4px 8px;border-bottom:1px solid #d0d7de;vertical-align:top}}\
          .figures th{{width:180px;color:#57606a;font-weight:500}}\
          .trades td{{font-variant-numeric:tabular-nums;white-space:nowrap}}\
+         .trades td.why{{white-space:normal;min-width:220px}} .why li{{font-size:12px}}\
          tr.win td:nth-child(10){{color:#1a7f37}} tr.loss td:nth-child(10){{color:#cf222e}}\
          .axis{{display:flex;justify-content:space-between;color:#57606a;font-size:12px}}\
          </style></head><body>\
@@ -279,7 +296,7 @@ pub fn page(report: &Report) -> String {
          <h2>Trades</h2>\
          <table class=\"trades\"><tr><th>#</th><th>Symbol</th><th>Opened</th><th>Closed</th>\
          <th>Size</th><th>Entry</th><th>Exit</th><th>Stop</th><th>Target</th><th>Pnl {q}</th>\
-         <th>Exit by</th></tr>{trades}</table>\
+         <th>Exit by</th><th>Why taken</th></tr>{trades}</table>\
          <p class=\"sub\">spotbot backtest · plugin sha256 {sha}</p>\
          </body></html>\n",
         title = esc(&format!("{} {}", report.plugin, report.version)),

@@ -44,7 +44,7 @@ use super::Spec;
 use super::history::{self, History, iso};
 use super::market::{BacktestMarket, PROBE};
 use super::progress::Progress;
-use super::report::{EquityPoint, GappedStop, Report, SignalCounts, TimeSplit, TradeRow};
+use super::report::{EquityPoint, GappedStop, Opening, Report, SignalCounts, TimeSplit, TradeRow};
 use super::setup::{check, load_history, needs, sim_rules, sim_rules_from_exchange};
 use super::why::WhyNoTrade;
 use crate::clock::{Clock, SharedClock, TestClock};
@@ -240,7 +240,7 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
         gapped: Vec::new(),
         gaps_seen: BTreeSet::new(),
         scan_errors: BTreeMap::new(),
-        tiers: HashMap::new(),
+        openings: HashMap::new(),
         equity: Vec::new(),
         in_market: 0,
         closed_at_end: 0,
@@ -324,8 +324,8 @@ struct Replay {
     /// Trades whose gap was already reported (`gap_exit = "alert"` leaves them open).
     gaps_seen: BTreeSet<String>,
     scan_errors: BTreeMap<String, usize>,
-    /// Tier of each entry, by its client order id.
-    tiers: HashMap<String, Option<String>>,
+    /// Tier and checklist of each entry's buy result, by the entry's client order id.
+    openings: HashMap<String, Opening>,
     equity: Vec<EquityPoint>,
     /// Steps with a position open after the step's entries.
     in_market: usize,
@@ -385,7 +385,10 @@ impl Replay {
             .iter()
             .map(|c| {
                 let id = c.trade.entry_client_order_id.as_ref();
-                TradeRow::of(c, id.and_then(|id| self.tiers.get(id)).cloned().flatten())
+                TradeRow::of(
+                    c,
+                    id.and_then(|id| self.openings.get(id)).cloned().unwrap_or_default(),
+                )
             })
             .collect();
         for symbol in &self.fed_missing {
@@ -564,7 +567,8 @@ impl Replay {
         match self.execution.open_trade(&plan).await {
             Ok(trade) => {
                 self.counts.opened += 1;
-                self.tiers.insert(plan.entry_client_order_id.clone(), plan.tier.clone());
+                let opening = Opening { tier: plan.tier.clone(), checklist: r.checklist.clone() };
+                self.openings.insert(plan.entry_client_order_id.clone(), opening);
                 if let ProtectionState::Unprotected { reason } = &trade.protection {
                     self.notes.push(format!("{} at {}: no OCO ({reason})", r.symbol, iso(t)));
                 }

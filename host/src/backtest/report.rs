@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::why::WhyNoTrade;
 use crate::execution::stats::Aggregate;
 use crate::execution::trade::{CloseReason, ClosedTrade};
+use crate::plugins::model::Check;
 
 /// One closed trade.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -35,6 +36,16 @@ pub struct TradeRow {
     pub pnl: f64,
     pub reason: CloseReason,
     pub tier: Option<String>,
+    /// The checklist of the buy result that opened it: why the plugin took it, so a win or a
+    /// loss can be read against the lines that let it through.
+    pub checklist: Vec<Check>,
+}
+
+/// What the buy result that opened a trade said about it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Opening {
+    pub tier: Option<String>,
+    pub checklist: Vec<Check>,
 }
 
 fn f(d: rust_decimal::Decimal) -> f64 {
@@ -42,7 +53,7 @@ fn f(d: rust_decimal::Decimal) -> f64 {
 }
 
 impl TradeRow {
-    pub fn of(c: &ClosedTrade, tier: Option<String>) -> Self {
+    pub fn of(c: &ClosedTrade, opening: Opening) -> Self {
         TradeRow {
             symbol: c.trade.symbol.clone(),
             bot: c.trade.bot.clone(),
@@ -57,7 +68,8 @@ impl TradeRow {
             tp_px: f(c.trade.tp_px),
             pnl: f(c.pnl),
             reason: c.reason,
-            tier,
+            tier: opening.tier,
+            checklist: opening.checklist,
         }
     }
 }

@@ -186,6 +186,13 @@ async fn a_path_through_the_take_profit_is_a_win_at_the_target_net_of_fees() {
     assert!(near(report.stats.total_pnl, t.pnl));
     assert_eq!(report.stats.win_rate, Some(100.0));
     assert!(report.fees > 0.0);
+    // The buy result's checklist travels with the trade: why it was taken, in JSON and HTML.
+    assert_eq!(t.checklist.len(), 10, "{t:?}");
+    assert_eq!(t.checklist.iter().filter(|c| c.pass).count(), 10, "{t:?}");
+    assert_eq!(t.checklist[0].name, "line_0");
+    let page = backtest::html::page(&report);
+    assert!(page.contains("<th>Why taken</th>") && page.contains("10/10 checks"), "{page}");
+    assert!(page.contains("✓ line_9"), "{page}");
     // The equity ends where the trade left it (plus the coin dust of the step rounding).
     let end = report.end_equity;
     assert!(end > 10_000.0 + t.pnl - 0.01 && end < 10_000.0 + t.pnl + 0.2, "{}", report.summary());
