@@ -4,8 +4,8 @@
 //! in `strategies/mr-combined/README.md` ("Calibration on real data"):
 //!
 //! - EURUSD, [`FROM`] .. [`TO`] (eleven months, one symbol), the defaults: between
-//!   [`SIGNALS`] buy or sell results and between [`TRADES`] closed trades — it trades, and not
-//!   at every scan;
+//!   [`SIGNALS`] buy or sell results, [`SIGNALS_PER_RANGE_MONTH`] of them a month of validated
+//!   range, and between [`TRADES`] closed trades — it trades, and not at every scan;
 //! - EURUSD with the entry zone widened to [`WIDE_ZONE`] ATR (the two config keys; every other
 //!   line as configured): at least one trade won and one lost — the rest of the checklist
 //!   picks setups that can go either way, and the report names why each closed;
@@ -34,6 +34,9 @@ const TO: &str = "2018-02-07";
 /// Buy and sell results over the EURUSD run (one symbol, eleven months): the aim is one or
 /// two setups a month while the market ranges and none while it trends (README).
 const SIGNALS: RangeInclusive<u64> = 1..=10;
+/// Buy and sell results per month of validated range over the EURUSD run: the aim (one or two
+/// a month of range) with room for one symbol's small sample.
+const SIGNALS_PER_RANGE_MONTH: RangeInclusive<f64> = 0.5..=3.0;
 /// Closed trades over the EURUSD run, and at most the upper bound per random walk.
 const TRADES: RangeInclusive<u64> = 1..=8;
 /// Share of the random walks' entry-zone steps (price 0.3-0.5 ATR from the edge of a
@@ -81,6 +84,12 @@ pub fn check() -> anyhow::Result<()> {
     let mut failures = Vec::new();
     if !SIGNALS.contains(&real.signals()) {
         failures.push(format!("EURUSD gave {} signals, band {SIGNALS:?}", real.signals()));
+    }
+    if real.per_range_month().is_none_or(|rate| !SIGNALS_PER_RANGE_MONTH.contains(&rate)) {
+        failures.push(format!(
+            "EURUSD gave {:?} signals a month of validated range, band {SIGNALS_PER_RANGE_MONTH:?}",
+            real.per_range_month()
+        ));
     }
     if !TRADES.contains(&real.trades()) {
         failures.push(format!("EURUSD closed {} trades, band {TRADES:?}", real.trades()));
@@ -189,6 +198,12 @@ impl Replay {
             .saturating_sub(self.number("/why_no_trade/run/failed_checks/entry_proximity"))
     }
 
+    /// Signals per month of validated range ([`STEPS_PER_MONTH`]); `None` without a range.
+    fn per_range_month(&self) -> Option<f64> {
+        let months = self.range_steps() as f64 / STEPS_PER_MONTH;
+        (self.range_steps() > 0).then(|| self.signals() as f64 / months)
+    }
+
     /// Signals per entry-zone step; `None` without such a step.
     fn zone_share(&self) -> Option<f64> {
         let zone = self.zone_steps();
@@ -196,11 +211,10 @@ impl Replay {
     }
 
     fn print(&self, title: &str) {
-        let range_months = self.range_steps() as f64 / STEPS_PER_MONTH;
         println!(
             "{title}: {} steps, {} signals ({} buy, {} opened), {} trades ({} won, {} lost), \
-             validated range at {} steps (about {range_months:.1} months: {:.1} signals a \
-             month of range), price in its entry zone at {}",
+             validated range at {} steps (about {:.1} months: {:.1} signals a month of range), \
+             price in its entry zone at {}",
             self.number("/steps"),
             self.signals(),
             self.number("/signals/buy"),
@@ -209,7 +223,8 @@ impl Replay {
             self.stat("wins"),
             self.stat("losses"),
             self.range_steps(),
-            self.signals() as f64 / range_months.max(f64::MIN_POSITIVE),
+            self.range_steps() as f64 / STEPS_PER_MONTH,
+            self.per_range_month().unwrap_or(0.0),
             self.zone_steps(),
         );
         if let Some(skips) = self.report.pointer("/why_no_trade/run/skips") {
