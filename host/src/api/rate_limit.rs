@@ -22,7 +22,7 @@ const KEPT: [&str; 4] =
     ["order_outcome_unknown", "execution_timeout", "license_required", "exchange_unavailable"];
 
 fn refused_reads(state: &AppState) -> u64 {
-    state.exchange.as_ref().and_then(|e| e.budget_use()).map_or(0, |u| u.refused_reads)
+    state.exchange.as_ref().map_or(0, |e| e.refused_reads())
 }
 
 /// The layer: a 5xx answer to a request during which reads were refused becomes 429.

@@ -403,6 +403,12 @@ pub trait Exchange: Send + Sync {
     fn budget_use(&self) -> Option<budget::BudgetUse> {
         None
     }
+    /// Agent reads refused by the budget so far (`budget_use().refused_reads`, without
+    /// building the rest): the API's rate-limit layer compares it before and after every
+    /// request.
+    fn refused_reads(&self) -> u64 {
+        0
+    }
     /// While agent reads are refused: how long until they get weight again.
     fn reads_blocked_for(&self) -> Option<Duration> {
         None

@@ -34,6 +34,9 @@ impl Exchange for ReadHandle {
     fn budget_use(&self) -> Option<BudgetUse> {
         self.inner.budget_use()
     }
+    fn refused_reads(&self) -> u64 {
+        self.inner.refused_reads()
+    }
     fn reads_blocked_for(&self) -> Option<Duration> {
         self.inner.reads_blocked_for()
     }

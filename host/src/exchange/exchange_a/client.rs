@@ -869,6 +869,10 @@ impl Exchange for ExchangeAClient {
         Some(self.budget.usage(self.server_now_ms()))
     }
 
+    fn refused_reads(&self) -> u64 {
+        self.budget.refused_reads()
+    }
+
     fn reads_blocked_for(&self) -> Option<Duration> {
         self.budget.reads_blocked_for(self.server_now_ms())
     }
