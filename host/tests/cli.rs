@@ -100,6 +100,27 @@ fn serve_answers_health_and_stops_gracefully_on_sigterm() {
     assert!(status.success(), "graceful shutdown exits 0, got {status}");
 }
 
+#[cfg(unix)]
+#[test]
+fn logs_written_to_a_file_carry_no_terminal_colour_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("spotbot.log");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--config", &example_config(), "--addr", "127.0.0.1:0"])
+        .args(["--data-dir", dir.path().to_str().unwrap(), "--log-format", "human"])
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    support::announced_addr(&mut child);
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    assert!(child.wait().unwrap().success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("INFO") && text.contains("serving the API"), "{text}");
+    assert!(!text.contains('\u{1b}'), "escape codes in a log file: {text:?}");
+}
+
 /// A config whose plugins folder holds MR Combined (built by `cargo xtask plugins`) and whose
 /// `[strategy.mr_combined]` section is `section`.
 fn config_with_mr_combined(dir: &std::path::Path, section: &str) -> std::path::PathBuf {

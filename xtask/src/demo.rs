@@ -18,7 +18,11 @@ const LICENSE_ADDR: &str = "127.0.0.1:8090";
 
 pub fn run() -> anyhow::Result<()> {
     plugins::build_all()?;
-    cargo(&["build", "--release", "--package", "spotbot", "--package", "spotbot-license-server"])?;
+    // One package per build: `cargo run --release -p spotbot` (the README's backtest and
+    // serve commands) then finds this very binary. Built together, the license server's
+    // features joined the service's dependencies and each command rebuilt the other's.
+    cargo(&["build", "--release", "--package", "spotbot"])?;
+    cargo(&["build", "--release", "--package", "spotbot-license-server"])?;
     let root = workspace_root();
     let release = plugins::target_dir()?.join("release");
     let data = root.join("data").join("demo");
@@ -55,7 +59,7 @@ pub fn run() -> anyhow::Result<()> {
     println!("spotbot demo is running (paper exchange, synthetic market, no keys needed)");
     println!("  dashboard: http://{API_ADDR}/api/dashboard");
     println!("  API:       http://{API_ADDR}/api   (OpenAPI: http://{API_ADDR}/api/openapi.json)");
-    println!("  plugins/: mr_combined, pump_momentum, template, scanner_template");
+    println!("  plugins/: {}", loaded_plugins()?);
     println!("    curl -s -XPOST http://{API_ADDR}/api/mr-combined/scan-and-signal");
     println!("    curl -s http://{API_ADDR}/api/market/scan");
     println!("    curl -s http://{API_ADDR}/api/pump-momentum/signals   (scanned every 5 minutes)");
@@ -70,6 +74,29 @@ pub fn run() -> anyhow::Result<()> {
         Some(status) if !status.success() => bail!("spotbot exited with {status}"),
         _ => Ok(()),
     }
+}
+
+/// The plugins the service loaded, as `GET /api/strategies` lists them (`name (status)` for
+/// one that is not serving).
+fn loaded_plugins() -> anyhow::Result<String> {
+    let (code, body) = http::request(API_ADDR, "GET", "/api/strategies", None)?;
+    if code != 200 {
+        bail!("GET /api/strategies answered {code}: {body}");
+    }
+    let list: serde_json::Value = serde_json::from_str(&body)?;
+    let names: Vec<String> = list["plugins"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let name = p["name"].as_str().or(p["file"].as_str()).unwrap_or("?");
+            match p["status"].as_str() {
+                Some("loaded") | None => name.to_string(),
+                Some(status) => format!("{name} ({status})"),
+            }
+        })
+        .collect();
+    Ok(if names.is_empty() { "none loaded".into() } else { names.join(", ") })
 }
 
 /// Starts `spotbot-license-server` and reads the public key it prints first.

@@ -149,11 +149,33 @@ pub fn path_str(path: &Path) -> anyhow::Result<&str> {
     path.to_str().with_context(|| format!("{} is not UTF-8", path.display()))
 }
 
+/// The workspace this xtask serves, found at run time: a checkout that moved keeps working
+/// with the binary built before the move. `cargo xtask` (`cargo run`) names the xtask
+/// package's folder in `CARGO_MANIFEST_DIR`; a binary started by hand looks upwards from the
+/// current folder for the workspace's manifest; the folder it was compiled in comes last.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
+    let cargo_names = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    find_workspace(cargo_names, std::env::current_dir().ok())
+        .or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf))
         .expect("xtask lives in the workspace")
-        .to_path_buf()
+}
+
+/// The workspace from the xtask package's folder cargo names, else from the current folder
+/// or one above it.
+fn find_workspace(xtask_dir: Option<PathBuf>, cwd: Option<PathBuf>) -> Option<PathBuf> {
+    let from_cargo = xtask_dir
+        .and_then(|xtask| xtask.parent().map(Path::to_path_buf))
+        .filter(|root| is_this_workspace(root));
+    from_cargo.or_else(|| {
+        let cwd = cwd?;
+        cwd.ancestors().find(|dir| is_this_workspace(dir)).map(Path::to_path_buf)
+    })
+}
+
+/// A folder holding this workspace: its manifest and the xtask package in it.
+fn is_this_workspace(dir: &Path) -> bool {
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+    manifest.contains("[workspace]") && dir.join("xtask").join("Cargo.toml").is_file()
 }
 
 fn test() -> anyhow::Result<()> {
@@ -169,4 +191,24 @@ fn test() -> anyhow::Result<()> {
     openclaw::check()?;
     contract::check()?;
     compose_test::check(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_moved_checkout_is_found_where_it_is_now() {
+        let moved = tempfile::tempdir().unwrap();
+        let root = moved.path().join("checkout");
+        std::fs::create_dir_all(root.join("xtask").join("src")).unwrap();
+        std::fs::write(root.join("Cargo.toml"), "[workspace]\nmembers = [\"xtask\"]\n").unwrap();
+        std::fs::write(root.join("xtask").join("Cargo.toml"), "[package]\n").unwrap();
+        let gone = Some(moved.path().join("old-place").join("xtask"));
+        let inside = Some(root.join("xtask").join("src"));
+        assert_eq!(find_workspace(Some(root.join("xtask")), None), Some(root.clone()));
+        assert_eq!(find_workspace(gone.clone(), inside), Some(root.clone()), "from the cwd");
+        assert_eq!(find_workspace(gone, Some(moved.path().to_path_buf())), None);
+        assert!(is_this_workspace(&workspace_root()), "this repository, under cargo test");
+    }
 }

@@ -119,6 +119,11 @@ mod tests {
             let err = bad.parse::<Symbol>().unwrap_err();
             assert!(err.contains(&format!("{bad:?}")), "{err}");
         }
+        assert_eq!(
+            "ethusdt".parse::<Symbol>().unwrap_err(),
+            "\"ethusdt\" must be 2-20 characters of A-Z and 0-9 (upper case: \"ETHUSDT\")"
+        );
+        assert!("BTC-USDT".parse::<Symbol>().unwrap_err().ends_with("(e.g. BTCUSDT)"));
         let parsed: Result<Vec<Symbol>, _> = serde_json::from_str(r#"["ETHUSDT", "eth"]"#);
         assert!(parsed.unwrap_err().to_string().contains("\"eth\""));
     }

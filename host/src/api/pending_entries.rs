@@ -17,7 +17,7 @@ use crate::exchange::Symbol;
 use crate::execution::manual::{
     CheckReport, ManualRequest, PendingEntryView, RecoverEntriesReport,
 };
-use crate::execution::{CancelledEntry, Direction, run_bounded};
+use crate::execution::{CancelledEntry, Direction, ExecutionError, run_bounded};
 
 /// Query of `POST /api/trade/manual`.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -128,7 +128,12 @@ async fn manual(
         agent,
     };
     let execution = state.execution.clone();
-    let (entry, status) = run_bounded(async move { execution.place_manual(request).await }).await?;
+    let placed = run_bounded(async move { execution.place_manual(request).await }).await;
+    let (entry, status) = placed.map_err(|err| match err {
+        // Every input of this route is a query parameter (the tick check names `entry_px`).
+        ExecutionError::Invalid(detail) => ApiError::unprocessable("invalid_query", detail),
+        other => ApiError::from(other),
+    })?;
     Ok(Json(ManualAnswer {
         ok: true,
         status: format!("{status:?}").to_uppercase(),

@@ -59,9 +59,23 @@ pub struct SymbolPath {
     extensions(("x-valid-input-statuses" = json!([422]))))]
 async fn create(
     State(state): State<AppState>,
-    ApiJson(input): ApiJson<SignalInput>,
+    input: Result<ApiJson<SignalInput>, ApiError>,
 ) -> Result<Json<CreateAnswer>, ApiError> {
+    let ApiJson(input) = input.map_err(explain_computed_fields)?;
     Ok(Json(state.signals.create(input, None).await?))
+}
+
+/// A body that sends `ev` or `confidence` learns why they are refused, not only that they
+/// are unknown: the service computes both, so a caller cannot talk its way past the gates.
+fn explain_computed_fields(mut err: ApiError) -> ApiError {
+    let computed = ["ev", "confidence"].iter().any(|f| err.detail.contains(&format!("`{f}`")));
+    if err.code == "invalid_body" && err.detail.contains("unknown field") && computed {
+        err.detail.push_str(
+            ". The service computes ev and confidence from the checklist and sl_pct/tp_pct \
+             (docs/signals.md): leave them out.",
+        );
+    }
+    err
 }
 
 /// Every signal in memory.

@@ -35,18 +35,27 @@ impl std::fmt::Display for Symbol {
 impl std::str::FromStr for Symbol {
     type Err = String;
 
+    /// The error names the value, not the field: the caller's message names the field
+    /// (`` `symbol` "ethusdt" must be ... ``).
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let ok = (Self::MIN_LEN..=Self::MAX_LEN).contains(&text.len())
-            && text.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
-        if ok {
-            Ok(Symbol(text.to_string()))
-        } else {
-            Err(format!(
-                "symbol {text:?} must be {}-{} characters of A-Z and 0-9, e.g. BTCUSDT",
-                Self::MIN_LEN,
-                Self::MAX_LEN
-            ))
+        let valid = |t: &str| {
+            (Self::MIN_LEN..=Self::MAX_LEN).contains(&t.len())
+                && t.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        };
+        if valid(text) {
+            return Ok(Symbol(text.to_string()));
         }
+        let upper = text.to_ascii_uppercase();
+        let hint = if valid(&upper) {
+            format!("upper case: {upper:?}")
+        } else {
+            "e.g. BTCUSDT".to_string()
+        };
+        Err(format!(
+            "{text:?} must be {}-{} characters of A-Z and 0-9 ({hint})",
+            Self::MIN_LEN,
+            Self::MAX_LEN
+        ))
     }
 }
 

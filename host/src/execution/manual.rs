@@ -200,9 +200,8 @@ impl Execution {
         {
             return Err(ExecutionError::TradeExists(req.symbol));
         }
-        if let Some(block) = self.entry_block(MANUAL_BOT)? {
-            return Err(ExecutionError::EntryBlocked(block));
-        }
+        // The request is checked before the limits: an unlisted symbol or an off-tick price is
+        // the caller's mistake whatever the day's count, and says so.
         let rules = self.symbol_rules(&req.symbol).await?;
         if rules.round_price(req.entry_px).0 != req.entry_px.normalize() {
             return Err(ExecutionError::Invalid(format!(
@@ -210,6 +209,9 @@ impl Execution {
                 req.entry_px.normalize(),
                 rules.tick_size.normalize()
             )));
+        }
+        if let Some(block) = self.entry_block(MANUAL_BOT)? {
+            return Err(ExecutionError::EntryBlocked(block));
         }
         let balances = orders.exchange.balances().await?;
         let free = |asset: &str| {

@@ -250,6 +250,20 @@ pub fn validate(input: &SignalInput) -> Result<(), (&'static str, String)> {
             return Err((field, format!("must be a positive number, got {v}")));
         }
     }
+    if input.direction == Direction::Buy {
+        // A buy's bracket is placed at these distances from the entry: a missing one would
+        // be a stop or target at the entry price itself, never a default.
+        for (field, value) in [("sl_pct", input.sl_pct), ("tp_pct", input.tp_pct)] {
+            if value.is_none() {
+                return Err((
+                    field,
+                    "is required for a buy: the bracket's stop and target are placed sl_pct \
+                     below and tp_pct above the entry"
+                        .into(),
+                ));
+            }
+        }
+    }
     if let Some(v) = input.sl_pct
         && !(v > 0.0 && v <= 99.0)
     {

@@ -113,7 +113,7 @@ async fn bad_parameters_are_refused_naming_the_field() {
         ("&entry_px=2950&tp_pct=4&ttl_hours=10000", "ttl_hours"),
     ] {
         let (status, body) = t.post_empty(&format!("{base}{query}")).await;
-        assert_eq!(status, 422, "{query}: {body}");
+        assert_eq!((status, body["error"].as_str()), (422, Some("invalid_query")), "{query}");
         assert!(body["detail"].as_str().unwrap().contains(field), "{query}: {body}");
     }
     let (status, body) = t
@@ -132,6 +132,31 @@ async fn bad_parameters_are_refused_naming_the_field() {
         (409, Some("trade_exists")),
         "one entry per symbol: {body}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_request_says_what_is_wrong_even_when_the_day_is_full() {
+    let t = Trading::start_with("[risk]\nmax_consecutive_losses = 0\n").await;
+    // The rig's daily limit is 5 trades: take them by API.
+    for round in 0..5 {
+        let symbol = if round % 2 == 0 { "ETHUSDT" } else { "SOLUSDT" };
+        let trade = format!(
+            "/api/trade?symbol={symbol}&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=8"
+        );
+        assert_eq!(t.post_empty(&trade).await.0, 200, "round {round}");
+        assert_eq!(t.post_empty(&format!("/api/close?symbol={symbol}")).await.0, 200);
+    }
+    let unlisted = "/api/trade/manual?symbol=FOOUSDT&direction=buy&entry_px=1&sl_pct=2&rr=1:2";
+    let (status, body) = t.post_empty(unlisted).await;
+    assert_eq!((status, body["error"].as_str()), (422, Some("unknown_symbol")), "{body}");
+    let off_tick =
+        "/api/trade/manual?symbol=ETHUSDT&direction=buy&entry_px=2950.005&sl_pct=2&rr=1:2";
+    let (status, body) = t.post_empty(off_tick).await;
+    assert_eq!((status, body["error"].as_str()), (422, Some("invalid_query")), "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("tick size"), "{body}");
+    let (status, body) = t.post_empty(BUY_2950).await;
+    assert_eq!((status, body["error"].as_str()), (409, Some("daily_limit_reached")), "{body}");
+    assert!(pending(&t).await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -144,7 +144,8 @@ async fn signals_under_the_gates_are_refused_before_the_boss_is_asked() {
     assert_eq!((status, body["error"].as_str()), (422, Some("signal_below_gates")), "{body}");
     assert!(body["detail"].as_str().unwrap().contains("confidence 5 must be >= 8"), "{body}");
     // No checklist and an unknown bot: confidence 0 and ev -100, refused the same way.
-    let bare = json!({"symbol": "SOLUSDT", "direction": "buy", "bot": "no_such_bot"});
+    let bare = json!({"symbol": "SOLUSDT", "direction": "buy", "bot": "no_such_bot",
+                      "sl_pct": 2.0, "tp_pct": 5.0});
     let (status, body) = t.post("/api/signal", bare).await;
     assert_eq!((status, body["error"].as_str()), (422, Some("signal_below_gates")), "{body}");
     let detail = body["detail"].as_str().unwrap();
@@ -161,6 +162,15 @@ async fn signals_under_the_gates_are_refused_before_the_boss_is_asked() {
     let (status, body) = t.post("/api/signal", forged).await;
     assert_eq!(status, 422, "{body}");
     assert!(body["detail"].as_str().unwrap().contains("unknown field"), "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("The service computes ev"), "{body}");
+
+    // A buy without its stop distance is refused by name, not placed with a stop at 0 %.
+    let mut stopless = good_signal("SOLUSDT");
+    stopless.as_object_mut().unwrap().remove("sl_pct");
+    let (status, body) = t.post("/api/signal", stopless).await;
+    assert_eq!((status, body["error"].as_str()), (422, Some("invalid_body")), "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("`sl_pct` is required for a buy"), "{body}");
+    assert!(t.messenger.sent().is_empty(), "the boss was not asked");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
