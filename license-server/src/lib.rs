@@ -2,7 +2,8 @@
 //!
 //! The major components:
 //! - [`wire`]: the protocol shared with the host's license client — key format, input rules,
-//!   request bodies and the Ed25519-signed validation answer;
+//!   request bodies and the Ed25519-signed validation answer — is the `spotbot-license-protocol`
+//!   crate, re-exported under its old name;
 //! - `db`: redb storage of licenses and the e-mail index, with the binding rule (the last
 //!   activation owns the key);
 //! - `signing`: the server's key pair, persisted in the data directory;
@@ -12,7 +13,7 @@
 //! [`LicenseServer::start`] runs it on a listener; `main.rs` is the command line around it.
 //! Tests start it in process with their own clock.
 
-pub mod wire;
+pub use spotbot_license_protocol as wire;
 
 mod db;
 mod http;

@@ -92,7 +92,7 @@ mod tests {
     /// A `[license] public_key` value that parses.
     fn public_key() -> String {
         let signer = ed25519_dalek::SigningKey::from_bytes(&[3u8; 32]);
-        spotbot_license_server::wire::public_key_hex(&signer.verifying_key())
+        spotbot_license_protocol::public_key_hex(&signer.verifying_key())
     }
 
     fn required(config: &Config) -> Vec<String> {

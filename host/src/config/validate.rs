@@ -152,7 +152,7 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
         check_url("license.server_url", url)?;
     }
     if let Some(key) = &config.license.public_key {
-        spotbot_license_server::wire::parse_public_key(key)
+        spotbot_license_protocol::parse_public_key(key)
             .map_err(|err| invalid("license.public_key", err.reason))?;
     }
 

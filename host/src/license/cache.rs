@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 use ed25519_dalek::VerifyingKey;
 use serde::{Deserialize, Serialize};
-use spotbot_license_server::wire::{AnswerPayload, SignedAnswer};
+use spotbot_license_protocol::{AnswerPayload, SignedAnswer};
 
 use crate::store::tables::LICENSE_CACHE;
 use crate::store::{Store, StoreError};

@@ -8,7 +8,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use spotbot_license_server::wire::{
+use spotbot_license_protocol::{
     AnswerBody, ErrorBody, FieldError, RegisterRequest, RegisterResponse, ValidateRequest,
 };
 

@@ -1,6 +1,6 @@
 //! License: the install's machine id, the activated license (cached as the license server
-//! signed it), revalidation every 24 h, the 72 h offline grace, and the table of routes that
-//! need a license ([`routes`]).
+//! signed it), revalidation every 24 h, the 72 h offline grace (the time rules themselves,
+//! pure, in [`rules`]), and the table of routes that need a license ([`routes`]).
 //!
 //! [`License`] is the area's one public face. It never logs or returns the license key: only
 //! the answer to `POST /api/license/register` carries a new key, once. Every "now" comes from
@@ -11,14 +11,15 @@ mod cache;
 mod client;
 mod machine;
 pub mod routes;
+pub mod rules;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use ed25519_dalek::VerifyingKey;
 use serde::Serialize;
-use spotbot_license_server::wire::{
-    self, AnswerPayload, FieldError, SignedAnswer, ValidateRequest, Verdict,
+use spotbot_license_protocol::{
+    self as wire, AnswerPayload, FieldError, SignedAnswer, ValidateRequest, Verdict,
 };
 use utoipa::ToSchema;
 
@@ -26,13 +27,8 @@ use crate::clock::SharedClock;
 use crate::config::{Config, Secret};
 use crate::store::{Store, StoreError};
 
-/// A successful validation older than this is renewed.
-pub const REVALIDATE_EVERY: Duration = Duration::hours(24);
-/// While the license server cannot be reached, the license stays active this long after the
-/// last successful validation.
-pub const OFFLINE_GRACE: Duration = Duration::hours(72);
-/// Spacing of attempts after a failed one (server unreachable, answer refused).
-pub const RETRY_EVERY: Duration = Duration::minutes(15);
+use rules::Standing;
+pub use rules::{OFFLINE_GRACE, RETRY_EVERY, REVALIDATE_EVERY};
 
 /// What every "license required" answer tells the caller.
 pub const HOW_TO_GET_A_KEY: &str = "Get a free key with POST /api/license/register \
@@ -311,11 +307,11 @@ impl License {
     fn with_active<R>(&self, read: impl FnOnce(&AnswerPayload) -> R) -> Option<R> {
         let now = self.clock.now();
         match &self.lock().current {
-            Current::Active { payload, last_ok, .. }
-                if payload.expires_at.is_none_or(|end| now < end)
-                    && now < *last_ok + OFFLINE_GRACE =>
-            {
-                Some(read(payload))
+            Current::Active { payload, last_ok, .. } => {
+                match rules::standing(payload.expires_at, *last_ok, now) {
+                    Standing::Active { .. } => Some(read(payload)),
+                    _ => None,
+                }
             }
             _ => None,
         }
@@ -325,11 +321,14 @@ impl License {
     /// plus [`OFFLINE_GRACE`]): past it, without a validation, the license stops being active.
     /// `None` without an active license.
     pub fn grace_end(&self) -> Option<DateTime<Utc>> {
-        if !self.is_active() {
-            return None;
-        }
+        let now = self.clock.now();
         match &self.lock().current {
-            Current::Active { last_ok, .. } => Some(*last_ok + OFFLINE_GRACE),
+            Current::Active { payload, last_ok, .. } => {
+                match rules::standing(payload.expires_at, *last_ok, now) {
+                    Standing::Active { grace_end } => Some(grace_end),
+                    _ => None,
+                }
+            }
             _ => None,
         }
     }
@@ -349,32 +348,34 @@ impl License {
         };
         match &state.current {
             Current::Active { payload, last_ok, .. } => {
-                let grace_end = *last_ok + OFFLINE_GRACE;
-                if let Some(expired) = payload.expires_at.filter(|e| now >= *e) {
-                    let message =
-                        format!("The license expired at {}. {HOW_TO_GET_A_KEY}", iso(expired));
-                    return unlicensed(message, Some(*last_ok));
-                }
                 let error = state.last_error.as_deref().unwrap_or("no answer yet");
-                if now >= grace_end {
-                    let message = format!(
-                        "The license could not be validated since {} and the {} h offline grace \
-                         ended at {} (last error: {error}). It becomes active again at the next \
-                         successful validation. {HOW_TO_GET_A_KEY}",
-                        iso(*last_ok),
-                        OFFLINE_GRACE.num_hours(),
-                        iso(grace_end),
-                    );
-                    return unlicensed(message, Some(*last_ok));
-                }
-                let message = (now >= *last_ok + REVALIDATE_EVERY && state.last_error.is_some())
-                    .then(|| {
-                        format!(
-                            "The license server could not be reached ({error}); trading \
+                let grace_end = match rules::standing(payload.expires_at, *last_ok, now) {
+                    Standing::Active { grace_end } => grace_end,
+                    Standing::Expired { at } => {
+                        let message =
+                            format!("The license expired at {}. {HOW_TO_GET_A_KEY}", iso(at));
+                        return unlicensed(message, Some(*last_ok));
+                    }
+                    Standing::GraceEnded { since } => {
+                        let message = format!(
+                            "The license could not be validated since {} and the {} h offline \
+                             grace ended at {} (last error: {error}). It becomes active again \
+                             at the next successful validation. {HOW_TO_GET_A_KEY}",
+                            iso(*last_ok),
+                            OFFLINE_GRACE.num_hours(),
+                            iso(since),
+                        );
+                        return unlicensed(message, Some(*last_ok));
+                    }
+                };
+                let warn = rules::warns_unreachable(*last_ok, state.last_error.is_some(), now);
+                let message = warn.then(|| {
+                    format!(
+                        "The license server could not be reached ({error}); trading \
                              continues until {} unless a validation succeeds.",
-                            iso(grace_end)
-                        )
-                    });
+                        iso(grace_end)
+                    )
+                });
                 LicenseStatus {
                     status: "active".into(),
                     plan: payload.plan.clone(),
@@ -527,13 +528,14 @@ impl License {
         let now = self.clock.now();
         let due = {
             let state = self.lock();
-            let spaced = state.last_attempt.is_none_or(|t| now - t >= RETRY_EVERY);
             match &state.current {
                 Current::Active { key, last_ok, .. } => {
-                    let pending_other = state.pending_key.as_ref().is_some_and(|p| p != key);
-                    spaced && (now - *last_ok >= REVALIDATE_EVERY || pending_other)
+                    let other_key = state.pending_key.as_ref().is_some_and(|p| p != key);
+                    rules::validation_due(Some(*last_ok), state.last_attempt, other_key, now)
                 }
-                _ if state.pending_key.is_some() => spaced,
+                _ if state.pending_key.is_some() => {
+                    rules::validation_due(None, state.last_attempt, false, now)
+                }
                 _ => return Tick::Idle,
             }
         };
@@ -605,6 +607,7 @@ pub fn spawn_background(license: &Arc<License>, every: std::time::Duration) {
 
 #[cfg(test)]
 mod tests {
+    use chrono::Duration;
     use ed25519_dalek::SigningKey;
 
     use super::*;

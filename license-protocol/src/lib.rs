@@ -1,7 +1,8 @@
 //! The license protocol as both sides see it: request and answer bodies, the key format, input
 //! validation and the Ed25519-signed validation answer.
 //!
-//! The host's license client uses this module too, so client and server cannot drift apart.
+//! Its own crate so that the host's license client and the reference server share it without
+//! the host depending on the server (axum, redb): client and server cannot drift apart.
 //! Nothing here does I/O.
 
 use base64::Engine as _;
