@@ -10,20 +10,20 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use crate::activity::Dashboard;
 use crate::api;
 use crate::clock::SharedClock;
 use crate::config::Config;
-use crate::dashboard::Dashboard;
 use crate::execution::{Execution, Parts, Timing};
 use crate::license::{self, License};
 use crate::market::{CandleCache, MarketContexts};
 use crate::messenger::Messenger;
-use crate::messenger::replies::{self, RepliesTask};
 use crate::news::News;
 use crate::protection::{self, Protection};
 use crate::scans::Scans;
 use crate::scheduler::{self, Scheduler, SchedulerTask};
 use crate::signals::Signals;
+use crate::signals::replies::{self, RepliesTask};
 use crate::state::AppState;
 use crate::store::Store;
 

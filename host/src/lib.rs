@@ -3,9 +3,11 @@
 //! A map of the areas (see ARCHITECTURE.md); each owns one job and has one public face:
 //!
 //! - [`api`]: HTTP routes per spec group, the one error body, the OpenAPI document.
-//! - [`dashboard`]: agent cards and the 100-entry activity log every action writes to.
+//! - [`activity`]: agent cards and the 100-entry activity log every action writes to.
+//! - [`dashboard`]: the dashboard page and its panels, read from the areas' state.
 //! - [`exchange`]: the `Exchange` trait, exchange A's wire client, paper mode (simulator in-process).
-//! - [`signals`]: pending signals, the skip rules, the ev/confidence gates, cleanup.
+//! - [`signals`]: pending signals, the skip rules, the ev/confidence gates, cleanup, and the
+//!   optional reader of the boss's YES/NO replies (`[messenger] handle_replies`).
 //! - [`execution`]: sizing, the bracket order, close, the order journal, reconciliation.
 //! - [`protection`]: the protection run (exits the exchange made, gaps, trailing), the watched
 //!   stops, the drawdown watch, the daily PnL report and the health check.
@@ -16,8 +18,7 @@
 //!   alerts and their outcome evaluation.
 //! - [`plugins`]: strategy plugins as sandboxed Wasm components, hot-reloaded from a folder.
 //! - [`store`]: the redb database, its schema version and a table per persistent thing.
-//! - [`messenger`]: reaches the boss: message templates, HTML escaping and splitting, sending;
-//!   optionally reads the boss's YES/NO replies (`[messenger] handle_replies`).
+//! - [`messenger`]: reaches the boss: message templates, HTML escaping and splitting, sending.
 //! - [`news`]: `GET /api/news`'s headlines from RSS/Atom sources tried in order, cached
 //!   10 minutes in memory.
 //! - [`mcp`]: the MCP endpoint at `/mcp`: the API's operations as tools, each call dispatched
@@ -33,6 +34,7 @@
 //! - [`backtest`]: replays a plugin over history, its brackets in the simulator's matching
 //!   engine (`spotbot backtest`).
 
+pub mod activity;
 pub mod api;
 pub mod app;
 pub mod backtest;

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use crate::activity::Dashboard;
 use crate::clock::SharedClock;
 use crate::config::Config;
-use crate::dashboard::Dashboard;
 use crate::store::Store;
 
 /// What every handler and every job can reach, behind one reference count: axum clones the

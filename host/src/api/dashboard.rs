@@ -11,8 +11,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, ApiPath};
+use crate::activity::{AgentName, AgentStatus, DashboardSnapshot};
 use crate::dashboard::panels::{Footer, PnlCurve, TradePanels};
-use crate::dashboard::{AgentName, AgentStatus, DashboardSnapshot};
 
 /// Body of `POST /api/agent/{name}`.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -13,7 +13,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiPath, ApiQuery, Symbol, bounded_number};
-use crate::dashboard::AgentName;
+use crate::activity::AgentName;
 use crate::market::context::MarketContext;
 use crate::market::contexts::{CACHE_TTL_SECONDS, CacheRow, SnapshotRow};
 use crate::market::{ContextError, Frames, MarketContexts};

@@ -47,7 +47,7 @@ use error::ApiError;
     ),
     // Schemas referenced only from parameters: utoipa registers body and response schemas
     // of a route, not those of its parameters.
-    components(schemas(error::ErrorBody, crate::dashboard::AgentName, extract::Symbol))
+    components(schemas(error::ErrorBody, crate::activity::AgentName, extract::Symbol))
 )]
 struct ApiDoc;
 
@@ -62,6 +62,7 @@ fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(signals::routes())
         .merge(trading::routes())
         .merge(trades::routes())
+        .merge(status::routes())
         .merge(orders::routes())
         .merge(pending_entries::routes())
         .merge(protection::routes())

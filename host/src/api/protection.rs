@@ -12,7 +12,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiQuery;
-use crate::dashboard::AgentName;
+use crate::activity::AgentName;
 use crate::protection::{DrawdownStatus, HealthReport, ProtectionError, ReportOutcome, Resumed};
 
 impl From<ProtectionError> for ApiError {

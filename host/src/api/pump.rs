@@ -11,7 +11,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiPath, ApiQuery, Symbol, bounded_number, whole_number};
 use super::strategies::ScanQuery;
-use crate::dashboard::AgentName;
+use crate::activity::AgentName;
 use crate::plugins::model::{ConfidenceLevel, Stage};
 use crate::scans::{AlertFilter, OutcomeReport, PumpAlert, PumpScan};
 

@@ -10,7 +10,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiQuery, OptionalJson};
 use super::strategies::{ScanBody, ScanQuery};
-use crate::dashboard::AgentName;
+use crate::activity::AgentName;
 use crate::scans::{MR_COMBINED, ScanAndSignal, ScanError};
 
 impl From<ScanError> for ApiError {

@@ -15,7 +15,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiPath, ApiQuery, OptionalJson, Symbol};
-use crate::dashboard::AgentName;
+use crate::activity::AgentName;
 use crate::plugins::{PluginError, PluginInfo, PluginState, ScanOutcome, ScanRequest};
 use crate::scans::GateScores;
 

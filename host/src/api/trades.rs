@@ -109,9 +109,6 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(history))
         .routes(routes!(stats))
         .routes(routes!(sync))
-        // Status, portfolio and notify live in `status.rs`; registered here so the router's
-        // list in `api/mod.rs` stays as it is.
-        .merge(super::status::routes())
 }
 
 /// A closed-trade row: the spec's known columns (symbol, direction, pnl, closed_at) and the

@@ -13,14 +13,14 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiQuery;
-use crate::dashboard::AgentName;
+use crate::activity::AgentName;
+use crate::config::is_strategy_name;
 use crate::exchange::Symbol;
 use crate::execution::client_id::fresh_cause;
 use crate::execution::{
     CloseAllReport, CloseAllStatus, CloseRow, ClosedTrade, Direction, EntryPlan, ExecutionError,
     TradeSource, TradeView, run_bounded,
 };
-use crate::plugins::is_strategy_name;
 use crate::protection::TrailingReport;
 use crate::signals::TradeResult;
 use crate::signals::scoring::{MIN_CONFIDENCE, MIN_EV, ev_passes};

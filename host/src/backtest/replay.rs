@@ -47,9 +47,9 @@ use super::progress::Progress;
 use super::report::{EquityPoint, GappedStop, Opening, Report, SignalCounts, TimeSplit, TradeRow};
 use super::setup::{check, load_history, needs, sim_rules, sim_rules_from_exchange};
 use super::why::WhyNoTrade;
+use crate::activity::Dashboard;
 use crate::clock::{Clock, SharedClock, TestClock};
 use crate::config::{Config, GapExit, Secret, Secrets};
-use crate::dashboard::Dashboard;
 use crate::exchange::exchange_a::{ClientConfig, ExchangeAClient, Signer};
 use crate::execution::{
     CloseStatus, EntryPlan, Execution, ExecutionError, Parts, ProtectionState, Timing, TradeSource,

@@ -21,7 +21,7 @@ pub use sections::{
     McpConfig, MessengerConfig, NewsConfig, PluginsConfig, ProtectionConfig, RiskConfig,
     SchedulerConfig, ServerConfig, SignalsConfig, StopPlacement,
 };
-pub use strategy::{DEFAULT_STRATEGY, StrategyKeys, StrategySections};
+pub use strategy::{DEFAULT_STRATEGY, StrategyKeys, StrategySections, is_strategy_name};
 
 /// The whole validated configuration of one host process.
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -12,6 +12,15 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+/// A strategy (plugin) name: `[a-z][a-z0-9_]{0,63}`. It names a `[strategy.<name>]` section,
+/// a plugin's manifest, and the `bot` of signals and trades; the rule lives here, the lowest
+/// layer that needs it, so config does not depend on the plugins area.
+pub fn is_strategy_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
 /// All `[strategy.*]` sections, by plugin name, as written.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(transparent)]

@@ -186,7 +186,7 @@ fn check_mcp(mcp: &super::McpConfig) -> Result<(), Invalid> {
 /// The plugin checks the rest of its section when it is loaded.
 fn check_strategy_sections(config: &Config) -> Result<(), Invalid> {
     for (name, section) in &config.strategy.sections {
-        if !crate::plugins::is_strategy_name(name) {
+        if !super::is_strategy_name(name) {
             return Err(invalid(
                 format!("strategy.{name}"),
                 "a plugin name is a lower-case letter, then lower-case letters, digits and \

@@ -67,9 +67,9 @@ pub use trade::{
     TradeSource, TradeView,
 };
 
+use crate::activity::Dashboard;
 use crate::clock::SharedClock;
 use crate::config::{Config, StrategyKeys};
-use crate::dashboard::Dashboard;
 use crate::exchange::{Exchange, ExchangeError, SymbolRules};
 use crate::messenger::{Messenger, Outgoing};
 use crate::plugins::Plugins;

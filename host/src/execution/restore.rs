@@ -12,8 +12,8 @@ use super::client_id::{ClientOrderId, Purpose};
 use super::sizing::stop_limit_px;
 use super::trade::{Direction, Legs, ProtectionState, StopPlacement, Trade, TradeSource};
 use super::{Execution, ExecutionError};
+use crate::config::is_strategy_name;
 use crate::exchange::{OrderRef, Symbol};
-use crate::plugins::is_strategy_name;
 
 /// Body of `POST /api/trades/restore`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]

@@ -4,14 +4,13 @@
 //! Owns: sending (`sendMessage`), HTML escaping and splitting ([`html`]), retries on flood
 //! control and server errors. Never: polls `getUpdates` or sets a webhook by default — the
 //! agent platform is the one consumer of updates for the bot token, and the boss's replies
-//! reach the service as confirm/reject calls from the coo agent; only the opt-in [`replies`]
-//! loop polls, for a token nothing else consumes. Never logs the bot token or puts it in an
-//! error.
+//! reach the service as confirm/reject calls from the coo agent; only the opt-in replies
+//! loop (`signals::replies`) polls, for a token nothing else consumes. Never logs the bot
+//! token or puts it in an error.
 
-mod bot_api;
+pub(crate) mod bot_api;
 mod client;
 pub mod html;
-pub mod replies;
 pub mod templates;
 
 pub use client::Messenger;

@@ -16,7 +16,12 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 use super::LoadError;
-use super::runtime::compile_component;
+
+/// Compiles a component without the cache (the runtime's path when no cache folder is set,
+/// and this cache's path on a miss).
+pub(crate) fn compile_component(engine: &Engine, wasm: &[u8]) -> Result<Component, LoadError> {
+    Component::new(engine, wasm).map_err(|e| LoadError::BadBytes(format!("{e:#}")))
+}
 
 const MAGIC: &[u8; 16] = b"spotbot-cwasm-1\n";
 

@@ -43,7 +43,6 @@ use registry::{LoadOutcome, Registry};
 pub use registry::{LoadedPlugin, PluginInfo, PluginStatus};
 use runtime::{CallFailure, Compiled};
 pub use runtime::{Runtime, WIT_MAJOR};
-pub use validate::is_strategy_name;
 pub use watcher::PluginWatcher;
 
 mod bindings {

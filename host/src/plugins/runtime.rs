@@ -24,7 +24,7 @@ use wasmtime_wasi::{
 };
 
 use super::bindings::{Strategy, StrategyPre};
-use super::cache::ArtifactCache;
+use super::cache::{ArtifactCache, compile_component};
 use super::logs::PluginLog;
 use super::model;
 use super::{Limits, LoadError, PluginError};
@@ -303,10 +303,6 @@ fn classify(
         }
         None => CallFailure::Host(format!("{err:#}")),
     }
-}
-
-pub(crate) fn compile_component(engine: &Engine, wasm: &[u8]) -> Result<Component, LoadError> {
-    Component::new(engine, wasm).map_err(|e| LoadError::BadBytes(format!("{e:#}")))
 }
 
 /// Refuses components that are not spotbot strategies or speak another major version of the

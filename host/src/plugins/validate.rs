@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::model::{Manifest, PluginKind, ScanResponse};
+use crate::config::is_strategy_name;
 use crate::market::Timeframe;
 
 /// Most candles per timeframe a plugin may ask for.
@@ -12,14 +13,6 @@ pub const MAX_CANDLES: u32 = 1000;
 pub const MAX_TIMEFRAMES: usize = 8;
 /// A scan result's confidence is 0..=10 (the confirm gate needs at least 8).
 pub const MAX_CONFIDENCE: u32 = 10;
-
-/// A plugin (strategy) name: `[a-z][a-z0-9_]{0,63}`. The same rule holds for the `bot` of
-/// signals and trades, which name the strategy.
-pub fn is_strategy_name(name: &str) -> bool {
-    name.len() <= 64
-        && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
 
 pub fn manifest(m: &Manifest) -> Result<(), String> {
     if !is_strategy_name(&m.name) {

@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 
 use super::equity::Equity;
 use super::{Protection, ProtectionError};
-use crate::dashboard::AgentName;
+use crate::activity::AgentName;
 use crate::execution::EntryPause;
 use crate::execution::limits;
 use crate::messenger::templates;

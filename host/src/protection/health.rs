@@ -17,7 +17,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::Protection;
-use crate::dashboard::AgentName;
+use crate::activity::AgentName;
 use crate::execution::trade::{Legs, ProtectionState, Trade};
 use crate::execution::{ListRead, protection_gone};
 use crate::messenger::{MessengerError, templates};

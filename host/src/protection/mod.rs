@@ -30,9 +30,9 @@ pub use health::{Check, Finding, HealthReport, MAX_CLOCK_SKEW_MS, Verdict};
 pub use report::{DailyReport, OpenPosition, ReportOutcome};
 pub use trailing::{GapRow, TrailSettings, TrailUpdate, TrailingReport};
 
+use crate::activity::Dashboard;
 use crate::clock::SharedClock;
 use crate::config::Config;
-use crate::dashboard::Dashboard;
 use crate::exchange::{Exchange, ExchangeError};
 use crate::execution::Execution;
 use crate::license::License;

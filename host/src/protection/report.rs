@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 use super::drawdown::DrawdownStatus;
 use super::equity::Equity;
 use super::{Protection, ProtectionError};
-use crate::dashboard::AgentName;
+use crate::activity::AgentName;
 use crate::execution::stats::{Aggregate, chronological};
 use crate::execution::trade::{CloseReason, ClosedTradeView};
 use crate::execution::{ClosedTrade, Day, Trade};

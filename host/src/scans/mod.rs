@@ -24,9 +24,9 @@ pub use signal_scan::{
 };
 pub(crate) use signal_scan::{result_scores, signal_input};
 
+use crate::activity::Dashboard;
 use crate::clock::SharedClock;
 use crate::config::Config;
-use crate::dashboard::Dashboard;
 use crate::exchange::Exchange;
 use crate::execution::{Execution, ExecutionError};
 use crate::messenger::Messenger;

@@ -8,8 +8,8 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::activity::AgentName;
 use crate::config::SchedulerConfig;
-use crate::dashboard::AgentName;
 use crate::execution::{ExecutionError, run_bounded};
 use crate::plugins::PluginError;
 use crate::protection::ProtectionError;

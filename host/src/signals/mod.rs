@@ -9,6 +9,7 @@
 
 mod answers;
 pub mod model;
+pub mod replies;
 pub mod scoring;
 mod trade_claim;
 
@@ -17,8 +18,8 @@ use std::sync::{Arc, Mutex};
 
 use rust_decimal::Decimal;
 
+use crate::activity::Dashboard;
 use crate::clock::SharedClock;
-use crate::dashboard::Dashboard;
 use crate::execution::client_id::fresh_cause;
 use crate::execution::{
     CloseRow, Direction, EntryPlan, Execution, ExecutionError, TradeSource, run_bounded,

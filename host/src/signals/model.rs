@@ -3,9 +3,9 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::config::is_strategy_name;
 use crate::exchange::Symbol;
 use crate::execution::Direction;
-use crate::plugins::is_strategy_name;
 
 /// One checklist item of a strategy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

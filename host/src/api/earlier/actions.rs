@@ -13,7 +13,7 @@ use super::super::error::{ApiError, ErrorBody};
 use super::super::extract::ApiQuery;
 use super::super::status::{StatusAnswer, status_of};
 use super::super::trading::{TradeQuery, Traded, place_trade, run_trailing};
-use crate::dashboard::AgentName;
+use crate::activity::AgentName;
 use crate::execution::{ClosedTrade, Direction, TradeView};
 use crate::protection::TrailingReport;
 

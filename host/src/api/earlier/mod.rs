@@ -23,8 +23,8 @@ use super::error::{ApiError, ErrorBody};
 use super::extract::ApiJson;
 use super::health::Health;
 use super::license::{ActivateAnswer, ActivateBody, RegisterAnswer, RegisterBody};
+use crate::config::is_strategy_name;
 use crate::license::LicenseStatus;
-use crate::plugins::is_strategy_name;
 use crate::plugins::model::PluginKind;
 
 /// `GET /api/health` under its earlier path.

@@ -14,7 +14,7 @@ use super::super::error::{ApiError, ErrorBody};
 use super::super::extract::{ApiQuery, Symbol};
 use super::super::status::is_testnet;
 use super::strategy_bot;
-use crate::dashboard::AgentName;
+use crate::activity::AgentName;
 use crate::execution::Direction;
 use crate::plugins::model::{Check, Direction as StrategyDirection};
 use crate::scans::{ScanError, Scored, Skipped};

@@ -1,6 +1,8 @@
 //! Optional handling of the boss's replies (`[messenger] handle_replies = true`), for operators
 //! without an agent platform: long-polls the bot's updates and turns `1-YES <SYMBOL>` /
 //! `0-NO <SYMBOL>`, typed or pressed on the approval request's buttons, into confirm / reject.
+//! An inbound adapter of the signal flow: it lives with the signals it drives and uses the
+//! messenger's Bot API call, so the messenger (outbound) does not depend on the signals.
 //!
 //! Owns: the one `getUpdates` loop of the bot token and the check of every update (the boss's
 //! chat AND the boss's user id). Must never: run beside another consumer of the same token (a
@@ -16,12 +18,12 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use super::bot_api::{BotApi, CallError};
-use super::{Messenger, Outgoing, templates};
+use super::{ConfirmAnswer, SignalError, SignalStatus, Signals};
+use crate::activity::Dashboard;
 use crate::config::{MessengerConfig, Secrets};
-use crate::dashboard::Dashboard;
 use crate::license::License;
-use crate::signals::{ConfirmAnswer, SignalError, SignalStatus, Signals};
+use crate::messenger::bot_api::{BotApi, CallError};
+use crate::messenger::{Messenger, Outgoing, templates};
 
 /// Long-poll duration of one `getUpdates`: the messenger holds the request this long when no
 /// update is waiting (Freqtrade polls with 20 s).
