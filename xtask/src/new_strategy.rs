@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use proc_macro2::{TokenStream, TokenTree};
 
 use crate::Cargo;
 
@@ -324,7 +325,7 @@ fn check_type_name(names: &Names, example: &Path) -> anyhow::Result<()> {
     for file in files(example)? {
         if file.extension().is_some_and(|e| e == "rs") {
             let code = std::fs::read_to_string(&file)?;
-            used.extend(identifiers(&code));
+            used.extend(identifiers(&code).with_context(|| file.display().to_string())?);
         }
     }
     if used.contains(&names.type_name) || PRELUDE.contains(&names.type_name.as_str()) {
@@ -406,82 +407,25 @@ fn rename(text: &str, table: &[(&str, String)]) -> String {
     out
 }
 
-/// The identifiers of Rust code, leaving out comments, string and char literals and numbers.
-fn identifiers(code: &str) -> BTreeSet<String> {
-    let chars: Vec<char> = code.chars().collect();
-    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
-    let mut ids = BTreeSet::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '/' && at(i + 1) == '/' {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && at(i + 1) == '*' {
-            i += 2;
-            while i < chars.len() && !(chars[i] == '*' && at(i + 1) == '/') {
-                i += 1;
-            }
-            i += 2;
-        } else if c == '"' {
-            i = skip_string(&chars, i + 1, 0);
-        } else if c == '\'' {
-            // A char literal ('a', '\n', '\''), or a lifetime ('a), which is skipped as is.
-            if at(i + 1) == '\\' {
-                i += 3;
-                while i < chars.len() && chars[i] != '\'' {
-                    i += 1;
+/// The identifiers of Rust code, leaving out comments, string and char literals and numbers:
+/// the identifier tokens of `proc-macro2`'s lexer, in every group.
+fn identifiers(code: &str) -> anyhow::Result<BTreeSet<String>> {
+    fn collect(tokens: TokenStream, ids: &mut BTreeSet<String>) {
+        for token in tokens {
+            match token {
+                TokenTree::Ident(ident) => {
+                    ids.insert(ident.to_string());
                 }
-                i += 1;
-            } else if at(i + 2) == '\'' {
-                i += 3;
-            } else {
-                i += 1;
+                TokenTree::Group(group) => collect(group.stream(), ids),
+                TokenTree::Punct(_) | TokenTree::Literal(_) => {}
             }
-        } else if c.is_ascii_digit() {
-            while i < chars.len() && (is_ident(chars[i]) || chars[i] == '.' && at(i + 1) != '.') {
-                i += 1;
-            }
-        } else if is_ident(c) {
-            let start = i;
-            while i < chars.len() && is_ident(chars[i]) {
-                i += 1;
-            }
-            let word: String = chars[start..i].iter().collect();
-            let raw = matches!(word.as_str(), "r" | "br" | "cr");
-            let hashes = chars[i..].iter().take_while(|&&h| h == '#').count();
-            if raw && at(i + hashes) == '"' {
-                i = skip_string(&chars, i + hashes + 1, hashes);
-            } else if matches!(word.as_str(), "b" | "c") && at(i) == '"' {
-                i = skip_string(&chars, i + 1, 0);
-            } else {
-                ids.insert(word);
-            }
-        } else {
-            i += 1;
         }
     }
-    ids
-}
-
-/// The index after the string literal whose text starts at `i`; `hashes` > 0 for a raw string
-/// (no escapes, ends at `"` and that many `#`).
-fn skip_string(chars: &[char], mut i: usize, hashes: usize) -> usize {
-    while i < chars.len() {
-        if hashes == 0 && chars[i] == '\\' {
-            i += 2;
-        } else if chars[i] == '"' && chars[i + 1..].iter().take(hashes).all(|&h| h == '#') {
-            let closing = chars[i + 1..].iter().take(hashes).count();
-            if closing == hashes {
-                return i + 1 + hashes;
-            }
-            i += 1;
-        } else {
-            i += 1;
-        }
-    }
-    i
+    let tokens: TokenStream =
+        code.parse().map_err(|e| anyhow::anyhow!("the example's code does not lex: {e}"))?;
+    let mut ids = BTreeSet::new();
+    collect(tokens, &mut ids);
+    Ok(ids)
 }
 
 #[cfg(test)]
@@ -574,7 +518,7 @@ mod tests {
             let s = "Quoted \" Still"; let r = r#"Raw " Inner"#; let b = b"Bytes";
             let c = '"'; let d = '\''; fn f<'a>(x: &'a Lifetime) -> u32 { 1_000.0e3 as u32 }
         "####;
-        let ids = identifiers(code);
+        let ids = identifiers(code).unwrap();
         for word in ["struct", "Real", "let", "s", "r", "b", "c", "d", "f", "x", "Lifetime"] {
             assert!(ids.contains(word), "{word}: {ids:?}");
         }
