@@ -8,10 +8,18 @@
 //! ([`logs`]), per-version scan statistics ([`stats`])). Must never: let a wasmtime type out
 //! of this module, let a plugin touch files, network, environment or a real clock, or let one
 //! plugin's failure affect another scan. [`Plugins`] is the public face.
+//!
+//! Around it: `limits` (what every call runs under), `errors` (why a file is refused or a
+//! call failed), `calls` (one scan call and its response checks; [`StandalonePlugin`] outside
+//! the registry) and `check` (`spotbot check-config`'s look at the folder).
 
 mod cache;
+mod calls;
 pub mod canary;
+mod check;
 mod convert;
+mod errors;
+mod limits;
 pub mod logs;
 pub mod market;
 pub mod model;
@@ -26,22 +34,26 @@ mod watcher;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use arc_swap::ArcSwap;
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::clock::SharedClock;
-use crate::config::{Config, DEFAULT_STRATEGY, PluginsConfig, StrategyKeys};
+use crate::config::{Config, DEFAULT_STRATEGY, StrategyKeys};
 use crate::store::Store;
+pub use calls::StandalonePlugin;
+use calls::run_scan;
 use canary::CanaryInputs;
-use logs::PluginLog;
+pub use check::check_folder;
+pub(crate) use errors::describe_failure;
+pub use errors::{LoadError, PluginError};
+pub use limits::Limits;
 pub use market::{ExchangeMarket, MarketData, MarketQuery, NoMarketData, SyntheticMarket};
 pub use model::{Manifest, MarketSnapshot, ScanError, ScanRequest, ScanResponse};
 use registry::{LoadOutcome, Registry};
 pub use registry::{LoadedPlugin, PluginInfo, PluginStatus};
-use runtime::{CallFailure, Compiled};
 pub use runtime::{Runtime, WIT_MAJOR};
 pub use watcher::PluginWatcher;
 
@@ -50,293 +62,6 @@ mod bindings {
         path: "../wit",
         world: "strategy",
     });
-}
-
-/// Limits every plugin call runs under (`[plugins]` config).
-#[derive(Debug, Clone)]
-pub struct Limits {
-    /// Cap of a plugin instance's linear memory.
-    pub memory_bytes: u64,
-    /// Deadline of one `scan` call.
-    pub scan_timeout: Duration,
-    /// Deadline of `describe` while loading a file.
-    pub load_timeout: Duration,
-    /// Cap of a scan response (approximate bytes of strings, lists and fields).
-    pub max_result_bytes: usize,
-    /// Cap of one plugin's persisted state (keys + values).
-    pub max_state_bytes: usize,
-    /// Calls into plugins running at the same time (more wait), all plugins together.
-    pub max_concurrent_calls: usize,
-    /// Largest `.wasm` file accepted.
-    pub max_wasm_bytes: u64,
-    /// Wasm stack of a call.
-    pub max_stack_bytes: usize,
-    /// Quiet time after a file change before it is read.
-    pub reload_debounce: Duration,
-    /// Captured stderr of a call: the plugin's log lines, also shown with traps.
-    pub stderr_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self::from_config(&PluginsConfig::default())
-    }
-}
-
-impl Limits {
-    /// Calls one plugin may run at once: half of [`Self::max_concurrent_calls`] (at least
-    /// one), so that a plugin whose calls hang until the deadline, or a burst of scans of one
-    /// plugin, leaves the other half of the slots to the other plugins.
-    pub fn calls_per_plugin(&self) -> usize {
-        (self.max_concurrent_calls / 2).max(1)
-    }
-
-    pub fn from_config(c: &PluginsConfig) -> Self {
-        Limits {
-            memory_bytes: c.memory_mib * 1024 * 1024,
-            scan_timeout: Duration::from_millis(c.scan_timeout_ms),
-            load_timeout: Duration::from_millis(c.load_timeout_ms),
-            max_result_bytes: c.max_result_kib as usize * 1024,
-            max_state_bytes: c.max_state_kib as usize * 1024,
-            max_concurrent_calls: c.max_concurrent_calls as usize,
-            max_wasm_bytes: c.max_wasm_kib * 1024,
-            max_stack_bytes: c.max_stack_kib as usize * 1024,
-            reload_debounce: Duration::from_millis(c.reload_debounce_ms),
-            stderr_bytes: 16 * 1024,
-        }
-    }
-}
-
-/// Why a file was refused.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum LoadError {
-    #[error("the file has {size} bytes, the cap is {cap} (plugins.max_wasm_kib)")]
-    TooLarge { size: u64, cap: u64 },
-    #[error("not a valid WebAssembly component: {0}")]
-    BadBytes(String),
-    #[error("not a spotbot strategy plugin: {0}")]
-    NotAPlugin(String),
-    #[error(
-        "built for spotbot:strategy@{found}, but this host speaks spotbot:strategy@{supported}; \
-         rebuild the plugin with a matching spotbot-sdk"
-    )]
-    WitVersion { found: String, supported: String },
-    #[error("incompatible with this host: {0}")]
-    Incompatible(String),
-    #[error("describe() failed: {0}")]
-    DescribeFailed(String),
-    #[error("invalid manifest: {0}")]
-    InvalidManifest(String),
-    #[error("the config file's section does not fit the plugin: {0}")]
-    ConfigSection(String),
-    #[error("the canary scan on synthetic data failed, so the previous version keeps serving: {0}")]
-    Canary(String),
-    #[error("plugin name {name:?} is already served by {served_by}")]
-    DuplicateName { name: String, served_by: String },
-    #[error("cannot read the file: {0}")]
-    Io(String),
-}
-
-/// Why a scan failed. Only that scan fails; the host and other plugins are unaffected.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum PluginError {
-    #[error("no plugin named {0:?} is loaded")]
-    NotFound(String),
-    #[error("plugin {0:?} is switched off (enabled = false in [strategy.{0}])")]
-    Disabled(String),
-    #[error("the config override does not fit the plugin: {0}")]
-    InvalidConfig(String),
-    #[error("no persisted state is stored for plugin {0:?}")]
-    NoState(String),
-    #[error("the plugin did not finish within its deadline of {0} ms (plugins.scan_timeout_ms)")]
-    Deadline(u64),
-    #[error(
-        "the plugin exceeded its memory cap of {cap_mib} MiB (it asked for {asked_mib} MiB; \
-         plugins.memory_mib)"
-    )]
-    Memory { cap_mib: u64, asked_mib: u64 },
-    #[error("the plugin overflowed its stack of {0} KiB (plugins.max_stack_kib)")]
-    StackOverflow(usize),
-    #[error("the plugin trapped: {0}")]
-    Trapped(String),
-    #[error(
-        "the plugin's result has ~{size} bytes, over the cap of {cap} (plugins.max_result_kib)"
-    )]
-    ResultTooLarge { size: usize, cap: usize },
-    #[error(
-        "the plugin's state would grow to {size} bytes, over the cap of {cap} (plugins.max_state_kib)"
-    )]
-    StateTooLarge { size: usize, cap: usize },
-    #[error("the plugin reported an error: {0}")]
-    Plugin(ScanError),
-    #[error("the plugin returned an invalid response: {0}")]
-    InvalidResponse(String),
-    #[error("{0} is not listed on the active exchange; scan symbols it lists, such as BTCUSDT")]
-    UnknownSymbol(String),
-    #[error("market data unavailable: {0}")]
-    MarketData(String),
-    #[error("{0}")]
-    Internal(String),
-}
-
-impl PluginError {
-    /// The machine code of the API error body.
-    pub fn code(&self) -> &'static str {
-        match self {
-            PluginError::NotFound(_) => "plugin_not_found",
-            PluginError::Disabled(_) => "plugin_disabled",
-            PluginError::InvalidConfig(_) => "invalid_config",
-            PluginError::NoState(_) => "state_not_found",
-            PluginError::Deadline(_) => "plugin_deadline_exceeded",
-            PluginError::Memory { .. } => "plugin_memory_exceeded",
-            PluginError::StackOverflow(_) => "plugin_stack_overflow",
-            PluginError::Trapped(_) => "plugin_trapped",
-            PluginError::ResultTooLarge { .. } => "plugin_result_too_large",
-            PluginError::StateTooLarge { .. } => "plugin_state_too_large",
-            PluginError::Plugin(_) => "plugin_error",
-            PluginError::InvalidResponse(_) => "plugin_invalid_response",
-            PluginError::UnknownSymbol(_) => "unknown_symbol",
-            PluginError::MarketData(_) => "market_data_unavailable",
-            PluginError::Internal(_) => "internal_error",
-        }
-    }
-}
-
-fn call_error(failure: CallFailure, limits: &Limits) -> PluginError {
-    match failure {
-        CallFailure::Deadline => PluginError::Deadline(limits.scan_timeout.as_millis() as u64),
-        CallFailure::Memory { refused_bytes } => PluginError::Memory {
-            cap_mib: limits.memory_bytes / (1024 * 1024),
-            asked_mib: (refused_bytes as u64).div_ceil(1024 * 1024),
-        },
-        CallFailure::StackOverflow => PluginError::StackOverflow(limits.max_stack_bytes / 1024),
-        CallFailure::Trap { trap, stderr } if stderr.is_empty() => PluginError::Trapped(trap),
-        CallFailure::Trap { trap, stderr } => {
-            PluginError::Trapped(format!("{trap}; stderr: {stderr}"))
-        }
-        CallFailure::Host(e) => PluginError::Internal(format!("plugin call failed: {e}")),
-    }
-}
-
-/// The sentence for a failed `describe()` at load time.
-pub(crate) fn describe_failure(failure: &CallFailure, limits: &Limits) -> String {
-    match failure {
-        CallFailure::Deadline => format!(
-            "did not return within {} ms (plugins.load_timeout_ms)",
-            limits.load_timeout.as_millis()
-        ),
-        other => call_error(clone_failure(other), limits).to_string(),
-    }
-}
-
-fn clone_failure(f: &CallFailure) -> CallFailure {
-    match f {
-        CallFailure::Deadline => CallFailure::Deadline,
-        CallFailure::Memory { refused_bytes } => {
-            CallFailure::Memory { refused_bytes: *refused_bytes }
-        }
-        CallFailure::StackOverflow => CallFailure::StackOverflow,
-        CallFailure::Trap { trap, stderr } => {
-            CallFailure::Trap { trap: trap.clone(), stderr: stderr.clone() }
-        }
-        CallFailure::Host(e) => CallFailure::Host(e.clone()),
-    }
-}
-
-/// Runs one scan call and checks the response (size cap, fields, symbols); returns what the
-/// plugin wrote to stderr meanwhile whatever the outcome.
-fn run_scan(
-    runtime: &Runtime,
-    compiled: &Compiled,
-    manifest: &Manifest,
-    request: ScanRequest,
-) -> (Result<ScanResponse, PluginError>, PluginLog) {
-    let symbols: std::collections::BTreeSet<String> =
-        request.symbols.iter().map(|s| s.symbol.clone()).collect();
-    let call = runtime.scan(compiled, request);
-    let checked = call
-        .result
-        .map_err(|f| call_error(f, runtime.limits()))
-        .and_then(|answer| answer.map_err(PluginError::Plugin))
-        .and_then(|response| {
-            let size = response.approx_size();
-            let cap = runtime.limits().max_result_bytes;
-            if size > cap {
-                return Err(PluginError::ResultTooLarge { size, cap });
-            }
-            let symbols = symbols.iter().map(String::as_str).collect();
-            validate::response(manifest, &symbols, &response)
-                .map_err(PluginError::InvalidResponse)?;
-            Ok(response)
-        });
-    (checked, call.log)
-}
-
-/// One plugin loaded from bytes outside the registry, called synchronously (benchmarks,
-/// differential tests, tools).
-pub struct StandalonePlugin {
-    runtime: Arc<Runtime>,
-    compiled: Compiled,
-    pub manifest: Manifest,
-}
-
-impl StandalonePlugin {
-    pub fn load(runtime: &Arc<Runtime>, wasm: &[u8]) -> Result<Self, LoadError> {
-        let (compiled, _) = runtime.compile(wasm)?;
-        let manifest = runtime
-            .describe(&compiled)
-            .map_err(|f| LoadError::DescribeFailed(describe_failure(&f, runtime.limits())))?;
-        validate::manifest(&manifest).map_err(LoadError::InvalidManifest)?;
-        Ok(StandalonePlugin { runtime: runtime.clone(), compiled, manifest })
-    }
-
-    /// Runs `scan` in a fresh instance (blocking) and checks the response.
-    pub fn scan(&self, request: ScanRequest) -> Result<ScanResponse, PluginError> {
-        self.scan_logged(request).0
-    }
-
-    /// As [`StandalonePlugin::scan`], with the lines the plugin logged.
-    pub fn scan_logged(
-        &self,
-        request: ScanRequest,
-    ) -> (Result<ScanResponse, PluginError>, PluginLog) {
-        run_scan(&self.runtime, &self.compiled, &self.manifest, request)
-    }
-}
-
-/// Loads every `.wasm` of `[plugins] dir` the way the service does (manifest, the
-/// `[strategy.<name>]` section against the plugin's defaults, the plugin's own judgement of
-/// its effective config) without serving anything: `spotbot check-config`. Sections naming no
-/// loaded plugin are returned as the second list.
-pub fn check_folder(config: &Config) -> anyhow::Result<(Vec<PluginInfo>, Vec<String>)> {
-    let runtime = Runtime::new(Limits::from_config(&config.plugins), None)?;
-    let dir = PathBuf::from(&config.plugins.dir);
-    let mut paths: Vec<PathBuf> = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| registry::is_plugin_file(p))
-            .collect(),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(err) => anyhow::bail!("cannot read the plugins folder {}: {err}", dir.display()),
-    };
-    paths.sort();
-    let mut registry = Registry::default();
-    // No store is opened here: the canary runs on empty state.
-    let no_state = |_: &str| Vec::new();
-    let inputs =
-        CanaryInputs { reference_symbol: &config.market.reference_symbol, state: &no_state };
-    for path in &paths {
-        let now = chrono::Utc::now();
-        registry = registry::load_file(&runtime, &registry, path, &config.strategy, &inputs, now).0;
-    }
-    let orphans = config
-        .strategy
-        .sections
-        .keys()
-        .filter(|name| registry.plugin(name).is_none())
-        .cloned()
-        .collect();
-    Ok((registry.infos(), orphans))
 }
 
 /// The answer of a scan through the registry.
