@@ -198,10 +198,14 @@ impl Replay {
             .saturating_sub(self.number("/why_no_trade/run/failed_checks/entry_proximity"))
     }
 
-    /// Signals per month of validated range ([`STEPS_PER_MONTH`]); `None` without a range.
+    /// Months of open market the range gate passed ([`STEPS_PER_MONTH`]).
+    fn range_months(&self) -> f64 {
+        self.range_steps() as f64 / STEPS_PER_MONTH
+    }
+
+    /// Signals per month of validated range; `None` without a range.
     fn per_range_month(&self) -> Option<f64> {
-        let months = self.range_steps() as f64 / STEPS_PER_MONTH;
-        (self.range_steps() > 0).then(|| self.signals() as f64 / months)
+        (self.range_steps() > 0).then(|| self.signals() as f64 / self.range_months())
     }
 
     /// Signals per entry-zone step; `None` without such a step.
@@ -223,7 +227,7 @@ impl Replay {
             self.stat("wins"),
             self.stat("losses"),
             self.range_steps(),
-            self.range_steps() as f64 / STEPS_PER_MONTH,
+            self.range_months(),
             self.per_range_month().unwrap_or(0.0),
             self.zone_steps(),
         );

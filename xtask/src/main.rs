@@ -153,11 +153,16 @@ pub fn path_str(path: &Path) -> anyhow::Result<&str> {
 /// with the binary built before the move. `cargo xtask` (`cargo run`) names the xtask
 /// package's folder in `CARGO_MANIFEST_DIR`; a binary started by hand looks upwards from the
 /// current folder for the workspace's manifest; the folder it was compiled in comes last.
+/// Found once per run: every command asks for it, and the answer cannot change meanwhile.
 pub fn workspace_root() -> PathBuf {
-    let cargo_names = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
-    find_workspace(cargo_names, std::env::current_dir().ok())
-        .or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf))
-        .expect("xtask lives in the workspace")
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let cargo_names = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+        find_workspace(cargo_names, std::env::current_dir().ok())
+            .or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf))
+            .expect("xtask lives in the workspace")
+    })
+    .clone()
 }
 
 /// The workspace from the xtask package's folder cargo names, else from the current folder

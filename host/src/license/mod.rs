@@ -292,44 +292,35 @@ impl License {
 
     /// Whether trading routes are allowed now.
     pub fn is_active(&self) -> bool {
-        self.with_active(|_| ()).is_some()
+        self.with_active(|_, _| ()).is_some()
     }
 
     /// The plan of the license when it is active now (`none` when its answer named no plan),
     /// `None` when it is not: the health check's question, answered without building
     /// [`Self::status`]'s messages on every request.
     pub fn active_plan(&self) -> Option<String> {
-        self.with_active(|payload| payload.plan.clone().unwrap_or_else(|| "none".into()))
-    }
-
-    /// `read` of the active license's answer: activated, not expired, and validated within
-    /// the offline grace. The same rule [`Self::status`] explains in words.
-    fn with_active<R>(&self, read: impl FnOnce(&AnswerPayload) -> R) -> Option<R> {
-        let now = self.clock.now();
-        match &self.lock().current {
-            Current::Active { payload, last_ok, .. } => {
-                match rules::standing(payload.expires_at, *last_ok, now) {
-                    Standing::Active { .. } => Some(read(payload)),
-                    _ => None,
-                }
-            }
-            _ => None,
-        }
+        self.with_active(|payload, _| payload.plan.clone().unwrap_or_else(|| "none".into()))
     }
 
     /// When the offline grace of the active license ends (its last successful validation
     /// plus [`OFFLINE_GRACE`]): past it, without a validation, the license stops being active.
     /// `None` without an active license.
     pub fn grace_end(&self) -> Option<DateTime<Utc>> {
+        self.with_active(|_, grace_end| grace_end)
+    }
+
+    /// `read` of the active license's answer and the end of its grace: activated, not
+    /// expired, and validated within the offline grace ([`rules::standing`], the same rule
+    /// [`Self::status`] explains in words).
+    fn with_active<R>(&self, read: impl FnOnce(&AnswerPayload, DateTime<Utc>) -> R) -> Option<R> {
         let now = self.clock.now();
-        match &self.lock().current {
-            Current::Active { payload, last_ok, .. } => {
-                match rules::standing(payload.expires_at, *last_ok, now) {
-                    Standing::Active { grace_end } => Some(grace_end),
-                    _ => None,
-                }
-            }
-            _ => None,
+        let state = self.lock();
+        let Current::Active { payload, last_ok, .. } = &state.current else {
+            return None;
+        };
+        match rules::standing(payload.expires_at, *last_ok, now) {
+            Standing::Active { grace_end } => Some(read(payload, grace_end)),
+            Standing::Expired { .. } | Standing::GraceEnded { .. } => None,
         }
     }
 
