@@ -3,6 +3,7 @@
 //! Prints the public key (for the host's `license.public_key`) and the address, then serves
 //! until Ctrl-C or SIGTERM.
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -30,6 +31,8 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
+        // Colours only on a terminal: a log file or a container's log driver keeps them as text.
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();

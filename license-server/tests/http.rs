@@ -201,16 +201,18 @@ async fn revoke_needs_the_admin_token_when_one_is_set() {
     server.stop().await.unwrap();
 }
 
-/// The binary: prints its public key, serves it at /v1/public-key, stops on SIGTERM.
+/// The binary: prints its public key, serves it at /v1/public-key, logs without terminal
+/// colours into a file, stops on SIGTERM.
 #[tokio::test]
 async fn the_binary_prints_and_serves_its_public_key() {
     let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_spotbot-license-server"))
         .args(["--addr", &format!("127.0.0.1:{port}"), "--data-dir"])
         .arg(dir.path())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -233,7 +235,18 @@ async fn the_binary_prints_and_serves_its_public_key() {
     let on_disk = std::fs::read_to_string(dir.path().join("public.key")).unwrap();
     assert_eq!(on_disk.trim(), printed);
 
+    let registered = client()
+        .post(format!("http://127.0.0.1:{port}/v1/register"))
+        .json(&json!({"email": "log@example.com", "name": "Log Check"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(registered.status(), StatusCode::CREATED);
+
     let _ = Command::new("kill").arg(child.id().to_string()).status();
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("license registered"), "{text}");
+    assert!(!text.contains('\u{1b}'), "escape codes in a log file: {text:?}");
 }

@@ -50,7 +50,8 @@ pub struct SymbolPath {
             (duplicate_skipped, trade_exists_skipped, no_position_sell_skipped)", body = CreateAnswer),
         (status = 400, description = "Invalid JSON", body = ErrorBody),
         (status = 415, description = "Content-Type is not application/json", body = ErrorBody),
-        (status = 422, description = "A field is missing or invalid (`invalid_body`), the \
+        (status = 422, description = "A field is missing or invalid (`invalid_body`; a buy \
+            needs `sl_pct` and `tp_pct`), the \
             symbol is not listed on the exchange (`unknown_symbol`), or the signal's ev or \
             confidence fails the confirm gates, so the boss is not asked (`signal_below_gates`)", body = ErrorBody),
         (status = 502, description = "The exchange could not be asked for the symbol", body = ErrorBody),

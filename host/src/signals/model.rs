@@ -34,10 +34,10 @@ pub struct SignalInput {
     /// Price when the signal was made.
     #[schema(exclusive_minimum = 0)]
     pub price: Option<f64>,
-    /// Stop-loss distance in percent of the entry.
+    /// Stop-loss distance in percent of the entry; required for a buy.
     #[schema(exclusive_minimum = 0, maximum = 99)]
     pub sl_pct: Option<f64>,
-    /// Take-profit distance in percent of the entry.
+    /// Take-profit distance in percent of the entry; required for a buy.
     #[schema(exclusive_minimum = 0, maximum = 1000)]
     pub tp_pct: Option<f64>,
     #[schema(max_items = 50)]
