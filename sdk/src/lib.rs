@@ -21,6 +21,9 @@
 //! - [`ScanRequest::evaluate_each`]: one result per symbol from a per-symbol function;
 //!   [`ScanResult::with_reason`] and [`ScanResult::with_signal`] (direction, bracket,
 //!   checklist and the service's scores in one call); [`SymbolData::live_price`].
+//! - [`config`]: the keys the host reads from a strategy's section, declared once
+//!   ([`config::ScanKeys`], [`config::TradeKeys`], embedded with `#[serde(flatten)]`), and
+//!   [`config::parse`], which refuses keys the default config lacks and names the bad key.
 //! - [`log!`]: one line into the plugin's log (stderr; the host logs it under the plugin's
 //!   name and a preview scan returns it).
 //! - [`testing`]: deterministic synthetic candles for native tests and benchmarks, scripted
@@ -65,6 +68,7 @@ extern crate self as spotbot_sdk;
 
 pub mod candles;
 pub mod checklist;
+pub mod config;
 pub mod indicators;
 pub mod scoring;
 pub mod testing;

@@ -5,6 +5,8 @@
 //! and plain f64 arithmetic, no `exp`/`ln`), so a native test, a Wasm run and a benchmark can
 //! share inputs.
 //!
+//! [`contract`] holds the contract tests every plugin crate runs ([`crate::contract_tests!`]).
+//!
 //! [`read_request`] / [`load_request`] load the JSON of `GET /api/strategies/{name}/request`
 //! (the exact request the host would send the plugin now) as a [`ScanRequest`]:
 //!
@@ -22,6 +24,7 @@
 //! let response = MyStrategy::scan(request).unwrap();
 //! ```
 
+pub mod contract;
 mod fixture;
 
 pub use fixture::{load_request, read_request};

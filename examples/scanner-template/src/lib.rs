@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use spotbot_sdk::indicators as ind;
 use spotbot_sdk::{
     CandleNeed, ConfidenceLevel, Manifest, Metric, PluginKind, ScanError, ScanRequest,
-    ScanResponse, ScannerAlert, Stage, StateEntry, Strategy, SymbolData, export_strategy,
-    parse_config, set_state, state_value,
+    ScanResponse, ScannerAlert, Stage, StateEntry, Strategy, SymbolData, config, export_strategy,
+    set_state, state_value,
 };
 
 /// The plugin name: `[strategy.scanner_template]` in the config,
@@ -37,9 +37,19 @@ pub const LOOKBACK: usize = 20;
 
 /// The configuration, `[strategy.scanner_template]`. Every key is optional; the manifest
 /// publishes the defaults (`default_config_json`), which makes them the keys the service
-/// accepts.
+/// accepts, and `config::parse` refuses any other key.
+///
+/// The scheduler's switch and the symbols a scan reads come from the service's defaults until
+/// the scanner declares them: embed the SDK's group (and add `scan: ScanKeys::default()` to
+/// `Default`) to publish `enabled`, `use_universe`, `watchlist_override` and
+/// `min_quote_volume_usd`:
+///
+/// ```ignore
+/// #[serde(flatten)]
+/// pub scan: spotbot_sdk::config::ScanKeys,
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct Config {
     /// Volume / mean volume of the 20 candles before must be at least this.
     pub vol_ratio_min: f64,
@@ -69,7 +79,7 @@ impl Config {
     /// Parses the request's config and judges its values; the service runs a scan of no
     /// symbols to validate a config section, so a refusal here names the bad key to the user.
     pub fn parse(text: &str) -> Result<Config, ScanError> {
-        let c: Config = parse_config(text)?;
+        let c: Config = config::parse(text)?;
         let bad = |message: String| Err(ScanError::BadConfig(message));
         if !(c.vol_ratio_min.is_finite() && c.vol_ratio_min > 0.0) {
             return bad(format!("vol_ratio_min must be > 0, got {}", c.vol_ratio_min));
@@ -195,18 +205,17 @@ mod tests {
     //! Two kinds of tests. The contract tests check what the service relies on whatever the
     //! logic decides (a valid manifest and config, alerts only for requested symbols and never
     //! results, determinism, the cooldown memory), so they keep passing while you change
-    //! `evaluate()`. The `example_*` test pins today's logic on hand-made data: adapt it (or
-    //! replace it with your own) when you change it.
+    //! `evaluate()`; most of them come from the SDK (`contract_tests!`, `testing::contract`),
+    //! with the pinned default config: edit that pin when you change a key or a default. The
+    //! `example_*` test pins today's logic on hand-made data: adapt it (or replace it with
+    //! your own) when you change it.
 
     use super::*;
-    use spotbot_sdk::testing::apply_state;
-    use spotbot_sdk::{ScanResult, StateUpdate, testing};
+    use spotbot_sdk::testing::{apply_state, contract};
+    use spotbot_sdk::{StateUpdate, testing};
 
     const NOW: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
     const MINUTE: i64 = 60_000;
-    /// The timeframes the service can fetch (docs/strategies.md).
-    const TIMEFRAMES: [&str; 14] =
-        ["1m", "3m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "8h", "12h", "1d", "3d", "1w"];
 
     fn request(symbols: usize, config: &str) -> ScanRequest {
         testing::request(&ScannerTemplate::describe().candles, symbols, config, NOW)
@@ -250,72 +259,23 @@ mod tests {
 
     // ---- Contract tests: they hold whatever evaluate() decides. ----
 
-    #[test]
-    fn manifest_is_valid() {
-        let m = ScannerTemplate::describe();
-        assert_eq!(m.name, NAME);
-        let mut chars = NAME.chars();
-        assert!(chars.next().is_some_and(|c| c.is_ascii_lowercase()), "{NAME}");
-        assert!(chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
-        assert!(NAME.len() <= 64);
-        assert_eq!(m.version, env!("CARGO_PKG_VERSION"));
-        assert_eq!(m.version.split('.').filter(|p| p.parse::<u64>().is_ok()).count(), 3);
-        assert_eq!(m.kind, PluginKind::Scanner);
-        assert!(!m.candles.is_empty() && m.candles.len() <= 8, "{:?}", m.candles);
-        for (i, need) in m.candles.iter().enumerate() {
-            assert!(TIMEFRAMES.contains(&need.timeframe.as_str()), "{need:?}");
-            assert!((1..=1000).contains(&need.count), "{need:?}");
-            assert!(m.candles[..i].iter().all(|n| n.timeframe != need.timeframe), "{need:?}");
-        }
+    spotbot_sdk::contract_tests! {
+        plugin: ScannerTemplate,
+        config: Config,
+        name: NAME,
+        kind: PluginKind::Scanner,
+        candles: [(TIMEFRAME, CANDLES)],
+        needs_reference: false,
+        needs_market_context: false,
+        default_config: serde_json::json!({
+            "vol_ratio_min": 3.0, "high_vol_ratio": 6.0, "min_change_pct": 1.0,
+            "min_quote_volume": 1_000_000.0, "cooldown_minutes": 60,
+        }),
     }
 
     #[test]
-    fn default_config_lists_every_key_and_parses() {
-        let published: serde_json::Value =
-            serde_json::from_str(&ScannerTemplate::describe().default_config).unwrap();
-        let all_keys = serde_json::to_value(Config::default()).unwrap();
-        assert!(published.is_object(), "{published}");
-        assert_eq!(published, all_keys, "the manifest must publish every key with its default");
-        let parsed = Config::parse(&ScannerTemplate::describe().default_config).unwrap();
-        assert_eq!(parsed, Config::default());
-    }
-
-    #[test]
-    fn the_default_config_is_accepted_and_a_bad_one_refused() {
-        // The service validates a config section with a scan of no symbols.
-        for config in ["{}".to_string(), ScannerTemplate::describe().default_config] {
-            let r = ScannerTemplate::scan(request(0, &config)).unwrap();
-            assert!(r.results.is_empty() && r.alerts.is_empty(), "{r:?}");
-        }
-        let e = ScannerTemplate::scan(request(1, r#"{"no_such_key": 1}"#)).unwrap_err();
-        assert!(matches!(e, ScanError::BadConfig(_)), "{e:?}");
-        let defaults = serde_json::to_value(Config::default()).unwrap();
-        for key in defaults.as_object().unwrap().keys() {
-            let config = format!(r#"{{"{key}": {{"not": "a value"}}}}"#);
-            let e = ScannerTemplate::scan(request(1, &config)).unwrap_err();
-            assert!(matches!(e, ScanError::BadConfig(_)), "{key}: {e:?}");
-        }
-    }
-
-    #[test]
-    fn alerts_only_for_requested_symbols_and_never_results() {
-        let req = batch(NOW);
-        let r = scan(&req);
-        let no_results: &[ScanResult] = &[];
-        assert_eq!(r.results, no_results, "a scanner that returns results fails its scan");
-        let requested: Vec<&str> = req.symbols.iter().map(|s| s.symbol.as_str()).collect();
-        let mut alerted = BTreeSet::new();
-        for alert in &r.alerts {
-            assert!(requested.contains(&alert.symbol.as_str()), "{alert:?}");
-            assert!(alerted.insert(alert.symbol.as_str()), "two alerts for {}", alert.symbol);
-            assert!(alert.price.is_finite() && alert.price >= 0.0, "{alert:?}");
-            assert!(alert.metrics.iter().all(|m| m.value.is_finite()), "{alert:?}");
-        }
-    }
-
-    #[test]
-    fn scans_are_deterministic() {
-        assert_eq!(scan(&batch(NOW)), scan(&batch(NOW)));
+    fn the_batch_is_answered_like_the_contract_says() {
+        contract::answers::<ScannerTemplate>(&batch(NOW), |_| {});
     }
 
     #[test]
@@ -326,14 +286,7 @@ mod tests {
             *c = testing::candles(1, &c.timeframe, 3, 100.0, 0.0, NOW);
         }
         assert!(scan(&req).alerts.is_empty());
-
-        for need in ScannerTemplate::describe().candles {
-            let mut req = request(1, "{}");
-            req.symbols[0].candles.retain(|c| c.timeframe != need.timeframe);
-            let e = ScannerTemplate::scan(req).unwrap_err();
-            let named = matches!(&e, ScanError::MissingData(m) if m.contains(&need.timeframe));
-            assert!(named, "{}: {e:?}", need.timeframe);
-        }
+        contract::missing_timeframe_fails::<ScannerTemplate>();
     }
 
     #[test]

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use spotbot_sdk::indicators::{self as ind, last, nth_last};
 use spotbot_sdk::{
     CandleNeed, Checklist, Direction, Manifest, PluginKind, ScanError, ScanRequest, ScanResponse,
-    ScanResult, StateEntry, Strategy, SymbolData, export_strategy, parse_config, scoring,
-    set_state, state_value,
+    ScanResult, StateEntry, Strategy, SymbolData, config, export_strategy, scoring, set_state,
+    state_value,
 };
 
 /// The plugin name: `bot` of every result, `[strategy.template]` in the config.
@@ -27,9 +27,21 @@ pub const NAME: &str = "template";
 pub const CANDLES: u32 = 200;
 
 /// The configuration, `[strategy.template]`. Every key is optional; the manifest publishes the
-/// defaults (`default_config_json`), which makes them the keys the service accepts.
+/// defaults (`default_config_json`), which makes them the keys the service accepts, and
+/// `config::parse` refuses any other key.
+///
+/// The service sizes, limits and trails this strategy's trades by `mr_combined`'s keys until it
+/// declares its own: embed the SDK's group (and add `trade: TradeKeys::default()` to
+/// `Default`) to publish `size_pct`, `max_trades_per_day`, `trailing_*` and `risk_normal`:
+///
+/// ```ignore
+/// #[serde(flatten)]
+/// pub trade: spotbot_sdk::config::TradeKeys,
+/// ```
+///
+/// (`spotbot_sdk::config::ScanKeys` likewise for `enabled` and the symbols a scan reads.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct Config {
     /// RSI(14) on 1h must be below this.
     pub rsi_max: f64,
@@ -99,7 +111,7 @@ impl Strategy for Template {
     }
 
     fn scan(request: ScanRequest) -> Result<ScanResponse, ScanError> {
-        let config: Config = parse_config(&request.config)?;
+        let config: Config = config::parse(&request.config)?;
         let mut results = Vec::with_capacity(request.symbols.len());
         let mut state_updates = Vec::new();
         for symbol in &request.symbols {
@@ -278,20 +290,19 @@ mod tests {
     //! Two kinds of tests. The contract tests check what the service relies on whatever the
     //! logic decides (a valid manifest and config, one result per requested symbol, a reason
     //! for every skip, determinism, the cooldown memory), so they keep passing while you change
-    //! `evaluate()`. The `example_*` tests pin today's logic on hand-made data: adapt them (or
-    //! replace them with your own) when you change it.
+    //! `evaluate()`; most of them come from the SDK (`contract_tests!`, `testing::contract`),
+    //! with the pinned default config: edit that pin when you change a key or a default. The
+    //! `example_*` tests pin today's logic on hand-made data: adapt them (or replace them with
+    //! your own) when you change it.
 
     use super::*;
     use spotbot_sdk::StateUpdate;
     use spotbot_sdk::scoring;
     use spotbot_sdk::testing;
-    use spotbot_sdk::testing::apply_state;
+    use spotbot_sdk::testing::{apply_state, contract};
 
     const NOW: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
     const MINUTE: i64 = 60_000;
-    /// The timeframes the service can fetch (docs/strategies.md).
-    const TIMEFRAMES: [&str; 14] =
-        ["1m", "3m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "8h", "12h", "1d", "3d", "1w"];
 
     fn request(symbols: usize, config: &str) -> ScanRequest {
         testing::request(&Template::describe().candles, symbols, config, NOW)
@@ -349,99 +360,27 @@ mod tests {
 
     // ---- Contract tests: they hold whatever evaluate() decides. ----
 
-    #[test]
-    fn manifest_is_valid() {
-        let m = Template::describe();
-        assert_eq!(m.name, NAME);
-        let mut chars = NAME.chars();
-        assert!(chars.next().is_some_and(|c| c.is_ascii_lowercase()), "{NAME}");
-        assert!(chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
-        assert!(NAME.len() <= 64);
-        assert_eq!(m.version, env!("CARGO_PKG_VERSION"));
-        assert_eq!(m.version.split('.').filter(|p| p.parse::<u64>().is_ok()).count(), 3);
-        assert_eq!(m.kind, PluginKind::Strategy);
-        assert!(!m.candles.is_empty() && m.candles.len() <= 8, "{:?}", m.candles);
-        for (i, need) in m.candles.iter().enumerate() {
-            assert!(TIMEFRAMES.contains(&need.timeframe.as_str()), "{need:?}");
-            assert!((1..=1000).contains(&need.count), "{need:?}");
-            assert!(m.candles[..i].iter().all(|n| n.timeframe != need.timeframe), "{need:?}");
-        }
+    spotbot_sdk::contract_tests! {
+        plugin: Template,
+        config: Config,
+        name: NAME,
+        kind: PluginKind::Strategy,
+        candles: [("15m", CANDLES), ("1h", CANDLES), ("4h", CANDLES), ("1d", CANDLES)],
+        needs_reference: false,
+        needs_market_context: false,
+        default_config: serde_json::json!({
+            "rsi_max": 40.0, "band_proximity_pct": 1.0, "adx_min": 20.0, "stoch_max": 30.0,
+            "vol_ratio_min": 1.0, "min_quote_volume": 1_000_000.0, "min_passed": 8,
+            "sl_atr_mult": 1.5, "reward_risk": 2.0, "cooldown_minutes": 240, "ask_coo": true,
+        }),
     }
 
     #[test]
-    fn default_config_lists_every_key_and_parses() {
-        let published: serde_json::Value =
-            serde_json::from_str(&Template::describe().default_config).unwrap();
-        let all_keys = serde_json::to_value(Config::default()).unwrap();
-        assert!(published.is_object(), "{published}");
-        assert_eq!(published, all_keys, "the manifest must publish every key with its default");
-        let parsed: Config = parse_config(&Template::describe().default_config).unwrap();
-        assert_eq!(parsed, Config::default());
-    }
-
-    #[test]
-    fn the_default_config_is_accepted_and_a_bad_one_refused() {
-        // The service validates a config section with a scan of no symbols.
-        for config in ["{}".to_string(), Template::describe().default_config] {
-            let r = Template::scan(request(0, &config)).unwrap();
-            assert!(r.results.is_empty() && r.alerts.is_empty(), "{r:?}");
-        }
-        let e = Template::scan(request(1, r#"{"no_such_key": 1}"#)).unwrap_err();
-        assert!(matches!(e, ScanError::BadConfig(_)), "{e:?}");
-        let defaults = serde_json::to_value(Config::default()).unwrap();
-        for key in defaults.as_object().unwrap().keys() {
-            let config = format!(r#"{{"{key}": {{"not": "a value"}}}}"#);
-            let e = Template::scan(request(1, &config)).unwrap_err();
-            assert!(matches!(e, ScanError::BadConfig(_)), "{key}: {e:?}");
-        }
-    }
-
-    #[test]
-    fn one_result_per_requested_symbol_in_order() {
+    fn the_batch_is_answered_like_the_contract_says() {
         let req = batch(NOW);
-        let r = scan(&req);
-        let requested: Vec<&str> = req.symbols.iter().map(|s| s.symbol.as_str()).collect();
-        let answered: Vec<&str> = r.results.iter().map(|s| s.symbol.as_str()).collect();
-        assert_eq!(answered, requested);
-        assert!(r.alerts.is_empty(), "a strategy returns results, not alerts");
+        contract::answers::<Template>(&req, |_| {});
         let subset = ScanRequest { symbols: req.symbols[3..5].to_vec(), ..req };
         assert_eq!(scan(&subset).results.len(), 2);
-    }
-
-    #[test]
-    fn every_result_is_one_the_service_accepts() {
-        for res in scan(&batch(NOW)).results {
-            let name = &res.symbol;
-            assert_eq!(res.bot, NAME);
-            assert_eq!(res.total as usize, res.checklist.len(), "{name}");
-            assert_eq!(res.passed as usize, res.checklist.iter().filter(|c| c.pass).count());
-            for v in [res.price, res.sl_pct, res.tp_pct] {
-                assert!(v.is_finite() && v >= 0.0, "{name}: {res:?}");
-            }
-            assert!(res.confidence.is_none_or(|c| c <= 10), "{name}: {res:?}");
-            assert!(res.ev.is_none_or(f64::is_finite), "{name}: {res:?}");
-            let tiers = ["normal", "A+", "A++"];
-            assert!(res.tier.as_deref().is_none_or(|t| tiers.contains(&t)), "{name}: {res:?}");
-            if res.direction != Direction::Skip {
-                // A trade needs a bracket: both a stop-loss and a take-profit.
-                assert!(res.sl_pct > 0.0 && res.tp_pct > 0.0, "{name}: {res:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn every_skip_says_why() {
-        for res in scan(&batch(NOW)).results {
-            if res.direction == Direction::Skip {
-                let reason = res.reason.as_deref().unwrap_or_default();
-                assert!(!reason.trim().is_empty(), "{}: skip without reason", res.symbol);
-            }
-        }
-    }
-
-    #[test]
-    fn scans_are_deterministic() {
-        assert_eq!(scan(&batch(NOW)), scan(&batch(NOW)));
     }
 
     #[test]
@@ -451,14 +390,7 @@ mod tests {
             *c = testing::candles(1, &c.timeframe, 3, 100.0, 0.0, NOW);
         }
         assert_eq!(scan(&req).results[0].direction, Direction::Skip);
-
-        for need in Template::describe().candles {
-            let mut req = request(1, "{}");
-            req.symbols[0].candles.retain(|c| c.timeframe != need.timeframe);
-            let e = Template::scan(req).unwrap_err();
-            let named = matches!(&e, ScanError::MissingData(m) if m.contains(&need.timeframe));
-            assert!(named, "{}: {e:?}", need.timeframe);
-        }
+        contract::missing_timeframe_fails::<Template>();
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 use spotbot_sdk::ScanError;
+use spotbot_sdk::config::{self, TradeKeys, bad, positive};
 use spotbot_sdk::testing::timeframe_ms;
 
 use crate::windows::Window;
@@ -20,12 +21,13 @@ pub const VALID_TIMEFRAMES: [&str; 14] =
 /// 0.4 + 0.4 + 0.2 do not add up to exactly 1.0 in binary floating point).
 pub const RATIO_SUM_TOLERANCE: f64 = 1e-6;
 
-/// The configuration. Every key is optional (serde default); unknown keys are refused.
+/// The configuration. Every key is optional (serde default); unknown keys are refused
+/// ([`Config::parse`]).
 ///
 /// Keys marked "host" are read by the host (scan universe, position size, daily limit,
 /// trailing stop, tier → risk multiplier); the plugin only validates them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct Config {
     /// Host: whether the scheduler scans this strategy.
     pub enabled: bool,
@@ -35,18 +37,10 @@ pub struct Config {
     /// the exchange for these timeframes in the manifest's order, so candles are read by
     /// `timeframes[i]`, never by a hard-coded string.
     pub timeframes: Vec<String>,
-    /// Host: percent of the capital base per trade, in (0, 100].
-    pub size_pct: f64,
-    /// Host: buys per day.
-    pub max_trades_per_day: u32,
-    /// Host: whether a trailing stop follows the trade.
-    pub trailing_enabled: bool,
-    /// Host: profit in percent at which the trailing stop starts.
-    pub trailing_trigger_pct: f64,
-    /// Host: distance of the trailing stop below the price, percent.
-    pub trailing_distance_pct: f64,
-    /// Host: size multiplier of a `normal` tier signal.
-    pub risk_normal: f64,
+    /// Host: `size_pct`, `max_trades_per_day`, `trailing_*` and `risk_normal`, the spec's
+    /// values (the service's defaults).
+    #[serde(flatten)]
+    pub trade: TradeKeys,
     /// Host: size multiplier of an `A+` tier signal.
     pub risk_aplus: f64,
     /// Host: size multiplier of an `A++` tier signal.
@@ -82,12 +76,7 @@ impl Default for Config {
             enabled: true,
             use_universe: false,
             timeframes: vec!["1d".into(), "4h".into(), "1h".into()],
-            size_pct: 1.0,
-            max_trades_per_day: 2,
-            trailing_enabled: true,
-            trailing_trigger_pct: 2.0,
-            trailing_distance_pct: 1.0,
-            risk_normal: 1.0,
+            trade: TradeKeys::default(),
             risk_aplus: 1.5,
             risk_aplusplus: 2.0,
             sl_atr_multiplier: 1.5,
@@ -146,58 +135,22 @@ impl Settings {
     }
 }
 
-fn bad(key: &str, why: impl std::fmt::Display) -> ScanError {
-    ScanError::BadConfig(format!("{key}: {why}"))
-}
-
-fn positive(key: &str, v: f64) -> Result<(), ScanError> {
-    if v.is_finite() && v > 0.0 { Ok(()) } else { Err(bad(key, format!("must be > 0, got {v}"))) }
-}
-
 fn non_negative(key: &str, v: f64) -> Result<(), ScanError> {
     if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(bad(key, format!("must be >= 0, got {v}"))) }
 }
 
-fn percent(key: &str, v: f64) -> Result<(), ScanError> {
-    if v.is_finite() && v > 0.0 && v <= 100.0 {
-        Ok(())
-    } else {
-        Err(bad(key, format!("must be > 0 and <= 100, got {v}")))
-    }
-}
-
 impl Config {
     /// Parses the request's config and validates it. A key of the wrong type or an unknown
-    /// key is named in the error too.
+    /// key is named in the error too ([`config::parse`]).
     pub fn parse(json: &str) -> Result<Settings, ScanError> {
-        let value: serde_json::Value = serde_json::from_str(json)
-            .map_err(|e| ScanError::BadConfig(format!("config is not JSON: {e}")))?;
-        match serde_json::from_value::<Config>(value.clone()) {
-            Ok(config) => config.validate(),
-            Err(e) => {
-                // serde does not say which key; the first key refused on its own is the one.
-                let alone = |k: &String, v: &serde_json::Value| {
-                    let one =
-                        serde_json::Value::Object([(k.clone(), v.clone())].into_iter().collect());
-                    serde_json::from_value::<Config>(one).is_err()
-                };
-                let key = value.as_object().and_then(|m| m.iter().find(|(k, v)| alone(k, v)));
-                Err(match key {
-                    Some((k, _)) => bad(k, e),
-                    None => ScanError::BadConfig(e.to_string()),
-                })
-            }
-        }
+        config::parse::<Config>(json)?.validate()
     }
 
     /// Checks every value; the error's text starts with the offending key.
     pub fn validate(self) -> Result<Settings, ScanError> {
         self.check_timeframes()?;
-        percent("size_pct", self.size_pct)?;
-        positive("trailing_trigger_pct", self.trailing_trigger_pct)?;
-        percent("trailing_distance_pct", self.trailing_distance_pct)?;
+        self.trade.validate()?;
         for (key, v) in [
-            ("risk_normal", self.risk_normal),
             ("risk_aplus", self.risk_aplus),
             ("risk_aplusplus", self.risk_aplusplus),
             ("sl_atr_multiplier", self.sl_atr_multiplier),
@@ -290,13 +243,5 @@ mod tests {
         let s = c.clone().validate().unwrap();
         assert_eq!((s.macro_tf(), s.regime_tf(), s.entry_tf()), ("1d", "4h", "1h"));
         assert!(s.windows().is_empty());
-    }
-
-    #[test]
-    fn default_json_round_trips() {
-        let json = default_config_json();
-        let back: Config = serde_json::from_str(&json).unwrap();
-        assert_eq!(back, Config::default());
-        assert_eq!(Config::parse("{}").unwrap().config(), &Config::default());
     }
 }

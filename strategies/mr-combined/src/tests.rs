@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use spotbot_sdk::indicators::{atr, last};
-use spotbot_sdk::testing;
+use spotbot_sdk::testing::{self, contract};
 use spotbot_sdk::{
     Candles, Check, Direction, PluginKind, PriorityDecision, ScanError, ScanResponse, ScanResult,
     Strategy, SymbolData,
@@ -48,32 +48,11 @@ fn close_to(a: f64, b: f64, tol: f64) -> bool {
     (a - b).abs() <= tol
 }
 
-/// The host's checks of a result (`host/src/plugins/validate.rs`) plus the fields this plugin
-/// promises on every result.
+/// The contract's checks of a result plus the fields this plugin promises on every result.
 fn assert_host_valid(r: &ScanResult) {
-    assert_eq!(r.bot, NAME);
+    contract::result(r, NAME);
     assert!(r.ask_coo);
     assert!(r.ev.is_none() && r.confidence.is_none(), "the host computes ev and confidence");
-    for (field, v) in [("price", r.price), ("sl_pct", r.sl_pct), ("tp_pct", r.tp_pct)] {
-        assert!(v.is_finite() && v >= 0.0, "{field} = {v}");
-    }
-    for v in [
-        r.tp1_pct,
-        r.tp2_pct,
-        r.range_support,
-        r.range_resistance,
-        r.range_midline,
-        r.rsi,
-        r.vol_ratio,
-        r.adx,
-    ]
-    .into_iter()
-    .flatten()
-    {
-        assert!(v.is_finite(), "{r:#?}");
-    }
-    assert_eq!(r.total as usize, r.checklist.len());
-    assert_eq!(r.passed as usize, r.checklist.iter().filter(|c| c.pass).count());
     match r.direction {
         Direction::Skip => assert!(r.tier.is_none() && r.reason.is_some()),
         _ => {
@@ -95,26 +74,15 @@ fn regime_atr(d: &SymbolData) -> f64 {
 // ---------------------------------------------------------------------------------------------
 // Manifest and config
 
-#[test]
-fn manifest_is_valid() {
-    let m = MrCombined::describe();
-    assert_eq!(m.name, "mr_combined");
-    assert!(m.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
-    assert_eq!(m.version, "1.0.0");
-    assert_eq!(m.kind, PluginKind::Strategy);
-    assert!(m.needs_market_context && !m.needs_reference);
-    let needs: Vec<(&str, u32)> =
-        m.candles.iter().map(|n| (n.timeframe.as_str(), n.count)).collect();
-    assert_eq!(needs, vec![("1d", 120), ("4h", 200), ("1h", 200)]);
-    assert_eq!(m.default_config, serde_json::to_string(&Config::default()).unwrap());
-    let back: Config = serde_json::from_str(&m.default_config).unwrap();
-    assert_eq!(back, Config::default());
-}
-
-#[test]
-fn default_config_is_exactly_the_spec() {
-    let v: Value = serde_json::from_str(&crate::default_config_json()).unwrap();
-    let expected = json!({
+spotbot_sdk::contract_tests! {
+    plugin: MrCombined,
+    config: Config,
+    name: "mr_combined",
+    kind: PluginKind::Strategy,
+    candles: [("1d", 120), ("4h", 200), ("1h", 200)],
+    needs_reference: false,
+    needs_market_context: true,
+    default_config: json!({
         "enabled": true, "use_universe": false, "timeframes": ["1d", "4h", "1h"],
         "size_pct": 1.0, "max_trades_per_day": 2, "trailing_enabled": true,
         "trailing_trigger_pct": 2.0, "trailing_distance_pct": 1.0,
@@ -123,8 +91,8 @@ fn default_config_is_exactly_the_spec() {
         "tp1_ratio": 0.40, "tp2_ratio": 0.40, "tp3_ratio": 0.20, "min_rr": 2.5,
         "range_min_atr_multiplier": 3.0, "zone_proximity_atr_min": 0.3,
         "zone_proximity_atr_max": 0.5, "vol_increase_min": 1.2, "news_blackout_windows_utc": [],
-    });
-    assert_eq!(v, expected);
+    }),
+    each_result: assert_host_valid,
 }
 
 #[test]

@@ -5,7 +5,8 @@
 //! it and refuses unknown keys and wrong types against it.
 
 use serde::{Deserialize, Serialize};
-use spotbot_sdk::{ScanError, parse_config};
+use spotbot_sdk::ScanError;
+use spotbot_sdk::config::{self, ScanKeys, bad};
 
 /// Fewest `scan_limit_15m` accepted: the rules need [`crate::MIN_CLOSED_CANDLES`] closed
 /// candles, the newest candle is usually still forming, and EMA/ATR (Wilder) want some warm-up.
@@ -19,16 +20,15 @@ pub const SCAN_LIMIT_MAX: u32 = 1000;
 /// `min_quote_volume_usd` are read by the host to choose the symbols and the candle count; the
 /// plugin validates them and re-checks the quote volume itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct Config {
-    /// Host-read: whether the scheduled pump scan runs. The plugin scans whatever it is given
-    /// (a manual API scan of a disabled scanner still answers).
-    pub enabled: bool,
-    /// Host-read: scan the exchange universe (24 h quote volume ≥ `min_quote_volume_usd`)
-    /// instead of a symbol list.
-    pub use_universe: bool,
-    /// Host-read: symbols to scan when `use_universe` is false (empty: the watchlist).
-    pub watchlist_override: Vec<String>,
+    /// Host-read: `enabled` (whether the scheduled pump scan runs; the plugin scans whatever
+    /// it is given, so a manual API scan of a disabled scanner still answers), `use_universe`
+    /// (on by default: the exchange universe, 24 h quote volume ≥ `min_quote_volume_usd`),
+    /// `watchlist_override` (the symbols when `use_universe` is false; empty: the watchlist)
+    /// and `min_quote_volume_usd` (200 000 here; the plugin re-checks it per symbol).
+    #[serde(flatten)]
+    pub scan: ScanKeys,
     /// Host-read: 15m candles fetched per symbol (replaces the manifest's count).
     pub scan_limit_15m: u32,
     /// Ignition volume / mean volume of the 20 candles before it must be at least this.
@@ -46,8 +46,6 @@ pub struct Config {
     pub follow_vol_ratio_min: f64,
     /// Close above the pre-ignition EMA(20) in ATR(14) units must be at most this (else: late).
     pub late_entry_atr_mult: f64,
-    /// Host-read (and re-checked by the plugin): 24 h quote volume must be at least this.
-    pub min_quote_volume_usd: f64,
     /// A watch waits at most this many closed candles after the ignition for follow-through.
     pub stage2_expiry_candles: u32,
 }
@@ -55,9 +53,11 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            enabled: true,
-            use_universe: true,
-            watchlist_override: Vec::new(),
+            scan: ScanKeys {
+                use_universe: true,
+                min_quote_volume_usd: 200_000.0,
+                ..ScanKeys::default()
+            },
             scan_limit_15m: 80,
             vol_ratio_threshold: 3.0,
             candle_return_min_pct: 2.5,
@@ -66,7 +66,6 @@ impl Default for Config {
             rel_strength_1h_min: 4.0,
             follow_vol_ratio_min: 1.5,
             late_entry_atr_mult: 5.0,
-            min_quote_volume_usd: 200_000.0,
             stage2_expiry_candles: 3,
         }
     }
@@ -79,38 +78,17 @@ pub fn default_config_json() -> String {
 }
 
 impl Config {
-    /// Parses the request's config and validates every key. Errors name the key: a key that
-    /// does not deserialize is found by trying each key on its own.
+    /// Parses the request's config and validates every key; errors name the key
+    /// ([`config::parse`]).
     pub fn parse(json: &str) -> Result<Config, ScanError> {
-        let value: serde_json::Value = parse_config(json)?;
-        let Some(object) = value.as_object() else {
-            return Err(ScanError::BadConfig("config must be a JSON object".to_string()));
-        };
-        for (key, v) in object {
-            let single =
-                serde_json::Value::Object([(key.clone(), v.clone())].into_iter().collect());
-            if let Err(e) = serde_json::from_value::<Config>(single) {
-                return Err(bad(key, e.to_string()));
-            }
-        }
-        let config: Config =
-            serde_json::from_value(value).map_err(|e| ScanError::BadConfig(e.to_string()))?;
+        let config: Config = config::parse(json)?;
         config.validate()?;
         Ok(config)
     }
 
     /// Checks every key; the error names the first bad one.
     pub fn validate(&self) -> Result<(), ScanError> {
-        for symbol in &self.watchlist_override {
-            let ok = (2..=20).contains(&symbol.len())
-                && symbol.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
-            if !ok {
-                return Err(bad(
-                    "watchlist_override",
-                    format!("`{symbol}` is not a symbol (2-20 upper-case letters or digits)"),
-                ));
-            }
-        }
+        self.scan.validate()?;
         if !(SCAN_LIMIT_MIN..=SCAN_LIMIT_MAX).contains(&self.scan_limit_15m) {
             return Err(bad(
                 "scan_limit_15m",
@@ -136,22 +114,11 @@ impl Config {
         if !(cs.is_finite() && (0.0..=1.0).contains(&cs)) {
             return Err(bad("close_strength_min", format!("must be between 0 and 1, got {cs}")));
         }
-        let qv = self.min_quote_volume_usd;
-        if !(qv.is_finite() && qv >= 0.0) {
-            return Err(bad(
-                "min_quote_volume_usd",
-                format!("must be a finite number >= 0, got {qv}"),
-            ));
-        }
         if self.stage2_expiry_candles == 0 {
             return Err(bad("stage2_expiry_candles", "must be at least 1".to_string()));
         }
         Ok(())
     }
-}
-
-fn bad(key: &str, message: String) -> ScanError {
-    ScanError::BadConfig(format!("{key}: {message}"))
 }
 
 #[cfg(test)]
@@ -163,18 +130,6 @@ mod tests {
             Err(ScanError::BadConfig(m)) => m,
             other => panic!("expected BadConfig for {json}, got {other:?}"),
         }
-    }
-
-    #[test]
-    fn defaults_round_trip_through_json() {
-        let json = default_config_json();
-        assert_eq!(Config::parse(&json).unwrap(), Config::default());
-        assert_eq!(Config::parse("{}").unwrap(), Config::default());
-        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
-        let keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys.len(), 13, "{keys:?}");
-        assert_eq!(value["min_quote_volume_usd"], 200_000.0);
-        assert_eq!(value["watchlist_override"], serde_json::json!([]));
     }
 
     #[test]
@@ -215,7 +170,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.scan_limit_15m, 30);
-        assert!(!c.enabled);
+        assert!(!c.scan.enabled);
         assert!(Config::parse(r#"{"scan_limit_15m": 1000, "close_strength_min": 1}"#).is_ok());
     }
 }

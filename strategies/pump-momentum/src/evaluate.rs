@@ -6,10 +6,10 @@ use crate::alert::{self, SignalExtras};
 use crate::config::Config;
 use crate::memory::{Alerted, Watch, candles_between};
 use crate::metrics::{CandleMetrics, Indicators, candle_metrics};
-use crate::series::{Series, clock_latest_closed};
+use crate::series::{self, ByOpenTime, clock_latest_closed};
 use crate::stages;
 use crate::{MIN_CLOSED_CANDLES, TIMEFRAME};
-use spotbot_sdk::{ScannerAlert, Stage, SymbolData};
+use spotbot_sdk::{ClosedCandles, ScannerAlert, Stage, SymbolData};
 
 /// What the scan decided for one symbol: at most one alert, and the symbol's memory after it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -26,15 +26,14 @@ pub struct Decision {
 pub fn decide(
     config: &Config,
     data: &SymbolData,
-    reference: &Series<'_>,
+    reference: Option<&ClosedCandles<'_>>,
     now_ms: i64,
     watch: Option<Watch>,
     alerted: Option<Alerted>,
     may_open_watch: bool,
 ) -> Decision {
-    let series = data.candles(TIMEFRAME).and_then(|c| Series::closed(c, now_ms));
-    let latest =
-        series.and_then(|s| s.last_open_time()).unwrap_or_else(|| clock_latest_closed(now_ms));
+    let series = data.candles(TIMEFRAME).and_then(|c| series::closed(c, now_ms));
+    let latest = series.map_or_else(|| clock_latest_closed(now_ms), |s| s.last_open_time());
     let expiry = i64::from(config.stage2_expiry_candles);
 
     // Housekeeping: an alert about an older candle no longer blocks anything; a watch whose
@@ -47,7 +46,7 @@ pub fn decide(
     };
 
     // Per-symbol skips: too little data or not liquid enough means no alert, memory kept.
-    let liquid = data.quote_volume_24h >= config.min_quote_volume_usd;
+    let liquid = data.quote_volume_24h >= config.scan.min_quote_volume_usd;
     let Some(series) = series.filter(|s| s.len() >= MIN_CLOSED_CANDLES && liquid) else {
         return d;
     };

@@ -22,7 +22,6 @@ pub mod stages;
 
 pub use config::{Config, default_config_json};
 
-use series::Series;
 use spotbot_sdk::{
     CandleNeed, Manifest, PluginKind, ScanError, ScanRequest, ScanResponse, Strategy,
     export_strategy,
@@ -66,9 +65,9 @@ impl Strategy for PumpMomentum {
             request.reference.as_ref().and_then(|r| r.candles(TIMEFRAME)).ok_or_else(|| {
                 ScanError::MissingData(format!("reference symbol: no {TIMEFRAME} candles"))
             })?;
-        // Unusable reference columns (inconsistent, unordered) leave an empty reference: no
-        // relative strength, hence no alert, but no failed scan either.
-        let reference = Series::closed(reference_candles, request.now_ms).unwrap_or(Series::EMPTY);
+        // An unusable reference (inconsistent, unordered, stale) is none: no relative
+        // strength, hence no alert, but no failed scan either.
+        let reference = series::closed(reference_candles, request.now_ms);
 
         let state = &request.state;
         let mut watches = memory::watch_count(state);
@@ -83,7 +82,7 @@ impl Strategy for PumpMomentum {
             let d = evaluate::decide(
                 &config,
                 data,
-                &reference,
+                reference.as_ref(),
                 request.now_ms,
                 memory::watch(state, &data.symbol),
                 memory::alerted(state, &data.symbol),

@@ -5,7 +5,8 @@
 //! `high < low`). A `NaN` fails every `>=`/`<=` comparison of the rules, so missing data means
 //! "no alert" without a special case in every rule.
 
-use crate::series::{STEP_MS, Series};
+use crate::series::{ByOpenTime, STEP_MS};
+use spotbot_sdk::ClosedCandles;
 use spotbot_sdk::indicators as ind;
 
 /// Candles whose mean volume is the baseline of the volume ratio.
@@ -32,7 +33,7 @@ pub struct Indicators {
 }
 
 impl Indicators {
-    pub fn new(s: &Series<'_>) -> Self {
+    pub fn new(s: &ClosedCandles<'_>) -> Self {
         Indicators {
             ema: ind::ema(s.close, EMA_PERIOD),
             atr: ind::atr(s.high, s.low, s.close, ATR_PERIOD),
@@ -72,9 +73,9 @@ pub struct CandleMetrics {
 
 /// The metrics of candle `j` of `s` (indices into the closed series; `None` if out of range).
 pub fn candle_metrics(
-    s: &Series<'_>,
+    s: &ClosedCandles<'_>,
     ind: &Indicators,
-    reference: &Series<'_>,
+    reference: Option<&ClosedCandles<'_>>,
     j: usize,
 ) -> Option<CandleMetrics> {
     let t = *s.open_time.get(j)?;
@@ -89,18 +90,15 @@ pub fn candle_metrics(
     let before = |series: &[f64]| at(series, j.checked_sub(1));
 
     let candle_return_pct = pct_change(open, close);
-    let ref_return_15m = reference.index_of(t).map_or(f64::NAN, |i| {
-        let (o, h, l, c) = (
-            at(reference.open, Some(i)),
-            at(reference.high, Some(i)),
-            at(reference.low, Some(i)),
-            at(reference.close, Some(i)),
-        );
-        if sane_candle(o, h, l, c, 0.0) { pct_change(o, c) } else { f64::NAN }
-    });
+    let ref_return_15m =
+        reference.and_then(|r| Some((r, r.index_of(t)?))).map_or(f64::NAN, |(r, i)| {
+            let (o, h, l, c) = (r.open[i], r.high[i], r.low[i], r.close[i]);
+            if sane_candle(o, h, l, c, 0.0) { pct_change(o, c) } else { f64::NAN }
+        });
     let hour_ago = t.saturating_sub(HOUR_CANDLES * STEP_MS);
     let return_1h = s.close_at(hour_ago).map_or(f64::NAN, |from| pct_change(from, close));
-    let ref_return_1h = match (reference.close_at(hour_ago), reference.close_at(t)) {
+    let ref_close_at = |time: i64| reference.and_then(|r| r.close_at(time));
+    let ref_return_1h = match (ref_close_at(hour_ago), ref_close_at(t)) {
         (Some(from), Some(to)) => pct_change(from, to),
         _ => f64::NAN,
     };

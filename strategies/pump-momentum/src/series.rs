@@ -1,71 +1,45 @@
-//! A validated view of the closed 15m candles of one symbol.
+//! The closed 15m candles of one symbol, read through the SDK's closed-candle view.
 //!
 //! Only closed candles count: a candle is closed when `open_time + 15 min <= now_ms`, and the
 //! newest candle the host sends is usually still forming (its volume and close would change
-//! before the candle ends). Data the rules could misread (columns of different lengths, open
-//! times that do not strictly increase) yields no series at all, so a bad symbol is skipped
-//! instead of failing the scan or panicking.
+//! before the candle ends). [`Candles::closed`] makes that cut for every strategy alike and
+//! refuses data the rules could misread: columns of different lengths, open times that do not
+//! strictly increase, no closed candle at all, or a newest closed candle older than one candle
+//! (a series that stopped; alerting on it would report a pump after the fact). A refused
+//! series is no series, so a bad symbol is skipped instead of failing the scan or panicking.
 
-use spotbot_sdk::Candles;
+use spotbot_sdk::{Candles, ClosedCandles};
 
 /// Length of one 15m candle, milliseconds.
 pub const STEP_MS: i64 = 900_000;
 
-/// The closed prefix of a symbol's 15m candles, oldest first; all slices have the same length.
-#[derive(Debug, Clone, Copy)]
-pub struct Series<'a> {
-    pub open_time: &'a [i64],
-    pub open: &'a [f64],
-    pub high: &'a [f64],
-    pub low: &'a [f64],
-    pub close: &'a [f64],
-    pub volume: &'a [f64],
+/// The closed candles of `candles` at `now_ms` (at least one), or `None` when the SDK's rule
+/// refuses the series.
+pub fn closed(candles: &Candles, now_ms: i64) -> Option<ClosedCandles<'_>> {
+    candles.closed(now_ms, 1).ok()
 }
 
-impl<'a> Series<'a> {
-    /// No candles (e.g. an unusable reference: every lookup fails, so nothing is alerted).
-    pub const EMPTY: Series<'static> =
-        Series { open_time: &[], open: &[], high: &[], low: &[], close: &[], volume: &[] };
-
-    /// The closed candles of `candles` at `now_ms`, or `None` when the columns are
-    /// inconsistent or the open times are not strictly increasing.
-    pub fn closed(candles: &'a Candles, now_ms: i64) -> Option<Series<'a>> {
-        if !candles.is_consistent() || candles.open_time.windows(2).any(|w| w[0] >= w[1]) {
-            return None;
-        }
-        let n = candles.open_time.partition_point(|&t| t.saturating_add(STEP_MS) <= now_ms);
-        Some(Series {
-            open_time: &candles.open_time[..n],
-            open: &candles.open[..n],
-            high: &candles.high[..n],
-            low: &candles.low[..n],
-            close: &candles.close[..n],
-            volume: &candles.volume[..n],
-        })
-    }
-
-    /// Number of closed candles.
-    pub fn len(&self) -> usize {
-        self.open_time.len()
-    }
-
-    /// Whether there is no closed candle.
-    pub fn is_empty(&self) -> bool {
-        self.open_time.is_empty()
-    }
-
+/// Candles found by their open time: the reference is matched to a symbol's candles that way,
+/// and the one-hour return reads the close four candles back.
+pub trait ByOpenTime {
     /// Open time of the newest closed candle.
-    pub fn last_open_time(&self) -> Option<i64> {
-        self.open_time.last().copied()
+    fn last_open_time(&self) -> i64;
+    /// Index of the candle that opened at `open_time`.
+    fn index_of(&self, open_time: i64) -> Option<usize>;
+    /// Close of the candle that opened at `open_time`.
+    fn close_at(&self, open_time: i64) -> Option<f64>;
+}
+
+impl ByOpenTime for ClosedCandles<'_> {
+    fn last_open_time(&self) -> i64 {
+        self.open_time[self.len() - 1]
     }
 
-    /// Index of the candle that opened at `open_time`.
-    pub fn index_of(&self, open_time: i64) -> Option<usize> {
+    fn index_of(&self, open_time: i64) -> Option<usize> {
         self.open_time.binary_search(&open_time).ok()
     }
 
-    /// Close of the candle that opened at `open_time`.
-    pub fn close_at(&self, open_time: i64) -> Option<f64> {
+    fn close_at(&self, open_time: i64) -> Option<f64> {
         self.index_of(open_time).and_then(|i| self.close.get(i).copied())
     }
 }
@@ -96,23 +70,24 @@ mod tests {
     #[test]
     fn the_forming_candle_is_dropped() {
         let c = candles(vec![0, STEP_MS, 2 * STEP_MS]);
-        assert_eq!(Series::closed(&c, 3 * STEP_MS - 1).unwrap().len(), 2);
-        assert_eq!(Series::closed(&c, 3 * STEP_MS).unwrap().len(), 3);
-        let s = Series::closed(&c, 0).unwrap();
-        assert!(s.is_empty() && s.last_open_time().is_none());
-        let s = Series::closed(&c, i64::MAX).unwrap();
+        assert_eq!(closed(&c, 3 * STEP_MS - 1).unwrap().len(), 2);
+        let s = closed(&c, 3 * STEP_MS).unwrap();
+        assert_eq!((s.len(), s.last_open_time()), (3, 2 * STEP_MS));
+        assert!(closed(&c, 0).is_none(), "no closed candle yet");
         assert_eq!(s.close_at(STEP_MS), Some(1.0));
         assert_eq!(s.close_at(5), None);
+        assert_eq!(s.index_of(2 * STEP_MS), Some(2));
     }
 
     #[test]
-    fn bad_columns_give_no_series() {
+    fn bad_or_stale_columns_give_no_series() {
         let mut c = candles(vec![0, STEP_MS]);
         c.volume.pop();
-        assert!(Series::closed(&c, i64::MAX).is_none());
-        assert!(Series::closed(&candles(vec![STEP_MS, 0]), i64::MAX).is_none());
-        assert!(Series::closed(&candles(vec![0, 0]), i64::MAX).is_none());
-        assert!(Series::closed(&candles(vec![]), i64::MAX).unwrap().is_empty());
+        assert!(closed(&c, 2 * STEP_MS).is_none());
+        assert!(closed(&candles(vec![STEP_MS, 0]), 2 * STEP_MS).is_none());
+        assert!(closed(&candles(vec![0, 0]), 2 * STEP_MS).is_none());
+        assert!(closed(&candles(vec![]), 2 * STEP_MS).is_none());
+        assert!(closed(&candles(vec![0, STEP_MS]), 3 * STEP_MS).is_none(), "stale");
     }
 
     #[test]

@@ -90,27 +90,20 @@ fn m(alert: &ScannerAlert, name: &str) -> f64 {
     metric(alert, name).unwrap_or_else(|| panic!("metric {name} missing"))
 }
 
-#[test]
-fn manifest_is_a_valid_scanner_manifest() {
-    let man = PumpMomentum::describe();
-    assert_eq!(man.name, NAME);
-    assert!(man.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
-    assert_eq!(man.version, "1.0.0");
-    assert_eq!(man.kind, PluginKind::Scanner);
-    assert!(man.needs_reference && !man.needs_market_context);
-    assert_eq!(man.candles.len(), 1);
-    assert_eq!((man.candles[0].timeframe.as_str(), man.candles[0].count), ("15m", 80));
-    assert_eq!(man.default_config, serde_json::to_string(&Config::default()).unwrap());
-    let parsed = Config::parse(&man.default_config).unwrap();
-    assert_eq!(parsed, Config::default());
-    let value: serde_json::Value = serde_json::from_str(&man.default_config).unwrap();
-    let expected = serde_json::json!({
+spotbot_sdk::contract_tests! {
+    plugin: PumpMomentum,
+    config: Config,
+    name: NAME,
+    kind: PluginKind::Scanner,
+    candles: [("15m", 80)],
+    needs_reference: true,
+    needs_market_context: false,
+    default_config: serde_json::json!({
         "enabled": true, "use_universe": true, "watchlist_override": [], "scan_limit_15m": 80,
         "vol_ratio_threshold": 3.0, "candle_return_min_pct": 2.5, "close_strength_min": 0.70,
         "rel_strength_15m_min": 2.0, "rel_strength_1h_min": 4.0, "follow_vol_ratio_min": 1.5,
         "late_entry_atr_mult": 5.0, "min_quote_volume_usd": 200000.0, "stage2_expiry_candles": 3
-    });
-    assert_eq!(value, expected);
+    }),
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! Native tests of the whole plugin: manifest and config, the scripted paths, robustness and
 //! determinism. The checks and brackets have their own unit tests in `checks.rs`.
 
-use serde_json::{Value, json};
-use spotbot_sdk::testing::{self, symbol_data};
+use serde_json::json;
+use spotbot_sdk::testing::{self, contract, symbol_data};
 use spotbot_sdk::{
     Candles, Direction, PluginKind, ScanError, ScanRequest, ScanResult, Strategy, SymbolData,
 };
@@ -23,44 +23,28 @@ fn one(candles: Candles, config: &str) -> ScanResult {
     r
 }
 
-/// What the host checks of a result (`host/src/plugins/validate.rs`, mirrored by the SDK) and
-/// what this plugin promises on every one.
+/// The contract's checks of a result and what this plugin promises on every one: no tier,
+/// a reason on every result, the service's scores exactly on signals.
 fn assert_host_valid(r: &ScanResult) {
-    testing::validate_result(r).unwrap_or_else(|why| panic!("{why}: {r:#?}"));
-    assert_eq!(r.bot, NAME);
-    assert!(r.ask_coo && r.tier.is_none());
-    assert_eq!(r.passed as usize, r.checklist.iter().filter(|c| c.pass).count());
-    assert!(!r.reason.as_deref().unwrap_or_default().is_empty(), "{r:#?}");
-    if r.direction == Direction::Skip {
-        assert!(r.ev.is_none() && r.confidence.is_none(), "{r:#?}");
-        assert_eq!((r.sl_pct, r.tp_pct), (0.0, 0.0), "a skip carries no bracket");
-    } else {
-        assert!(r.sl_pct > 0.0 && r.tp_pct > 0.0, "{r:#?}");
-        assert!(r.ev.is_some() && r.confidence.is_some(), "{r:#?}");
-    }
+    contract::result(r, NAME);
+    contract::scored_like_the_service(r);
+    assert!(r.ask_coo && r.tier.is_none(), "{r:#?}");
+    assert!(!r.reason.as_deref().unwrap_or_default().is_empty(), "every result says why: {r:#?}");
 }
 
 fn names(r: &ScanResult) -> Vec<(&str, bool)> {
     r.checklist.iter().map(|c| (c.name.as_str(), c.pass)).collect()
 }
 
-#[test]
-fn manifest_is_valid() {
-    let m = TaMeanRevert::describe();
-    assert_eq!(m.name, "ta_mean_revert");
-    assert_eq!(m.kind, PluginKind::Strategy);
-    assert!(!m.needs_market_context && !m.needs_reference);
-    let needs: Vec<(&str, u32)> =
-        m.candles.iter().map(|n| (n.timeframe.as_str(), n.count)).collect();
-    assert_eq!(needs, vec![("1h", CANDLES)]);
-    let back: Config = serde_json::from_str(&m.default_config).unwrap();
-    assert_eq!(back, Config::default());
-}
-
-#[test]
-fn default_config_is_the_documented_one() {
-    let v: Value = serde_json::from_str(&TaMeanRevert::describe().default_config).unwrap();
-    let expected = json!({
+spotbot_sdk::contract_tests! {
+    plugin: TaMeanRevert,
+    config: Config,
+    name: "ta_mean_revert",
+    kind: PluginKind::Strategy,
+    candles: [("1h", CANDLES)],
+    needs_reference: false,
+    needs_market_context: false,
+    default_config: json!({
         "enabled": true, "use_universe": false, "watchlist_override": [],
         "min_quote_volume_usd": 1_000_000.0, "timeframes": ["1h"], "size_pct": 1.0,
         "max_trades_per_day": 2, "trailing_enabled": true, "trailing_trigger_pct": 2.0,
@@ -69,8 +53,8 @@ fn default_config_is_the_documented_one() {
         "rsi_overbought": 70.0, "adx_max": 25.0, "vol_ratio_min": 1.5,
         "reversal_close_position": 0.5, "min_passed": 5, "sl_atr_multiplier": 1.0,
         "min_rr": 2.0,
-    });
-    assert_eq!(v, expected);
+    }),
+    each_result: assert_host_valid,
 }
 
 #[test]
@@ -219,13 +203,4 @@ fn broken_data_never_panics_and_never_signals() {
         assert_host_valid(&r.results[0]);
         assert_eq!(r.results[0].direction, Direction::Skip, "{:#?}", r.results[0]);
     }
-}
-
-#[test]
-fn random_walks_give_valid_deterministic_results() {
-    let req = testing::request(&TaMeanRevert::describe().candles, 30, "{}", NOW);
-    let a = TaMeanRevert::scan(req.clone()).unwrap();
-    assert_eq!(a, TaMeanRevert::scan(req.clone()).unwrap());
-    assert_eq!(a.results.len(), req.symbols.len());
-    a.results.iter().for_each(assert_host_valid);
 }

@@ -9,8 +9,8 @@
 //! trades never borrow `mr_combined`'s values.
 
 use serde::{Deserialize, Serialize};
-use spotbot_sdk::testing::timeframe_ms;
-use spotbot_sdk::{ScanError, parse_config};
+use spotbot_sdk::ScanError;
+use spotbot_sdk::config::{self, ScanKeys, TradeKeys, bad, within};
 
 use crate::checks::CHECKS;
 
@@ -18,32 +18,20 @@ use crate::checks::CHECKS;
 /// many bars again as its period before its SMA seed is forgotten.
 pub const MAX_EMA_SLOW: u32 = 100;
 
-/// The configuration. Every key is optional; unknown keys are refused.
+/// The configuration. Every key is optional; unknown keys are refused ([`Config::parse`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct Config {
-    /// Host: false refuses scans of this strategy.
-    pub enabled: bool,
-    /// Host: true scans the liquidity-filtered universe instead of the watchlist.
-    pub use_universe: bool,
-    /// Host: symbols scanned instead of the watchlist when not empty.
-    pub watchlist_override: Vec<String>,
-    /// Host: the universe's floor of 24 h quote volume.
-    pub min_quote_volume_usd: f64,
+    /// Host: `enabled`, `use_universe`, `watchlist_override`, `min_quote_volume_usd` (the
+    /// service's defaults).
+    #[serde(flatten)]
+    pub scan: ScanKeys,
     /// Host and plugin: the one timeframe every check reads, as a one-element list.
     pub timeframes: Vec<String>,
-    /// Host: percent of the capital base per trade.
-    pub size_pct: f64,
-    /// Host: buys per day.
-    pub max_trades_per_day: u32,
-    /// Host: whether a trailing stop follows the trade.
-    pub trailing_enabled: bool,
-    /// Host: profit in percent at which the trailing stop starts.
-    pub trailing_trigger_pct: f64,
-    /// Host: distance of the trailing stop below the price, percent.
-    pub trailing_distance_pct: f64,
-    /// Host: size multiplier of a signal (results carry no tier, so every one is `normal`).
-    pub risk_normal: f64,
+    /// Host: `size_pct`, `max_trades_per_day`, `trailing_*` and `risk_normal` (the service's
+    /// defaults; results carry no tier, so every signal is `normal`).
+    #[serde(flatten)]
+    pub trade: TradeKeys,
     /// Period of the fast EMA.
     pub ema_fast: u32,
     /// Period of the slow EMA (the trend's backbone), at most [`MAX_EMA_SLOW`].
@@ -68,17 +56,9 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            enabled: true,
-            use_universe: false,
-            watchlist_override: Vec::new(),
-            min_quote_volume_usd: 1_000_000.0,
+            scan: ScanKeys::default(),
             timeframes: vec!["1h".into()],
-            size_pct: 1.0,
-            max_trades_per_day: 2,
-            trailing_enabled: true,
-            trailing_trigger_pct: 2.0,
-            trailing_distance_pct: 1.0,
-            risk_normal: 1.0,
+            trade: TradeKeys::default(),
             ema_fast: 20,
             ema_slow: 50,
             adx_min: 25.0,
@@ -92,37 +72,17 @@ impl Default for Config {
     }
 }
 
-fn bad(key: &str, why: impl std::fmt::Display) -> ScanError {
-    ScanError::BadConfig(format!("{key}: {why}"))
-}
-
-/// `lo <= v <= hi` and finite, or the error naming `key`.
-fn within(key: &str, v: f64, lo: f64, hi: f64) -> Result<(), ScanError> {
-    if v.is_finite() && (lo..=hi).contains(&v) {
-        Ok(())
-    } else {
-        Err(bad(key, format!("must be {lo}..={hi}, got {v}")))
-    }
-}
-
 impl Config {
-    /// Parses the request's config and judges every value the plugin reads.
+    /// Parses the request's config (unknown keys refused, every error naming its key) and
+    /// judges every value the plugin reads.
     pub fn parse(json: &str) -> Result<Config, ScanError> {
-        let config: Config = parse_config(json)?;
+        let config: Config = config::parse(json)?;
         config.validate()?;
         Ok(config)
     }
 
     fn validate(&self) -> Result<(), ScanError> {
-        match self.timeframes.as_slice() {
-            [tf] if timeframe_ms(tf).is_some_and(|ms| ms > 0) => {}
-            _ => {
-                return Err(bad(
-                    "timeframes",
-                    format!("must list exactly one timeframe, got {:?}", self.timeframes),
-                ));
-            }
-        }
+        config::one_timeframe(&self.timeframes)?;
         if self.ema_fast < 2 {
             return Err(bad("ema_fast", format!("must be >= 2, got {}", self.ema_fast)));
         }
@@ -158,16 +118,9 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use spotbot_sdk::testing::contract::refused;
 
-    #[test]
-    fn defaults_round_trip_and_are_valid() {
-        let back: Config =
-            serde_json::from_str(&serde_json::to_string(&Config::default()).unwrap()).unwrap();
-        assert_eq!(back, Config::default());
-        assert_eq!(Config::parse("{}").unwrap(), Config::default());
-        assert_eq!(Config::default().timeframe(), "1h");
-    }
+    use crate::TaTrend;
 
     #[test]
     fn every_bad_value_names_its_key() {
@@ -191,10 +144,7 @@ mod tests {
             ("not json", "expected"),
         ];
         for (json, key) in cases {
-            match Config::parse(json) {
-                Err(ScanError::BadConfig(why)) => assert!(why.contains(key), "{json}: {why}"),
-                other => panic!("{json}: {other:?}"),
-            }
+            refused::<TaTrend>(json, key);
         }
     }
 }

@@ -1,8 +1,8 @@
 //! Native tests of the whole plugin: manifest and config, the scripted paths, robustness and
 //! determinism. The check logic has its own unit tests in `checks.rs`.
 
-use serde_json::{Value, json};
-use spotbot_sdk::testing::{self, symbol_data};
+use serde_json::json;
+use spotbot_sdk::testing::{self, contract, symbol_data};
 use spotbot_sdk::{
     Candles, Direction, PluginKind, ScanError, ScanRequest, ScanResult, Strategy, SymbolData,
 };
@@ -30,53 +30,36 @@ fn bad_config(config: &str) -> String {
     }
 }
 
-/// What the host checks of a result (`host/src/plugins/validate.rs`, mirrored by the SDK) and
-/// what this plugin promises on every one.
+/// The contract's checks of a result and what this plugin promises on every one: no tier,
+/// a reason on every result, the service's scores exactly on signals.
 fn assert_host_valid(r: &ScanResult) {
-    testing::validate_result(r).unwrap_or_else(|why| panic!("{why}: {r:#?}"));
-    assert_eq!(r.bot, NAME);
-    assert!(r.ask_coo && r.tier.is_none());
-    assert_eq!(r.passed as usize, r.checklist.iter().filter(|c| c.pass).count());
-    let reason = r.reason.as_deref().unwrap_or_default();
-    assert!(!reason.is_empty(), "every result says why: {r:#?}");
-    if r.direction == Direction::Skip {
-        assert!(r.ev.is_none() && r.confidence.is_none(), "{r:#?}");
-    } else {
-        assert!(r.sl_pct > 0.0 && r.tp_pct > 0.0, "{r:#?}");
-        assert!(r.ev.is_some() && r.confidence.is_some(), "{r:#?}");
-    }
+    contract::result(r, NAME);
+    contract::scored_like_the_service(r);
+    assert!(r.ask_coo && r.tier.is_none(), "{r:#?}");
+    assert!(!r.reason.as_deref().unwrap_or_default().is_empty(), "every result says why: {r:#?}");
 }
 
 fn names(r: &ScanResult) -> Vec<(&str, bool)> {
     r.checklist.iter().map(|c| (c.name.as_str(), c.pass)).collect()
 }
 
-#[test]
-fn manifest_is_valid() {
-    let m = TaTrend::describe();
-    assert_eq!(m.name, "ta_trend");
-    assert_eq!(m.version, env!("CARGO_PKG_VERSION"));
-    assert_eq!(m.kind, PluginKind::Strategy);
-    assert!(!m.needs_market_context && !m.needs_reference);
-    let needs: Vec<(&str, u32)> =
-        m.candles.iter().map(|n| (n.timeframe.as_str(), n.count)).collect();
-    assert_eq!(needs, vec![("1h", CANDLES)]);
-    let back: Config = serde_json::from_str(&m.default_config).unwrap();
-    assert_eq!(back, Config::default());
-}
-
-#[test]
-fn default_config_is_the_documented_one() {
-    let v: Value = serde_json::from_str(&TaTrend::describe().default_config).unwrap();
-    let expected = json!({
+spotbot_sdk::contract_tests! {
+    plugin: TaTrend,
+    config: Config,
+    name: "ta_trend",
+    kind: PluginKind::Strategy,
+    candles: [("1h", CANDLES)],
+    needs_reference: false,
+    needs_market_context: false,
+    default_config: json!({
         "enabled": true, "use_universe": false, "watchlist_override": [],
         "min_quote_volume_usd": 1_000_000.0, "timeframes": ["1h"], "size_pct": 1.0,
         "max_trades_per_day": 2, "trailing_enabled": true, "trailing_trigger_pct": 2.0,
         "trailing_distance_pct": 1.0, "risk_normal": 1.0,
         "ema_fast": 20, "ema_slow": 50, "adx_min": 25.0, "rsi_min": 50.0, "rsi_max": 70.0,
         "vol_ratio_min": 1.0, "min_passed": 5, "sl_atr_multiplier": 2.0, "reward_risk": 2.0,
-    });
-    assert_eq!(v, expected);
+    }),
+    each_result: assert_host_valid,
 }
 
 #[test]
@@ -217,14 +200,8 @@ fn broken_data_never_panics_and_never_signals() {
 }
 
 #[test]
-fn random_walks_give_valid_deterministic_results() {
-    let req = testing::request(&TaTrend::describe().candles, 30, "{}", NOW);
-    let a = TaTrend::scan(req.clone()).unwrap();
-    assert_eq!(a, TaTrend::scan(req.clone()).unwrap());
-    let asked: Vec<&str> = req.symbols.iter().map(|s| s.symbol.as_str()).collect();
-    let answered: Vec<&str> = a.results.iter().map(|r| r.symbol.as_str()).collect();
-    assert_eq!(asked, answered);
-    a.results.iter().for_each(assert_host_valid);
-    assert!(a.alerts.is_empty() && a.state_updates.is_empty());
+fn scans_keep_no_state_and_the_scenarios_outlast_the_manifest() {
+    let r = TaTrend::scan(contract::request::<TaTrend>(contract::SYMBOLS, "{}")).unwrap();
+    assert!(r.alerts.is_empty() && r.state_updates.is_empty());
     assert!(scenarios::CANDLES as u32 > CANDLES);
 }
