@@ -121,34 +121,3 @@ impl Config {
         self.timeframes.first().map_or("1h", String::as_str)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use spotbot_sdk::testing::contract::refused;
-
-    use crate::TaMeanRevert;
-
-    #[test]
-    fn every_bad_value_names_its_key() {
-        let cases = [
-            (r#"{"timeframes": ["1h", "4h"]}"#, "timeframes"),
-            (r#"{"bb_period": 1}"#, "bb_period"),
-            (r#"{"bb_period": 101}"#, "bb_period"),
-            (r#"{"bb_deviations": 0.0}"#, "bb_deviations"),
-            (r#"{"band_tolerance_pct": -0.1}"#, "band_tolerance_pct"),
-            (r#"{"rsi_oversold": 101.0}"#, "rsi_oversold"),
-            (r#"{"rsi_oversold": 40.0, "rsi_overbought": 35.0}"#, "rsi_overbought"),
-            (r#"{"adx_max": -1.0}"#, "adx_max"),
-            (r#"{"vol_ratio_min": -1.0}"#, "vol_ratio_min"),
-            (r#"{"reversal_close_position": 1.5}"#, "reversal_close_position"),
-            (r#"{"min_passed": 0}"#, "min_passed"),
-            (r#"{"min_passed": 7}"#, "min_passed"),
-            (r#"{"sl_atr_multiplier": 0.0}"#, "sl_atr_multiplier"),
-            (r#"{"min_rr": -1.0}"#, "min_rr"),
-            (r#"{"ema_fast": 20}"#, "ema_fast"),
-        ];
-        for (json, key) in cases {
-            refused::<TaMeanRevert>(json, key);
-        }
-    }
-}

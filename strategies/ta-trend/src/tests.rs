@@ -205,3 +205,29 @@ fn scans_keep_no_state_and_the_scenarios_outlast_the_manifest() {
     assert!(r.alerts.is_empty() && r.state_updates.is_empty());
     assert!(scenarios::CANDLES as u32 > CANDLES);
 }
+
+#[test]
+fn every_bad_value_names_its_key() {
+    let cases = [
+        (r#"{"timeframes": []}"#, "timeframes"),
+        (r#"{"timeframes": ["1h", "4h"]}"#, "timeframes"),
+        (r#"{"timeframes": ["soon"]}"#, "timeframes"),
+        (r#"{"ema_fast": 1}"#, "ema_fast"),
+        (r#"{"ema_slow": 20}"#, "ema_slow"),
+        (r#"{"ema_slow": 101}"#, "ema_slow"),
+        (r#"{"adx_min": 101.0}"#, "adx_min"),
+        (r#"{"rsi_min": -1.0}"#, "rsi_min"),
+        (r#"{"rsi_min": 60.0, "rsi_max": 55.0}"#, "rsi_max"),
+        (r#"{"vol_ratio_min": -0.5}"#, "vol_ratio_min"),
+        (r#"{"sl_atr_multiplier": 0.0}"#, "sl_atr_multiplier"),
+        (r#"{"reward_risk": -2.0}"#, "reward_risk"),
+        (r#"{"min_passed": 0}"#, "min_passed"),
+        (r#"{"min_passed": 7}"#, "min_passed"),
+        (r#"{"no_such_key": 1}"#, "no_such_key"),
+        (r#"{"adx_min": "high"}"#, "invalid type"),
+        ("not json", "expected"),
+    ];
+    for (json, key) in cases {
+        contract::refused::<TaTrend>(json, key);
+    }
+}
