@@ -38,7 +38,7 @@ fn calls(c: &mut Criterion) {
     let needs = Template::describe().candles;
     for symbols in [1usize, 200] {
         let request = testing::request(&needs, symbols, "{}", NOW);
-        let host_request = plugin_wasm::host_request(&request);
+        let host_request = request.clone();
         let group_name = if symbols == 1 { "call" } else { "symbols_200" };
         let mut group = c.benchmark_group(group_name);
         if symbols > 1 {

@@ -4,8 +4,7 @@
 
 mod plugin_wasm;
 
-use serde_json::Value;
-use spotbot::plugins::model::{self, StateUpdate};
+use spotbot::plugins::model;
 use spotbot::plugins::{Limits, Runtime, StandalonePlugin};
 use spotbot_sdk::{ScanError, StateEntry, Strategy, testing};
 use strategy_template::Template;
@@ -15,26 +14,6 @@ const NOW: i64 = 1_767_225_600_000;
 fn plugin() -> StandalonePlugin {
     let runtime = Runtime::new(Limits::default(), None).unwrap();
     StandalonePlugin::load(&runtime, &plugin_wasm::template_wasm()).unwrap()
-}
-
-fn native_json(r: &spotbot_sdk::ScanResult) -> Value {
-    let mut v = serde_json::to_value(r).unwrap();
-    let direction = v["direction"].as_str().unwrap().to_lowercase();
-    v["direction"] = Value::String(direction);
-    v
-}
-
-fn native_updates(updates: &[spotbot_sdk::StateUpdate]) -> Vec<StateUpdate> {
-    updates
-        .iter()
-        .map(|u| match u {
-            spotbot_sdk::StateUpdate::Set(e) => {
-                StateUpdate::Set { key: e.key.clone(), value: e.value.clone() }
-            }
-            spotbot_sdk::StateUpdate::Remove(k) => StateUpdate::Remove { key: k.clone() },
-            spotbot_sdk::StateUpdate::Clear => StateUpdate::Clear,
-        })
-        .collect()
 }
 
 #[test]
@@ -56,12 +35,17 @@ fn native_and_wasm_builds_agree_on_every_field() {
             *c = testing::candles(99, &c.timeframe, 30, 50.0, 0.0, NOW);
         }
         let native = Template::scan(request.clone()).unwrap();
-        let from_wasm = wasm.scan(plugin_wasm::host_request(&request)).unwrap();
+        let from_wasm = wasm.scan(request.clone()).unwrap();
         assert_eq!(native.results.len(), from_wasm.results.len());
         for (n, w) in native.results.iter().zip(&from_wasm.results) {
-            assert_eq!(native_json(n), serde_json::to_value(w).unwrap(), "{}", n.symbol);
+            assert_eq!(
+                serde_json::to_value(n).unwrap(),
+                serde_json::to_value(w).unwrap(),
+                "{}",
+                n.symbol
+            );
         }
-        assert_eq!(native_updates(&native.state_updates), from_wasm.state_updates);
+        assert_eq!(native.state_updates, from_wasm.state_updates);
         assert!(from_wasm.alerts.is_empty() && native.alerts.is_empty());
         buys += from_wasm.results.iter().filter(|r| r.direction == model::Direction::Buy).count();
     }
@@ -74,7 +58,7 @@ fn native_and_wasm_builds_fail_the_same_way() {
     let needs = Template::describe().candles;
     let mut request = testing::request(&needs, 2, r#"{"rsi_max": "low"}"#, NOW);
     let native = Template::scan(request.clone()).unwrap_err();
-    let err = wasm.scan(plugin_wasm::host_request(&request)).unwrap_err();
+    let err = wasm.scan(request.clone()).unwrap_err();
     let ScanError::BadConfig(native_msg) = native else { panic!("{native:?}") };
     assert!(
         matches!(&err, spotbot::plugins::PluginError::Plugin(model::ScanError::BadConfig(m)) if *m == native_msg),
@@ -84,7 +68,7 @@ fn native_and_wasm_builds_fail_the_same_way() {
     request.config = "{}".into();
     request.symbols[1].candles.pop();
     let native = Template::scan(request.clone()).unwrap_err();
-    let err = wasm.scan(plugin_wasm::host_request(&request)).unwrap_err();
+    let err = wasm.scan(request.clone()).unwrap_err();
     let ScanError::MissingData(native_msg) = native else { panic!("{native:?}") };
     assert!(
         matches!(&err, spotbot::plugins::PluginError::Plugin(model::ScanError::MissingData(m)) if *m == native_msg),

@@ -70,6 +70,8 @@ pub mod candles;
 pub mod checklist;
 pub mod config;
 pub mod indicators;
+#[doc(hidden)]
+pub mod json;
 pub mod scoring;
 pub mod testing;
 
@@ -78,6 +80,13 @@ pub use wit_bindgen as __wit_bindgen;
 
 /// The bindings generated from `wit/strategy.wit`. Strategy authors use the re-exports at the
 /// crate root instead.
+///
+/// These types are the contract's one Rust spelling: the host uses them too (its API, its saved
+/// requests), so their serde form is the API's JSON: snake_case enum values (`buy`,
+/// `just_broken_up`, `pump_watch`), a scan error as `{"kind", "message"}`, a NaN number as
+/// `null` (JSON has none) and back, and a request without `state` as an empty state. With the
+/// `openapi` feature (the host's) each type also derives its OpenAPI schema. A new WIT field
+/// needs nothing here; a new WIT type needs its line below.
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
@@ -88,6 +97,46 @@ pub mod bindings {
         default_bindings_module: "::spotbot_sdk::bindings",
         runtime_path: "::spotbot_sdk::__wit_bindgen::rt",
         additional_derives: [serde::Serialize, serde::Deserialize, PartialEq, Clone],
+        additional_type_attributes: {
+            "spotbot:strategy/plugin@1.0.0/plugin-kind": [#[serde(rename_all = "snake_case")] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/candle-need": [#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/manifest": [#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/candles": [#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/macro-phase": [#[serde(rename_all = "snake_case")] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/range-position": [#[serde(rename_all = "snake_case")] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/liquidity-profile": [#[serde(rename_all = "snake_case")] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/regime": [#[serde(rename_all = "snake_case")] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/bos-mode": [#[serde(rename_all = "snake_case")] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/trend-age": [#[serde(rename_all = "snake_case")] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/priority-decision": [#[serde(rename_all = "snake_case")] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/market-context": [#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PluginMarketContext))]],
+            "spotbot:strategy/plugin@1.0.0/symbol-data": [#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/state-entry": [#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/scan-request": [#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/direction": [#[serde(rename_all = "snake_case")] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = StrategyDirection))]],
+            "spotbot:strategy/plugin@1.0.0/check": [#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/scan-result": [#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/stage": [#[serde(rename_all = "snake_case")] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/confidence-level": [#[serde(rename_all = "snake_case")] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/metric": [#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/scanner-alert": [#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/state-update": [#[serde(rename_all = "snake_case")] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/scan-response": [#[derive(Default)] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+            "spotbot:strategy/plugin@1.0.0/scan-error": [#[serde(rename_all = "snake_case", tag = "kind", content = "message")] #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]],
+        },
+        additional_member_attributes: {
+            "spotbot:strategy/plugin@1.0.0/candles.open": [#[serde(with = "crate::json::f64s_or_nan")]],
+            "spotbot:strategy/plugin@1.0.0/candles.high": [#[serde(with = "crate::json::f64s_or_nan")]],
+            "spotbot:strategy/plugin@1.0.0/candles.low": [#[serde(with = "crate::json::f64s_or_nan")]],
+            "spotbot:strategy/plugin@1.0.0/candles.close": [#[serde(with = "crate::json::f64s_or_nan")]],
+            "spotbot:strategy/plugin@1.0.0/candles.volume": [#[serde(with = "crate::json::f64s_or_nan")]],
+            "spotbot:strategy/plugin@1.0.0/symbol-data.last-price": [#[serde(with = "crate::json::f64_or_nan")]],
+            "spotbot:strategy/plugin@1.0.0/symbol-data.quote-volume-24h": [#[serde(with = "crate::json::f64_or_nan")]],
+            "spotbot:strategy/plugin@1.0.0/market-context.range-high": [#[serde(with = "crate::json::f64_or_nan")]],
+            "spotbot:strategy/plugin@1.0.0/market-context.range-low": [#[serde(with = "crate::json::f64_or_nan")]],
+            "spotbot:strategy/plugin@1.0.0/market-context.atr": [#[serde(with = "crate::json::f64_or_nan")]],
+            "spotbot:strategy/plugin@1.0.0/scan-request.state": [#[serde(default)]],
+        },
     });
 }
 

@@ -8,12 +8,11 @@
 //!   context (`spotbot::market::context::analyze`, 1d/4h, 200 candles each, + the plugin
 //!   record), the symbol's candles (1d×120, 4h×200, 1h×200) copied into the request, then the
 //!   Wasm call through `StandalonePlugin` (fresh instance, data passed in, response checks).
-//! - `mr_scan_200_native`: the same with the strategy's native `scan` (the context converted
-//!   to the SDK record).
+//! - `mr_scan_200_native`: the same with the strategy's native `scan` (the host and the SDK
+//!   share the contract's types, so the request is the same).
 //! - The split of the Wasm scan: `mr_context_200` (the 200 analyses alone),
 //!   `mr_assemble_200` (copying the cached candles and contexts into a host request),
-//!   `mr_convert_200` (`sdk_convert::host_request` of the whole request: the SDK → host
-//!   conversion the differential test pays, which the service does not), `mr_call_200_wasm` /
+//!   `mr_call_200_wasm` /
 //!   `mr_call_200_native` (the plugin call alone on a ready request), and `mr_call_200_echo`:
 //!   the same request through `guest-echo` (`target/test-guests/`, also from `cargo xtask
 //!   plugins`), which ignores the candles — the Wasm call's own cost (instantiate, move 5 MB
@@ -42,9 +41,7 @@ use spotbot::market::context::analyze;
 use spotbot::plugins::model as host;
 use spotbot::plugins::{Limits, Runtime, StandalonePlugin};
 use spotbot_sdk::{self as sdk, Strategy, testing};
-use spotbot_tests::sdk_convert::{
-    built_plugin, host_candles, host_request, host_symbol_data, sdk_market_context, workspace_root,
-};
+use spotbot_tests::contract::{built_plugin, workspace_root};
 
 /// 2026-01-01T00:00:00Z, on every candle grid.
 const NOW: i64 = 1_767_225_600_000;
@@ -60,9 +57,8 @@ struct MrSymbol {
     /// 1d × 200 and 4h × 200: the market context's input.
     htf: host::Candles,
     mtf: host::Candles,
-    /// The plugin's candles (1d × 120, 4h × 200, 1h × 200), both type families.
-    host: host::SymbolData,
-    sdk: sdk::SymbolData,
+    /// The plugin's candles (1d × 120, 4h × 200, 1h × 200).
+    data: sdk::SymbolData,
 }
 
 fn last_n(c: &sdk::Candles, n: usize) -> sdk::Candles {
@@ -119,13 +115,7 @@ fn mr_universe() -> Vec<MrSymbol> {
                 };
                 (day, h4, data)
             };
-            MrSymbol {
-                name,
-                htf: host_candles(&htf),
-                mtf: host_candles(&mtf),
-                host: host_symbol_data(&data),
-                sdk: data,
-            }
+            MrSymbol { name, htf, mtf, data }
         })
         .collect()
 }
@@ -134,32 +124,13 @@ fn context(s: &MrSymbol) -> host::MarketContext {
     host::MarketContext::from(&analyze(&s.name, "1d", "4h", &s.htf, &s.mtf, NOW / 1000))
 }
 
-/// The host request of an MR scan: contexts computed, cached candles copied in.
-fn mr_host_request(universe: &[MrSymbol], config: &str) -> host::ScanRequest {
+/// The request of an MR scan: contexts computed, cached candles copied in.
+fn mr_request(universe: &[MrSymbol], config: &str) -> host::ScanRequest {
     let symbols = universe
         .iter()
         .map(|s| {
-            let mut d = s.host.clone();
+            let mut d = s.data.clone();
             d.market_context = Some(context(s));
-            d
-        })
-        .collect();
-    host::ScanRequest {
-        now_ms: NOW,
-        config: config.to_string(),
-        symbols,
-        reference: None,
-        state: Vec::new(),
-    }
-}
-
-/// The SDK request of the same scan, for the native call.
-fn mr_sdk_request(universe: &[MrSymbol], config: &str) -> sdk::ScanRequest {
-    let symbols = universe
-        .iter()
-        .map(|s| {
-            let mut d = s.sdk.clone();
-            d.market_context = Some(sdk_market_context(&context(s)));
             d
         })
         .collect();
@@ -288,13 +259,11 @@ fn scans(c: &mut Criterion) {
     let pump_config = pump_plugin.manifest.default_config.clone();
 
     let universe = mr_universe();
-    let ready_host = mr_host_request(&universe, &mr_config);
-    let ready_sdk = mr_sdk_request(&universe, &mr_config);
-    let check = mr_plugin.scan(ready_host.clone()).expect("the MR scan succeeds");
+    let ready = mr_request(&universe, &mr_config);
+    let check = mr_plugin.scan(ready.clone()).expect("the MR scan succeeds");
     assert_eq!(check.results.len(), MR_SYMBOLS);
-    let pump_sdk = pump_request(&pump_config);
-    let pump_host = host_request(&pump_sdk);
-    let pump_check = pump_plugin.scan(pump_host.clone()).expect("the pump scan succeeds");
+    let pump_ready = pump_request(&pump_config);
+    let pump_check = pump_plugin.scan(pump_ready.clone()).expect("the pump scan succeeds");
     let stages = pump_check.alerts.iter().fold(BTreeMap::<String, usize>::new(), |mut m, a| {
         *m.entry(format!("{:?}", a.stage)).or_default() += 1;
         m
@@ -304,14 +273,14 @@ fn scans(c: &mut Criterion) {
     };
     println!(
         "mr_combined: {MR_SYMBOLS} symbols, {:.1} MB of candles, results {}",
-        bytes(&ready_host) as f64 / 1e6,
+        bytes(&ready) as f64 / 1e6,
         summary_mr(&check)
     );
     println!(
         "pump_momentum: {PUMP_SYMBOLS} symbols + reference, {:.1} MB of candles, {} state \
          entries, alerts {stages:?}",
-        bytes(&pump_host) as f64 / 1e6,
-        pump_host.state.len(),
+        bytes(&pump_ready) as f64 / 1e6,
+        pump_ready.state.len(),
     );
 
     let mut g = c.benchmark_group("strategy_scan");
@@ -321,10 +290,10 @@ fn scans(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(6));
 
     g.bench_function("mr_scan_200_wasm", |b| {
-        b.iter(|| mr_plugin.scan(mr_host_request(&universe, &mr_config)).unwrap())
+        b.iter(|| mr_plugin.scan(mr_request(&universe, &mr_config)).unwrap())
     });
     g.bench_function("mr_scan_200_native", |b| {
-        b.iter(|| MrCombined::scan(mr_sdk_request(&universe, &mr_config)).unwrap())
+        b.iter(|| MrCombined::scan(mr_request(&universe, &mr_config)).unwrap())
     });
     g.bench_function("mr_context_200", |b| {
         b.iter(|| universe.iter().map(context).collect::<Vec<_>>())
@@ -336,7 +305,7 @@ fn scans(c: &mut Criterion) {
                 .iter()
                 .zip(&contexts)
                 .map(|(s, ctx)| {
-                    let mut d = s.host.clone();
+                    let mut d = s.data.clone();
                     d.market_context = Some(ctx.clone());
                     d
                 })
@@ -344,27 +313,22 @@ fn scans(c: &mut Criterion) {
             black_box(symbols)
         })
     });
-    g.bench_function("mr_convert_200", |b| b.iter(|| host_request(black_box(&ready_sdk))));
     g.bench_function("mr_call_200_wasm", |b| {
-        b.iter_batched(|| ready_host.clone(), |r| mr_plugin.scan(r).unwrap(), BatchSize::LargeInput)
+        b.iter_batched(|| ready.clone(), |r| mr_plugin.scan(r).unwrap(), BatchSize::LargeInput)
     });
     if let Some(echo) = &echo {
         g.bench_function("mr_call_200_echo", |b| {
-            b.iter_batched(|| ready_host.clone(), |r| echo.scan(r).unwrap(), BatchSize::LargeInput)
+            b.iter_batched(|| ready.clone(), |r| echo.scan(r).unwrap(), BatchSize::LargeInput)
         });
     }
     g.bench_function("mr_call_200_native", |b| {
-        b.iter_batched(
-            || ready_sdk.clone(),
-            |r| MrCombined::scan(r).unwrap(),
-            BatchSize::LargeInput,
-        )
+        b.iter_batched(|| ready.clone(), |r| MrCombined::scan(r).unwrap(), BatchSize::LargeInput)
     });
     g.bench_function("pump_scan_300_wasm", |b| {
-        b.iter(|| pump_plugin.scan(pump_host.clone()).unwrap())
+        b.iter(|| pump_plugin.scan(pump_ready.clone()).unwrap())
     });
     g.bench_function("pump_scan_300_native", |b| {
-        b.iter(|| PumpMomentum::scan(pump_sdk.clone()).unwrap())
+        b.iter(|| PumpMomentum::scan(pump_ready.clone()).unwrap())
     });
     g.finish();
 
@@ -374,10 +338,10 @@ fn scans(c: &mut Criterion) {
     if runs > 0 && std::env::args().any(|a| a == "--bench") {
         println!("\nPer-scan latency (each run timed alone):");
         percentiles("mr_scan_200_wasm", runs, || {
-            black_box(mr_plugin.scan(mr_host_request(&universe, &mr_config)).unwrap());
+            black_box(mr_plugin.scan(mr_request(&universe, &mr_config)).unwrap());
         });
         percentiles("mr_scan_200_native", runs, || {
-            black_box(MrCombined::scan(mr_sdk_request(&universe, &mr_config)).unwrap());
+            black_box(MrCombined::scan(mr_request(&universe, &mr_config)).unwrap());
         });
         println!("\nSplit of one full MR scan (phases timed inside the same run):");
         mr_split("mr_scan_200_wasm", runs, || {
@@ -388,7 +352,7 @@ fn scans(c: &mut Criterion) {
                 .iter()
                 .zip(contexts)
                 .map(|(s, ctx)| {
-                    let mut d = s.host.clone();
+                    let mut d = s.data.clone();
                     d.market_context = Some(ctx);
                     d
                 })
@@ -412,8 +376,8 @@ fn scans(c: &mut Criterion) {
                 .iter()
                 .zip(&contexts)
                 .map(|(s, ctx)| {
-                    let mut d = s.sdk.clone();
-                    d.market_context = Some(sdk_market_context(ctx));
+                    let mut d = s.data.clone();
+                    d.market_context = Some(ctx.clone());
                     d
                 })
                 .collect();
@@ -424,10 +388,10 @@ fn scans(c: &mut Criterion) {
         });
         println!();
         percentiles("pump_scan_300_wasm", runs, || {
-            black_box(pump_plugin.scan(pump_host.clone()).unwrap());
+            black_box(pump_plugin.scan(pump_ready.clone()).unwrap());
         });
         percentiles("pump_scan_300_native", runs, || {
-            black_box(PumpMomentum::scan(pump_sdk.clone()).unwrap());
+            black_box(PumpMomentum::scan(pump_ready.clone()).unwrap());
         });
     }
 }

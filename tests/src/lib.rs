@@ -1,9 +1,9 @@
 //! Helpers for the end-to-end tests: start real servers on loopback and talk HTTP to them.
 
 pub mod browser;
+pub mod contract;
 pub mod fake_messenger;
 pub mod scripted;
-pub mod sdk_convert;
 
 use std::sync::Arc;
 

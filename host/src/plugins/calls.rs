@@ -25,7 +25,7 @@ pub(super) fn run_scan(
         .map_err(|f| call_error(f, runtime.limits()))
         .and_then(|answer| answer.map_err(PluginError::Plugin))
         .and_then(|response| {
-            let size = response.approx_size();
+            let size = super::model::approx_size(&response);
             let cap = runtime.limits().max_result_bytes;
             if size > cap {
                 return Err(PluginError::ResultTooLarge { size, cap });

@@ -28,7 +28,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::model::{CandleNeed, Manifest, ScanError, ScanRequest, SymbolData};
+use super::model::{CandleNeed, Manifest, ScanError, ScanRequest, StateEntry, SymbolData};
 use super::runtime::{Compiled, Runtime};
 use super::{LoadError, PluginError, SyntheticMarket, needs, run_scan};
 use crate::market::context;
@@ -45,7 +45,7 @@ pub struct CanaryInputs<'a> {
     /// `[market] reference_symbol`, the name of the reference data when the manifest asks.
     pub reference_symbol: &'a str,
     /// The persisted state of a plugin, by name.
-    pub state: &'a dyn Fn(&str) -> Vec<(String, String)>,
+    pub state: &'a dyn Fn(&str) -> Vec<StateEntry>,
 }
 
 /// How the canary scan of the serving version went (shown in `GET /api/strategies`).
@@ -82,7 +82,7 @@ pub enum Verdict {
 pub fn request(
     manifest: &Manifest,
     config: &str,
-    state: Vec<(String, String)>,
+    state: Vec<StateEntry>,
     reference_symbol: &str,
     now_ms: i64,
 ) -> Result<ScanRequest, String> {
@@ -198,7 +198,7 @@ mod tests {
     #[test]
     fn the_request_is_deterministic_and_follows_the_manifest_and_config() {
         let now = 1_767_225_600_000 + 5 * 60_000;
-        let state = vec![("k".to_string(), "v".to_string())];
+        let state = vec![StateEntry { key: "k".to_string(), value: "v".to_string() }];
         let a = request(&manifest(true, true), "{}", state.clone(), "BTCUSDT", now).unwrap();
         let b = request(&manifest(true, true), "{}", state.clone(), "BTCUSDT", now).unwrap();
         assert_eq!(a, b, "same inputs, same request");

@@ -110,7 +110,11 @@ impl From<m::ScanRequest> for wit::ScanRequest {
             config: v.config,
             symbols: v.symbols.into_iter().map(Into::into).collect(),
             reference: v.reference.map(Into::into),
-            state: v.state.into_iter().map(|(key, value)| wit::StateEntry { key, value }).collect(),
+            state: v
+                .state
+                .into_iter()
+                .map(|e| wit::StateEntry { key: e.key, value: e.value })
+                .collect(),
         }
     }
 }
@@ -178,8 +182,10 @@ impl From<wit::ScanResponse> for m::ScanResponse {
                 .state_updates
                 .into_iter()
                 .map(|u| match u {
-                    wit::StateUpdate::Set(e) => m::StateUpdate::Set { key: e.key, value: e.value },
-                    wit::StateUpdate::Remove(key) => m::StateUpdate::Remove { key },
+                    wit::StateUpdate::Set(e) => {
+                        m::StateUpdate::Set(m::StateEntry { key: e.key, value: e.value })
+                    }
+                    wit::StateUpdate::Remove(key) => m::StateUpdate::Remove(key),
                     wit::StateUpdate::Clear => m::StateUpdate::Clear,
                 })
                 .collect(),

@@ -18,7 +18,7 @@ use crate::market::{Frames, MarketContexts, Timeframe};
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What a plugin scan needs from the market.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MarketQuery {
     pub symbols: Vec<String>,
     pub candles: Vec<CandleNeed>,

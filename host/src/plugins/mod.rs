@@ -12,6 +12,10 @@
 //! Around it: `limits` (what every call runs under), `errors` (why a file is refused or a
 //! call failed), `calls` (one scan call and its response checks; [`StandalonePlugin`] outside
 //! the registry) and `check` (`spotbot check-config`'s look at the folder).
+//!
+//! The contract's records are the SDK's own types ([`model`] re-exports `spotbot_sdk`'s), so
+//! the host, the API and a strategy's native tests share one Rust and one JSON spelling;
+//! `convert` is the one place that moves them in and out of the wasmtime bindings.
 
 mod cache;
 mod calls;
@@ -51,7 +55,7 @@ pub(crate) use errors::describe_failure;
 pub use errors::{LoadError, PluginError};
 pub use limits::Limits;
 pub use market::{ExchangeMarket, MarketData, MarketQuery, NoMarketData, SyntheticMarket};
-pub use model::{Manifest, MarketSnapshot, ScanError, ScanRequest, ScanResponse};
+pub use model::{Manifest, MarketSnapshot, ScanError, ScanRequest, ScanResponse, StateEntry};
 use registry::{LoadOutcome, Registry};
 pub use registry::{LoadedPlugin, PluginInfo, PluginStatus};
 pub use runtime::{Runtime, WIT_MAJOR};
@@ -248,9 +252,9 @@ impl Plugins {
         let file = registry::file_name(path);
         let started = Instant::now();
         let store = &self.inner.store;
-        let persisted = |name: &str| -> Vec<(String, String)> {
+        let persisted = |name: &str| -> Vec<StateEntry> {
             match state::stored(store, name) {
-                Ok(state) => state.unwrap_or_default().into_iter().collect(),
+                Ok(state) => state::entries(state.unwrap_or_default()),
                 Err(err) => {
                     tracing::warn!(name, %err, "the canary runs on empty state");
                     Vec::new()
@@ -365,7 +369,7 @@ impl Plugins {
             config: config.to_string(),
             symbols: snapshot.symbols,
             reference: snapshot.reference,
-            state: self.state(name)?.into_iter().collect(),
+            state: state::entries(self.state(name)?),
         })
     }
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::PluginError;
-use super::model::StateUpdate;
+use super::model::{StateEntry, StateUpdate};
 use crate::store::{Store, tables};
 
 /// The state of plugin `name`; `None` when none is stored.
@@ -14,6 +14,11 @@ pub fn stored(store: &Store, name: &str) -> Result<Option<BTreeMap<String, Strin
     store
         .read(|r| r.get::<BTreeMap<String, String>>(tables::PLUGIN_STATE, name))
         .map_err(|e| PluginError::Internal(e.to_string()))
+}
+
+/// A stored state as the request's list of entries, sorted by key.
+pub fn entries(state: BTreeMap<String, String>) -> Vec<StateEntry> {
+    state.into_iter().map(|(key, value)| StateEntry { key, value }).collect()
 }
 
 /// Applies `updates` in order and stores the result, unless it would exceed `cap` bytes
@@ -31,10 +36,10 @@ pub fn apply(
                 w.get(tables::PLUGIN_STATE, name)?.unwrap_or_default();
             for u in updates {
                 match u {
-                    StateUpdate::Set { key, value } => {
-                        state.insert(key.clone(), value.clone());
+                    StateUpdate::Set(entry) => {
+                        state.insert(entry.key.clone(), entry.value.clone());
                     }
-                    StateUpdate::Remove { key } => {
+                    StateUpdate::Remove(key) => {
                         state.remove(key);
                     }
                     StateUpdate::Clear => state.clear(),

@@ -40,14 +40,3 @@ pub fn test_guest(file: &str) -> Option<Vec<u8>> {
 pub fn template_wasm() -> Vec<u8> {
     std::fs::read(template_path()).unwrap()
 }
-
-/// Converts an SDK request into the host's request (same JSON field names).
-pub fn host_request(req: &spotbot_sdk::ScanRequest) -> spotbot::plugins::ScanRequest {
-    spotbot::plugins::ScanRequest {
-        now_ms: req.now_ms,
-        config: req.config.clone(),
-        symbols: serde_json::from_value(serde_json::to_value(&req.symbols).unwrap()).unwrap(),
-        reference: None,
-        state: req.state.iter().map(|e| (e.key.clone(), e.value.clone())).collect(),
-    }
-}

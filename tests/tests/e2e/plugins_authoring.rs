@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use spotbot::clock::Clock as _;
 use spotbot::plugins::{Limits, Runtime, StandalonePlugin};
 use spotbot_sdk::Strategy as _;
+use spotbot_tests::contract::{built_plugin, view};
 use spotbot_tests::scripted::script;
-use spotbot_tests::sdk_convert::{built_plugin, host_request, view_host, view_sdk};
 
 /// How long a reload may take in a test build (compile + describe + canary).
 const RELOAD: Duration = Duration::from_secs(5);
@@ -274,12 +274,12 @@ async fn a_native_scan_of_a_saved_request_answers_like_the_hosts_wasm_scan() {
     // The fixture is the host's own request to the bit (the SDK reads floats exactly).
     let symbols = vec!["SOLUSDT".to_string(), "ETHUSDT".to_string()];
     let hosts = t.host.app.state.plugins.request("mr_combined", Some(symbols)).await.unwrap();
-    assert!(host_request(&request) == hosts, "the loaded fixture differs from the host's request");
+    assert!(request == hosts, "the loaded fixture differs from the host's request");
 
     // Native and Wasm on the very same request: identical to the bit.
     let native = mr_combined::MrCombined::scan(request.clone()).unwrap();
-    let wasm = standalone("mr_combined.wasm").scan(host_request(&request)).unwrap();
-    assert_eq!(view_sdk(&native), view_host(&wasm));
+    let wasm = standalone("mr_combined.wasm").scan(request.clone()).unwrap();
+    assert_eq!(view(&native), view(&wasm));
     assert_eq!(native.results[0].direction, spotbot_sdk::Direction::Buy, "{native:?}");
 
     // And like the scan the host runs now on its own data.
@@ -311,8 +311,8 @@ async fn a_saved_request_carries_the_reference_and_the_persisted_state() {
     assert_eq!(keys, stored_keys);
 
     let native = pump_momentum::PumpMomentum::scan(request.clone()).unwrap();
-    let wasm = standalone("pump_momentum.wasm").scan(host_request(&request)).unwrap();
-    assert_eq!(view_sdk(&native), view_host(&wasm));
+    let wasm = standalone("pump_momentum.wasm").scan(request.clone()).unwrap();
+    assert_eq!(view(&native), view(&wasm));
     assert_eq!(native.alerts[0].stage, spotbot_sdk::Stage::PumpSignal, "{native:?}");
     let scanned = http_scan(&t, "pump_momentum", &["SOLUSDT"]).await;
     let wasm_json = serde_json::to_value(&wasm.alerts).unwrap();

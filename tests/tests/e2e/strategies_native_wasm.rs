@@ -3,7 +3,7 @@
 //! component the service loads (`plugins/*.wasm` from `cargo xtask plugins`, run by
 //! `spotbot::plugins::StandalonePlugin` with the default limits and the host's response
 //! checks) must give the same response, field by field, floats bit for bit
-//! (`spotbot_tests::sdk_convert::ResponseView`). Each case also checks that its scenario really
+//! (`spotbot_tests::contract::ResponseView`). Each case also checks that its scenario really
 //! produces what it claims (a buy, a regime skip, a pump_watch then a pump_signal), so the
 //! equality is never the trivial one of two empty answers.
 
@@ -21,9 +21,8 @@ use spotbot_sdk::{
     Candles, PriorityDecision, ScanError, ScanRequest, ScanResponse, StateEntry, Strategy,
     SymbolData, testing,
 };
-use spotbot_tests::sdk_convert::{
-    ErrorView, ResponseView, ResultView, built_plugin, host_candles, host_request,
-    sdk_market_context, sdk_state_update, view_host, view_host_error, view_sdk, view_sdk_error,
+use spotbot_tests::contract::{
+    ErrorView, ResponseView, ResultView, built_plugin, view, view_error,
 };
 
 /// 2026-01-01T00:00:00Z: on the 4h and 1d grids.
@@ -51,15 +50,15 @@ fn plugins() -> &'static Plugins {
 type Outcome = Result<ResponseView, ErrorView>;
 
 fn native_outcome(r: Result<ScanResponse, ScanError>) -> Outcome {
-    r.as_ref().map(view_sdk).map_err(view_sdk_error)
+    r.as_ref().map(view).map_err(view_error)
 }
 
 /// Runs `request` through the Wasm component. A plugin error is an outcome to compare; any
 /// other failure (trap, deadline, a response the host refuses) fails the test.
 fn wasm_outcome(plugin: &StandalonePlugin, label: &str, request: &ScanRequest) -> Outcome {
-    match plugin.scan(host_request(request)) {
-        Ok(r) => Ok(view_host(&r)),
-        Err(PluginError::Plugin(e)) => Err(view_host_error(&e)),
+    match plugin.scan(request.clone()) {
+        Ok(r) => Ok(view(&r)),
+        Err(PluginError::Plugin(e)) => Err(view_error(&e)),
         Err(other) => panic!("{label}: the Wasm scan failed in the host: {other}"),
     }
 }
@@ -236,19 +235,18 @@ fn mr_combined_scenarios_match() {
 
 /// The host's context for a symbol's 1d and 4h candles, as the SDK record.
 fn analyzed_context(d: &SymbolData) -> spotbot_sdk::MarketContext {
-    let (htf, mtf) = (host_candles(&d.candles[0]), host_candles(&d.candles[1]));
+    let (htf, mtf) = (&d.candles[0], &d.candles[1]);
     assert_eq!((htf.timeframe.as_str(), mtf.timeframe.as_str()), ("1d", "4h"));
-    let context = analyze(&d.symbol, "1d", "4h", &htf, &mtf, NOW / 1000);
-    sdk_market_context(&HostContext::from(&context))
+    let context = analyze(&d.symbol, "1d", "4h", htf, mtf, NOW / 1000);
+    HostContext::from(&context)
 }
 
 #[test]
-fn context_conversion_round_trips_every_case() {
+fn context_json_round_trips_every_case_in_snake_case() {
     use spotbot::plugins::model::{
         BosMode, LiquidityProfile, MacroPhase, PriorityDecision as D, RangePosition, Regime,
         TrendAge,
     };
-    use spotbot_tests::sdk_convert::host_market_context;
     let phases = [MacroPhase::Bull, MacroPhase::Bear, MacroPhase::Range];
     let positions = [
         RangePosition::Low,
@@ -295,14 +293,15 @@ fn context_conversion_round_trips_every_case() {
             no_trade_reason: ["", "compression"][i % 2].into(),
             timestamp: NOW / 1000 + i as i64,
         };
-        let sdk = sdk_market_context(&context);
-        assert_eq!(host_market_context(&sdk), context);
-        // Both families name each case the same in JSON once case styles are ignored.
-        let norm = |v: serde_json::Value| v.to_string().replace('_', "").to_lowercase();
-        assert_eq!(
-            norm(serde_json::to_value(&sdk).unwrap()),
-            norm(serde_json::to_value(&context).unwrap())
-        );
+        // One type for the host, the SDK and the API: every case in the API's snake_case,
+        // and back to the same record.
+        let json = serde_json::to_value(&context).unwrap();
+        let cases = ["macro_phase", "range_position", "liquidity_profile", "regime"];
+        for key in cases.into_iter().chain(["bos_mode", "trend_age", "priority_decision"]) {
+            let case = json[key].as_str().unwrap();
+            assert!(case.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{key}: {case}");
+        }
+        assert_eq!(serde_json::from_value::<HostContext>(json).unwrap(), context);
     }
 }
 
@@ -405,16 +404,14 @@ fn pump_replay(
             };
             let native = PumpMomentum::scan(request(&native_state));
             let native_view = native_outcome(native.clone());
-            let wasm_request = host_request(&request(&wasm_state));
-            let wasm = match plugins().pump.scan(wasm_request) {
+            let wasm = match plugins().pump.scan(request(&wasm_state)) {
                 Ok(r) => r,
                 Err(e) => panic!("{label}: the Wasm scan failed: {e}"),
             };
-            assert_same(&label, &native_view, &Ok(view_host(&wasm)));
+            assert_same(&label, &native_view, &Ok(view(&wasm)));
             let native = native.expect("the native scan succeeds");
             apply_state(&mut native_state, &native.state_updates);
-            let updates: Vec<_> = wasm.state_updates.iter().map(sdk_state_update).collect();
-            apply_state(&mut wasm_state, &updates);
+            apply_state(&mut wasm_state, &wasm.state_updates);
             assert_eq!(native_state, wasm_state, "{label}: the states differ");
             let view = native_view.expect("checked above");
             seen.extend(view.alerts.into_iter().map(|a| (i, a.symbol, a.stage)));
