@@ -2,7 +2,7 @@
 //! the API's error codes.
 
 use super::Limits;
-use super::model::ScanError;
+use super::model::{ScanError, describe_error};
 use super::runtime::CallFailure;
 
 /// Why a file was refused.
@@ -65,7 +65,7 @@ pub enum PluginError {
         "the plugin's state would grow to {size} bytes, over the cap of {cap} (plugins.max_state_kib)"
     )]
     StateTooLarge { size: usize, cap: usize },
-    #[error("the plugin reported an error: {0}")]
+    #[error("the plugin reported an error: {}", describe_error(.0))]
     Plugin(ScanError),
     #[error("the plugin returned an invalid response: {0}")]
     InvalidResponse(String),
@@ -138,5 +138,23 @@ fn clone_failure(f: &CallFailure) -> CallFailure {
             CallFailure::Trap { trap: trap.clone(), stderr: stderr.clone() }
         }
         CallFailure::Host(e) => CallFailure::Host(e.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plugins_own_error_reads_as_words() {
+        let cases = [
+            (ScanError::BadConfig("rsi_max: expected f64".into()), "bad config: rsi_max"),
+            (ScanError::MissingData("SOLUSDT 1h: no candles".into()), "missing data: SOLUSDT"),
+            (ScanError::Failed("oops".into()), "failed: oops"),
+        ];
+        for (error, words) in cases {
+            let text = PluginError::Plugin(error).to_string();
+            assert!(text.starts_with(&format!("the plugin reported an error: {words}")), "{text}");
+        }
     }
 }
