@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use super::Timeframe;
 use crate::exchange::{Exchange, ExchangeError, Kline};
-use crate::plugins::model::Candles;
+use spotbot_sdk::Candles;
 
 /// Most candles kept per series and fetched per request (the exchange's kline limit).
 pub const MAX_CANDLES: u32 = 1000;

@@ -231,7 +231,7 @@ impl MarketContexts {
     fn remember(
         &self,
         context: &mut MarketContext,
-        mtf: &crate::plugins::model::Candles,
+        mtf: &spotbot_sdk::Candles,
     ) -> Result<(), ContextError> {
         let n = mtf.close.len();
         let recent = n.saturating_sub(SQUEEZE_BOX_BARS)..n;

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::context::MarketContext;
-use crate::plugins::model::{PriorityDecision, Regime};
+use spotbot_sdk::{PriorityDecision, Regime};
 
 /// The running squeeze of one (symbol, MTF).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,7 +149,7 @@ impl WatchMemory {
 mod tests {
     use super::*;
     use crate::market::context::{HtfContext, MtfContext};
-    use crate::plugins::model::{BosMode, LiquidityProfile, MacroPhase, RangePosition, TrendAge};
+    use spotbot_sdk::{BosMode, LiquidityProfile, MacroPhase, RangePosition, TrendAge};
 
     fn context(at: i64, regime: Regime, decision: PriorityDecision) -> MarketContext {
         MarketContext {

@@ -6,7 +6,7 @@ use spotbot_sdk::indicators::{atr, last};
 
 use super::structure::{Direction, r, structure, swings};
 use super::{ATR_PERIOD, HtfContext};
-use crate::plugins::model::{Candles, LiquidityProfile, MacroPhase, RangePosition};
+use spotbot_sdk::{Candles, LiquidityProfile, MacroPhase, RangePosition};
 
 /// The dealing range is the highest high and lowest low of this many bars ...
 pub const RANGE_BARS: usize = 50;

@@ -17,7 +17,7 @@ use serde_json::json;
 use spotbot_sdk::indicators::{atr, last};
 use utoipa::ToSchema;
 
-use crate::plugins::model::{
+use spotbot_sdk::{
     self as model, BosMode, Candles, LiquidityProfile, MacroPhase, PriorityDecision, RangePosition,
     Regime, TrendAge,
 };

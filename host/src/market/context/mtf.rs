@@ -6,7 +6,7 @@ use spotbot_sdk::indicators::{atr, bb_width, bollinger, dmi, efficiency_ratio, l
 
 use super::structure::{BOS_MAX_AGE_BARS, Direction, NONE, latest_bos, r, swings};
 use super::{ADX_PERIOD, ATR_PERIOD, MtfContext};
-use crate::plugins::model::{BosMode, Candles, Regime, TrendAge};
+use spotbot_sdk::{BosMode, Candles, Regime, TrendAge};
 
 /// Bollinger bands: 20 bars, 2 standard deviations (TA-Lib defaults).
 pub const BB_PERIOD: usize = 20;

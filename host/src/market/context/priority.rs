@@ -3,9 +3,7 @@
 
 use super::structure::Direction;
 use super::{HtfContext, MtfContext};
-use crate::plugins::model::{
-    BosMode, MacroPhase, PriorityDecision, RangePosition, Regime, TrendAge,
-};
+use spotbot_sdk::{BosMode, MacroPhase, PriorityDecision, RangePosition, Regime, TrendAge};
 
 /// The `no_trade_reason` of level 2.
 pub const REASON_VOLATILE_CHOP: &str = "volatile_chop";
