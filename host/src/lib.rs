@@ -27,6 +27,8 @@
 //!   the table of routes that need a license.
 //! - [`scheduler`]: the built-in jobs (trailing, pending entries, 21:00 report, ...) on cron
 //!   schedules read from the clock; each switchable off so agents can drive instead.
+//! - [`money`]: request and config numbers read as decimals, the one float-to-decimal
+//!   conversion.
 //! - [`config`]: the TOML file and environment secrets, validated before anything starts.
 //! - [`clock`]: the one source of "now", replaceable by a test clock.
 //! - [`app`]: wires the areas together and serves them; used by `main` and by tests.
@@ -49,6 +51,7 @@ pub mod market;
 pub mod mcp;
 pub mod messenger;
 pub mod metrics;
+pub mod money;
 pub mod news;
 pub mod plugins;
 pub mod protection;

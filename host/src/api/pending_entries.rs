@@ -18,6 +18,7 @@ use crate::execution::manual::{
     CheckReport, ManualRequest, PendingEntryView, RecoverEntriesReport,
 };
 use crate::execution::{CancelledEntry, Direction, ExecutionError, run_bounded};
+use crate::money::Number;
 
 /// Query of `POST /api/trade/manual`.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -28,18 +29,18 @@ pub struct ManualQuery {
     /// buy: LIMIT buy, stop below, target above. sell: LIMIT sell of held coin, mirrored.
     pub direction: Direction,
     /// Limit price of the entry; must be a multiple of the symbol's tick size.
-    #[param(exclusive_minimum = 0)]
-    pub entry_px: f64,
+    #[param(value_type = f64, exclusive_minimum = 0)]
+    pub entry_px: Number,
     /// Stop-loss distance from the entry, percent.
-    #[param(exclusive_minimum = 0, maximum = 99)]
-    pub sl_pct: f64,
+    #[param(value_type = f64, exclusive_minimum = 0, maximum = 99)]
+    pub sl_pct: Number,
     /// Reward/risk as `1:N` (tp_pct = sl_pct × N, 0 < N <= 100); when given, tp_pct is
     /// ignored.
     #[param(pattern = r"^1:[0-9]{1,3}(\.[0-9]{1,4})?$", example = "1:2.5")]
     pub rr: Option<String>,
     /// Take-profit distance from the entry, percent; required when rr is absent.
-    #[param(exclusive_minimum = 0, maximum = 1000)]
-    pub tp_pct: Option<f64>,
+    #[param(value_type = Option<f64>, exclusive_minimum = 0, maximum = 1000)]
+    pub tp_pct: Option<Number>,
     /// Hours until an unfilled entry is cancelled (default 24, at most 720).
     #[param(exclusive_minimum = 0, maximum = 720)]
     pub ttl_hours: Option<f64>,
@@ -62,27 +63,26 @@ fn invalid(field: &str, reason: impl std::fmt::Display) -> ApiError {
     ApiError::unprocessable("invalid_query", format!("`{field}` {reason}"))
 }
 
-fn decimal(field: &str, value: f64, max: f64) -> Result<Decimal, ApiError> {
-    if !(value.is_finite() && value > 0.0 && value <= max) {
-        return Err(invalid(field, format!("must be > 0 and <= {max}, got {value}")));
-    }
-    Decimal::from_f64_retain(value)
+/// A price, percent or ratio: > 0 and <= `max`, kept to 8 decimals.
+fn bounded(field: &str, value: Number, max: Decimal) -> Result<Decimal, ApiError> {
+    value
+        .decimal_if(|d| d > Decimal::ZERO && d <= max)
         .map(|d| d.round_dp(8).normalize())
-        .ok_or_else(|| invalid(field, format!("{value} is out of range")))
+        .ok_or_else(|| invalid(field, format!("must be > 0 and <= {max}, got {value}")))
 }
 
 /// tp_pct from `rr` (`1:N`, which wins when both are given) or `tp_pct`.
 fn take_profit_pct(q: &ManualQuery, sl_pct: Decimal) -> Result<Decimal, ApiError> {
     match (&q.rr, q.tp_pct) {
         (None, None) => Err(invalid("tp_pct", "is required when `rr` is absent")),
-        (None, Some(tp)) => decimal("tp_pct", tp, 1000.0),
+        (None, Some(tp)) => bounded("tp_pct", tp, Decimal::ONE_THOUSAND),
         (Some(rr), _) => {
             let n = rr
                 .strip_prefix("1:")
                 .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit() || c == '.'))
-                .and_then(|n| n.parse::<f64>().ok())
+                .and_then(|n| n.parse::<Number>().ok())
                 .ok_or_else(|| invalid("rr", format!("{rr:?} must look like 1:N, e.g. 1:2.5")))?;
-            let n = decimal("rr", n, 100.0)?;
+            let n = bounded("rr", n, Decimal::ONE_HUNDRED)?;
             Ok(sl_pct * n)
         }
     }
@@ -110,8 +110,8 @@ async fn manual(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<ManualQuery>,
 ) -> Result<Json<ManualAnswer>, ApiError> {
-    let entry_px = decimal("entry_px", q.entry_px, 1e12)?;
-    let sl_pct = decimal("sl_pct", q.sl_pct, 99.0)?;
+    let entry_px = bounded("entry_px", q.entry_px, Decimal::from(1_000_000_000_000_i64))?;
+    let sl_pct = bounded("sl_pct", q.sl_pct, Decimal::from(99))?;
     let tp_pct = take_profit_pct(&q, sl_pct)?;
     let ttl_hours = q.ttl_hours.unwrap_or(24.0);
     if !(ttl_hours > 0.0 && ttl_hours <= 720.0) {

@@ -21,6 +21,7 @@ use crate::execution::{
     CloseAllReport, CloseAllStatus, CloseRow, ClosedTrade, Direction, EntryPlan, ExecutionError,
     TradeSource, TradeView, run_bounded,
 };
+use crate::money::Number;
 use crate::protection::TrailingReport;
 use crate::signals::TradeResult;
 use crate::signals::scoring::{MIN_CONFIDENCE, MIN_EV, ev_passes};
@@ -66,11 +67,11 @@ pub struct TradeQuery {
     #[param(pattern = "^[a-z][a-z0-9_]{0,63}$")]
     pub bot: String,
     /// Stop-loss distance, percent of the entry.
-    #[param(minimum = 0.0001, maximum = 99)]
-    pub sl: f64,
+    #[param(value_type = f64, minimum = 0.0001, maximum = 99)]
+    pub sl: Number,
     /// Take-profit distance, percent of the entry.
-    #[param(minimum = 0.0001, maximum = 1000)]
-    pub tp: f64,
+    #[param(value_type = f64, minimum = 0.0001, maximum = 1000)]
+    pub tp: Number,
     /// Expected value; must be > 25 (else 422 `ev_gate`).
     #[param(exclusive_minimum = 25)]
     pub ev: f64,
@@ -95,13 +96,12 @@ fn invalid(field: &str, reason: String) -> ApiError {
     ApiError::unprocessable("invalid_query", format!("`{field}` {reason}"))
 }
 
-fn percent(field: &str, value: f64, max: f64) -> Result<Decimal, ApiError> {
-    if !(value >= 0.0001 && value <= max) {
-        return Err(invalid(field, format!("must be 0.0001 to {max} percent, got {value}")));
-    }
-    Decimal::from_f64_retain(value)
+/// A stop or target distance: 0.0001 to `max` percent, kept to 6 decimals.
+fn percent(field: &str, value: Number, max: Decimal) -> Result<Decimal, ApiError> {
+    value
+        .decimal_if(|d| d >= Decimal::new(1, 4) && d <= max)
         .map(|d| d.round_dp(6))
-        .ok_or_else(|| invalid(field, format!("{value} is out of range")))
+        .ok_or_else(|| invalid(field, format!("must be 0.0001 to {max} percent, got {value}")))
 }
 
 /// Executes a trade now: buy places the bracket order (MARKET entry, then the OCO), sell closes
@@ -166,8 +166,8 @@ pub(super) async fn place_trade(
     if !is_strategy_name(&q.bot) {
         return Err(invalid("bot", "must match [a-z][a-z0-9_]{0,63}".into()));
     }
-    let sl = percent("sl", q.sl, 99.0)?;
-    let tp = percent("tp", q.tp, 1000.0)?;
+    let sl = percent("sl", q.sl, Decimal::from(99))?;
+    let tp = percent("tp", q.tp, Decimal::ONE_THOUSAND)?;
     if !ev_passes(q.ev) {
         return Err(ApiError::unprocessable(
             "ev_gate",

@@ -298,8 +298,7 @@ async fn start_simulator(
     let mut sim_config = SimConfig::new(config.exchange.paper_seed, KEY, SECRET);
     sim_config.clock = Arc::new(SimClock(clock.clone()));
     sim_config.rules = listing;
-    let funds =
-        Decimal::from_f64_retain(config.exchange.paper_usdt).unwrap_or_default().round_dp(8);
+    let funds = config.exchange.paper_usdt.round_dp(8);
     sim_config.initial_funds = vec![(config.market.quote_asset.clone(), funds)];
     spotbot_sim::serve(sim_config, "127.0.0.1:0").await.context("cannot start the simulator")
 }
@@ -553,12 +552,16 @@ impl Replay {
             self.not_opened(&r.symbol, "gates", format!("{} at {}: {reason}", r.symbol, iso(t)));
             return;
         }
-        let pct = |v: f64| Decimal::from_f64_retain(v).map(|d| d.round_dp(6)).unwrap_or_default();
+        let Some((sl_pct, tp_pct)) = crate::scans::signal_input(r).bracket() else {
+            let detail = format!("{} at {}: no sl_pct or tp_pct above 0", r.symbol, iso(t));
+            self.not_opened(&r.symbol, "refused", detail);
+            return;
+        };
         let mut plan = EntryPlan::new(
             &r.symbol,
             &r.bot,
-            pct(r.sl_pct),
-            pct(r.tp_pct),
+            sl_pct,
+            tp_pct,
             TradeSource::Signal,
             &format!("b{:x}", t / 60_000),
             format!("backtest: {} buy result at {}", self.name, iso(t)),

@@ -37,7 +37,7 @@ pub(super) fn check(config: &Config, spec: &Spec) -> anyhow::Result<()> {
     if spec.to_ms <= spec.from_ms {
         bail!("--to must be after --from");
     }
-    if config.exchange.paper_usdt <= 0.0 {
+    if config.exchange.paper_usdt <= rust_decimal::Decimal::ZERO {
         bail!("[exchange] paper_usdt must be above 0: it is the backtest's starting balance");
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! The plain sections of the config file, each with the defaults documented in
 //! `examples/config.toml`.
 
+use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 /// `[server]`: where the API listens and where data lives.
@@ -44,7 +45,8 @@ pub struct ExchangeConfig {
     /// Paper mode: seed of the simulator's synthetic market (same seed, same prices).
     pub paper_seed: u64,
     /// Paper mode: USDT the simulated account starts with.
-    pub paper_usdt: f64,
+    #[serde(deserialize_with = "crate::money::decimal")]
+    pub paper_usdt: Decimal,
     /// Whole-request timeout of one exchange call, milliseconds; past it an order's outcome
     /// is unknown and is settled by a lookup by client order id.
     pub request_timeout_ms: u64,
@@ -61,7 +63,7 @@ impl Default for ExchangeConfig {
             mode: ExchangeMode::default(),
             base_url: None,
             paper_seed: 1,
-            paper_usdt: 10_000.0,
+            paper_usdt: Decimal::from(10_000),
             request_timeout_ms: 10_000,
             read_share_pct: 60,
         }
@@ -111,7 +113,8 @@ impl ExchangeMode {
 #[serde(default, deny_unknown_fields)]
 pub struct RiskConfig {
     /// Capital base cap in the quote asset; 0 means the whole balance is used.
-    pub max_trading_usdt: f64,
+    #[serde(deserialize_with = "crate::money::decimal")]
+    pub max_trading_usdt: Decimal,
     /// Losing trades in a row (today) after which new entries stop with reason
     /// `daily_limit_reached`; 0 turns the limit off. Resets at midnight.
     pub max_consecutive_losses: u32,
@@ -119,7 +122,7 @@ pub struct RiskConfig {
 
 impl Default for RiskConfig {
     fn default() -> Self {
-        Self { max_trading_usdt: 0.0, max_consecutive_losses: 3 }
+        Self { max_trading_usdt: Decimal::ZERO, max_consecutive_losses: 3 }
     }
 }
 
@@ -141,7 +144,8 @@ pub struct ProtectionConfig {
     /// Fall of the account equity below its high-water mark, in percent, above which the boss
     /// is alerted and new entries pause until `POST /api/protection/resume` (spec: above
     /// 15 %). 100 never pauses (equity cannot fall by more than all of it).
-    pub max_drawdown_pct: f64,
+    #[serde(deserialize_with = "crate::money::decimal")]
+    pub max_drawdown_pct: Decimal,
     /// What happens to a position whose stop-loss triggered but did not fill because the price
     /// gapped beyond its limit (spec, bracket step 3).
     pub gap_exit: GapExit,
@@ -157,7 +161,7 @@ pub struct ProtectionConfig {
 impl Default for ProtectionConfig {
     fn default() -> Self {
         Self {
-            max_drawdown_pct: 15.0,
+            max_drawdown_pct: Decimal::from(15),
             gap_exit: GapExit::Market,
             stop: StopPlacement::Exchange,
             watch_interval_ms: 1000,

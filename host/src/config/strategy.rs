@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 /// A strategy (plugin) name: `[a-z][a-z0-9_]{0,63}`. It names a `[strategy.<name>]` section,
@@ -55,16 +56,28 @@ pub struct StrategyKeys {
     /// The universe's liquidity floor: 24 h quote volume, quote currency.
     pub min_quote_volume_usd: f64,
     /// Percent of the capital base per trade.
-    pub size_pct: f64,
+    #[serde(with = "decimal_number")]
+    pub size_pct: Decimal,
     /// The daily trade limit while this strategy trades.
     pub max_trades_per_day: u32,
     pub trailing_enabled: bool,
-    pub trailing_trigger_pct: f64,
-    pub trailing_distance_pct: f64,
+    #[serde(with = "decimal_number")]
+    pub trailing_trigger_pct: Decimal,
+    #[serde(with = "decimal_number")]
+    pub trailing_distance_pct: Decimal,
     /// Size multipliers by the result's tier: `normal`, `A+`, `A++`.
-    pub risk_normal: f64,
-    pub risk_aplus: f64,
-    pub risk_aplusplus: f64,
+    #[serde(with = "decimal_number")]
+    pub risk_normal: Decimal,
+    #[serde(with = "decimal_number")]
+    pub risk_aplus: Decimal,
+    #[serde(with = "decimal_number")]
+    pub risk_aplusplus: Decimal,
+}
+
+/// The keys are numbers in the JSON configs they are merged from (a string is a wrong type,
+/// as for any number), read as decimals (`crate::money`).
+mod decimal_number {
+    pub use crate::money::{as_number as serialize, decimal as deserialize};
 }
 
 impl Default for StrategyKeys {
@@ -74,14 +87,14 @@ impl Default for StrategyKeys {
             use_universe: false,
             watchlist_override: Vec::new(),
             min_quote_volume_usd: 1_000_000.0,
-            size_pct: 1.0,
+            size_pct: Decimal::ONE,
             max_trades_per_day: 2,
             trailing_enabled: true,
-            trailing_trigger_pct: 2.0,
-            trailing_distance_pct: 1.0,
-            risk_normal: 1.0,
-            risk_aplus: 1.5,
-            risk_aplusplus: 2.0,
+            trailing_trigger_pct: Decimal::TWO,
+            trailing_distance_pct: Decimal::ONE,
+            risk_normal: Decimal::ONE,
+            risk_aplus: Decimal::new(15, 1),
+            risk_aplusplus: Decimal::TWO,
         }
     }
 }
@@ -114,7 +127,7 @@ impl StrategyKeys {
     }
 
     /// The size multiplier of a tier label (`normal`, `A+`, `A++`; anything else is normal).
-    pub fn risk_of_tier(&self, tier: Option<&str>) -> f64 {
+    pub fn risk_of_tier(&self, tier: Option<&str>) -> Decimal {
         match tier {
             Some("A++") => self.risk_aplusplus,
             Some("A+") => self.risk_aplus,
@@ -125,6 +138,8 @@ impl StrategyKeys {
 
 #[cfg(test)]
 mod tests {
+    use rust_decimal_macros::dec;
+
     use super::*;
     use serde_json::json;
 
@@ -133,13 +148,13 @@ mod tests {
         let mr = json!({"size_pct": 2.0, "max_trades_per_day": 4, "trailing_enabled": false});
         let own = json!({"size_pct": 0.5, "max_trades_per_day": "many", "other": 1});
         let keys = StrategyKeys::resolve([&mr, &own]);
-        assert_eq!(keys.size_pct, 0.5);
+        assert_eq!(keys.size_pct, dec!(0.5));
         assert_eq!(keys.max_trades_per_day, 4, "the bad value is skipped");
         assert!(!keys.trailing_enabled);
-        assert_eq!(keys.trailing_trigger_pct, 2.0, "fallback");
+        assert_eq!(keys.trailing_trigger_pct, dec!(2.0), "fallback");
         assert_eq!(StrategyKeys::resolve([]), StrategyKeys::default());
-        assert_eq!(keys.risk_of_tier(Some("A++")), 2.0);
-        assert_eq!(keys.risk_of_tier(Some("A+")), 1.5);
-        assert_eq!(keys.risk_of_tier(None), 1.0);
+        assert_eq!(keys.risk_of_tier(Some("A++")), dec!(2.0));
+        assert_eq!(keys.risk_of_tier(Some("A+")), dec!(1.5));
+        assert_eq!(keys.risk_of_tier(None), dec!(1.0));
     }
 }

@@ -66,6 +66,16 @@ fn a_negative_cap_is_refused() {
 }
 
 #[test]
+fn amounts_and_percents_are_the_decimals_written() {
+    let config = parse("[risk]\nmax_trading_usdt = 0.1\n").expect("valid");
+    assert_eq!(config.risk.max_trading_usdt, rust_decimal::Decimal::new(1, 1), "exactly 0.1");
+    let err = error("[risk]\nmax_trading_usdt = inf\n");
+    assert_eq!(err.key, "risk.max_trading_usdt");
+    assert_eq!(err.position.map(|(line, _)| line), Some(2));
+    assert!(err.message.contains("decimal"), "{err}");
+}
+
+#[test]
 fn size_pct_over_100_is_refused() {
     let err = error("[strategy.mr_combined]\nsize_pct = 150.0\n");
     assert_eq!(err.key, "strategy.mr_combined.size_pct");

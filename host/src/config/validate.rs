@@ -3,7 +3,10 @@
 
 use std::net::SocketAddr;
 
+use rust_decimal::Decimal;
+
 use super::Config;
+use crate::money::Number;
 
 #[derive(Debug)]
 pub struct Invalid {
@@ -25,16 +28,24 @@ impl Checker {
         format!("{}.{name}", self.prefix)
     }
 
-    fn non_negative(&self, name: &str, value: f64) -> Result<(), Invalid> {
-        if value.is_finite() && value >= 0.0 {
+    fn non_negative(&self, name: &str, value: Decimal) -> Result<(), Invalid> {
+        if value >= Decimal::ZERO {
             Ok(())
         } else {
             Err(invalid(self.key(name), format!("must be a number >= 0, got {value}")))
         }
     }
 
-    fn in_range(&self, name: &str, value: f64, low: f64, high: f64) -> Result<(), Invalid> {
-        if value.is_finite() && value > low && value <= high {
+    /// `low < value <= high`; amounts, percents and whole numbers alike, as decimals.
+    fn in_range(
+        &self,
+        name: &str,
+        value: impl Into<Decimal>,
+        low: impl Into<Decimal>,
+        high: impl Into<Decimal>,
+    ) -> Result<(), Invalid> {
+        let (value, low, high) = (value.into(), low.into(), high.into());
+        if value > low && value <= high {
             Ok(())
         } else {
             Err(invalid(self.key(name), format!("must be > {low} and <= {high}, got {value}")))
@@ -80,24 +91,14 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
         check_url("exchange.base_url", url)?;
     }
     let exchange = Checker { prefix: "exchange" };
-    exchange.in_range("paper_usdt", config.exchange.paper_usdt, 0.0, 1e12)?;
-    exchange.in_range(
-        "request_timeout_ms",
-        config.exchange.request_timeout_ms as f64,
-        99.0,
-        60_000.0,
-    )?;
-    exchange.in_range("read_share_pct", config.exchange.read_share_pct as f64, 10.0, 80.0)?;
+    exchange.in_range("paper_usdt", config.exchange.paper_usdt, 0, 1_000_000_000_000_u64)?;
+    exchange.in_range("request_timeout_ms", config.exchange.request_timeout_ms, 99, 60_000)?;
+    exchange.in_range("read_share_pct", config.exchange.read_share_pct, 10, 80)?;
 
     Checker { prefix: "risk" }.non_negative("max_trading_usdt", config.risk.max_trading_usdt)?;
     let protection = Checker { prefix: "protection" };
-    protection.in_range("max_drawdown_pct", config.protection.max_drawdown_pct, 0.0, 100.0)?;
-    protection.in_range(
-        "watch_interval_ms",
-        config.protection.watch_interval_ms as f64,
-        100.0,
-        1000.0,
-    )?;
+    protection.in_range("max_drawdown_pct", config.protection.max_drawdown_pct, 0, 100)?;
+    protection.in_range("watch_interval_ms", config.protection.watch_interval_ms, 100, 1000)?;
 
     let market = Checker { prefix: "market" };
     if config.market.watchlist.is_empty() {
@@ -194,28 +195,37 @@ fn check_strategy_sections(config: &Config) -> Result<(), Invalid> {
             ));
         }
         let key = |k: &str| format!("strategy.{name}.{k}");
-        let number = |k: &str| -> Result<Option<f64>, Invalid> {
+        // Read as the host reads them (StrategyKeys): decimals, through the one conversion.
+        let number = |k: &str| -> Result<Option<Number>, Invalid> {
             match section.get(k) {
                 None => Ok(None),
-                Some(toml::Value::Float(f)) => Ok(Some(*f)),
-                Some(toml::Value::Integer(i)) => Ok(Some(*i as f64)),
+                Some(toml::Value::Float(f)) => Ok(Some(Number::from(*f))),
+                Some(toml::Value::Integer(i)) => Ok(Some(Number::from(*i as f64))),
                 Some(other) => Err(invalid(key(k), format!("must be a number, got {other}"))),
             }
         };
-        let check = |k: &str, ok: fn(f64) -> bool, rule: &str| -> Result<(), Invalid> {
+        let check = |k: &str, ok: fn(Number) -> bool, rule: &str| -> Result<(), Invalid> {
             match number(k)? {
-                Some(v) if !(v.is_finite() && ok(v)) => {
-                    Err(invalid(key(k), format!("must be {rule}, got {v}")))
-                }
+                Some(v) if !ok(v) => Err(invalid(key(k), format!("must be {rule}, got {v}"))),
                 _ => Ok(()),
             }
         };
-        check("size_pct", |v| v > 0.0 && v <= 100.0, "> 0 and <= 100")?;
-        check("trailing_trigger_pct", |v| v > 0.0, "a number > 0")?;
-        check("trailing_distance_pct", |v| v > 0.0 && v <= 100.0, "> 0 and <= 100")?;
-        check("min_quote_volume_usd", |v| v >= 0.0, "a number >= 0")?;
+        let hundred = |v: Number| positive_up_to(v, Decimal::ONE_HUNDRED);
+        check("size_pct", hundred, "> 0 and <= 100")?;
+        check(
+            "trailing_trigger_pct",
+            |v| v.decimal_if(|d| d > Decimal::ZERO).is_some(),
+            "a number > 0",
+        )?;
+        check("trailing_distance_pct", hundred, "> 0 and <= 100")?;
+        // A liquidity floor compared with market data, which stays a float.
+        check(
+            "min_quote_volume_usd",
+            |v| v.to_f64().is_finite() && v.to_f64() >= 0.0,
+            "a number >= 0",
+        )?;
         for risk in ["risk_normal", "risk_aplus", "risk_aplusplus"] {
-            check(risk, |v| v > 0.0 && v <= 10.0, "> 0 and <= 10")?;
+            check(risk, |v| positive_up_to(v, Decimal::TEN), "> 0 and <= 10")?;
         }
         match section.get("max_trades_per_day") {
             None | Some(toml::Value::Integer(0..=1000)) => {}
@@ -246,6 +256,11 @@ fn check_strategy_sections(config: &Config) -> Result<(), Invalid> {
         }
     }
     Ok(())
+}
+
+/// A decimal with `0 < value <= high`.
+fn positive_up_to(value: Number, high: Decimal) -> bool {
+    value.decimal_if(|d| d > Decimal::ZERO && d <= high).is_some()
 }
 
 /// `[news]`: every source must be an http(s) URL with a host (an empty list is valid: the

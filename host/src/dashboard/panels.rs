@@ -98,7 +98,7 @@ impl Footer {
             losses,
             consecutive_losses: counters.consecutive_losses,
             max_consecutive_losses: config.risk.max_consecutive_losses,
-            trading_cap: config.risk.max_trading_usdt,
+            trading_cap: crate::money::json_number(config.risk.max_trading_usdt),
             currency: config.market.quote_asset.clone(),
             entries_blocked: execution.entry_block(DEFAULT_STRATEGY)?.map(|b| b.to_string()),
         })

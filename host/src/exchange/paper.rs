@@ -117,12 +117,8 @@ pub async fn connect(
         return Ok(None);
     }
     let Some(url) = base_url(config) else {
-        let settings = PaperSettings {
-            seed: config.paper_seed,
-            usdt: Decimal::from_f64_retain(config.paper_usdt)
-                .map(|d| d.round_dp(8))
-                .unwrap_or(PaperSettings::default().usdt),
-        };
+        let settings =
+            PaperSettings { seed: config.paper_seed, usdt: config.paper_usdt.round_dp(8) };
         return start_paper(&settings, config, clock, metrics).await.map(Some);
     };
     let signer = match (&secrets.exchange_api_key, &secrets.exchange_api_secret) {

@@ -58,12 +58,14 @@ impl Execution {
             .into_iter()
             .find(|b| b.asset == rules.quote_asset)
             .map_or(Decimal::ZERO, |b| b.free);
-        let cap = Decimal::from_f64_retain(self.inner.config.risk.max_trading_usdt)
-            .unwrap_or(Decimal::ZERO)
-            .round_dp(8);
-        let sizing =
-            size_entry(balance, cap, self.size_pct(&plan.bot, plan.tier.as_deref()), price, &rules)
-                .map_err(ExecutionError::Refused)?;
+        let sizing = size_entry(
+            balance,
+            self.inner.config.risk.max_trading_usdt,
+            self.size_pct(&plan.bot, plan.tier.as_deref()),
+            price,
+            &rules,
+        )
+        .map_err(ExecutionError::Refused)?;
         // Refuse before buying when no valid bracket exists at today's price.
         bracket_prices(price, plan.sl_pct, plan.tp_pct, plan.direction, &rules)
             .map_err(ExecutionError::Refused)?;

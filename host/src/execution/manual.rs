@@ -217,12 +217,9 @@ impl Execution {
         let free = |asset: &str| {
             balances.iter().find(|b| b.asset == asset).map_or(Decimal::ZERO, |b| b.free)
         };
-        let cap = Decimal::from_f64_retain(self.inner.config.risk.max_trading_usdt)
-            .unwrap_or(Decimal::ZERO)
-            .round_dp(8);
         let sizing = size_entry(
             free(&rules.quote_asset),
-            cap,
+            self.inner.config.risk.max_trading_usdt,
             self.size_pct(MANUAL_BOT, None),
             req.entry_px,
             &rules,

@@ -374,8 +374,8 @@ impl Execution {
     /// multiplier of the setup's tier (`risk_normal`, `risk_aplus`, `risk_aplusplus`).
     fn size_pct(&self, bot: &str, tier: Option<&str>) -> Decimal {
         let keys = self.strategy_keys(bot);
-        let pct = (keys.size_pct * keys.risk_of_tier(tier)).clamp(0.0, 100.0);
-        Decimal::from_f64_retain(pct).map_or(Decimal::ONE, |d| d.round_dp(8))
+        let pct = keys.size_pct.saturating_mul(keys.risk_of_tier(tier));
+        pct.clamp(Decimal::ZERO, Decimal::ONE_HUNDRED).round_dp(8)
     }
 
     async fn lock_symbol(&self, symbol: &str) -> tokio::sync::OwnedMutexGuard<()> {

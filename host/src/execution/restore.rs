@@ -14,6 +14,7 @@ use super::trade::{Direction, Legs, ProtectionState, StopPlacement, Trade, Trade
 use super::{Execution, ExecutionError};
 use crate::config::is_strategy_name;
 use crate::exchange::{OrderRef, Symbol};
+use crate::money::Number;
 
 /// Body of `POST /api/trades/restore`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -23,14 +24,14 @@ pub struct RestoreInput {
     pub symbol: String,
     pub direction: Direction,
     /// Coin quantity held.
-    #[schema(minimum = 0.00000001, maximum = 1000000000000.0)]
-    pub size: f64,
-    #[schema(minimum = 0.00000001, maximum = 1000000000000.0)]
-    pub entry_px: f64,
-    #[schema(minimum = 0.00000001, maximum = 1000000000000.0)]
-    pub sl_px: f64,
-    #[schema(minimum = 0.00000001, maximum = 1000000000000.0)]
-    pub tp_px: f64,
+    #[schema(value_type = f64, minimum = 0.00000001, maximum = 1000000000000.0)]
+    pub size: Number,
+    #[schema(value_type = f64, minimum = 0.00000001, maximum = 1000000000000.0)]
+    pub entry_px: Number,
+    #[schema(value_type = f64, minimum = 0.00000001, maximum = 1000000000000.0)]
+    pub sl_px: Number,
+    #[schema(value_type = f64, minimum = 0.00000001, maximum = 1000000000000.0)]
+    pub tp_px: Number,
     /// Exchange order id of the stop-loss leg (needed for trailing and for closing).
     pub sl_oid: Option<i64>,
     pub tp_oid: Option<i64>,
@@ -47,14 +48,11 @@ fn invalid(field: &str, reason: impl std::fmt::Display) -> ExecutionError {
 }
 
 /// Restored amounts and prices: 1e-8 (the exchanges' smallest step) up to 1e12.
-fn decimal(field: &str, value: f64) -> Result<Decimal, ExecutionError> {
-    if !(value.is_finite() && (1e-8..=1e12).contains(&value)) {
-        return Err(invalid(field, format!("must be between 0.00000001 and 1e12, got {value}")));
-    }
-    Decimal::from_f64_retain(value)
+fn amount(field: &str, value: Number) -> Result<Decimal, ExecutionError> {
+    value
+        .decimal_if(|d| d >= Decimal::new(1, 8) && d <= Decimal::from(1_000_000_000_000_i64))
         .map(|d| d.round_dp(8))
-        .filter(|d| *d > Decimal::ZERO)
-        .ok_or_else(|| invalid(field, format!("{value} is out of range")))
+        .ok_or_else(|| invalid(field, format!("must be between 0.00000001 and 1e12, got {value}")))
 }
 
 impl Execution {
@@ -72,10 +70,10 @@ impl Execution {
                 .to_string(),
             None => self.today().iso(),
         };
-        let size = decimal("size", input.size)?;
-        let entry_px = decimal("entry_px", input.entry_px)?;
-        let sl_px = decimal("sl_px", input.sl_px)?;
-        let tp_px = decimal("tp_px", input.tp_px)?;
+        let size = amount("size", input.size)?;
+        let entry_px = amount("entry_px", input.entry_px)?;
+        let sl_px = amount("sl_px", input.sl_px)?;
+        let tp_px = amount("tp_px", input.tp_px)?;
         let ordered = match input.direction {
             Direction::Buy => sl_px < entry_px && entry_px < tp_px,
             Direction::Sell => tp_px < entry_px && entry_px < sl_px,

@@ -165,7 +165,7 @@ impl Protection {
             Err(err) => return self.stored_status(err.to_string()),
         };
         let now = self.now_iso();
-        let max_pct = self.max_drawdown_pct();
+        let max_pct = self.inner.config.protection.max_drawdown_pct;
         let currency = self.currency().to_string();
         let applied = self.inner.store.write(|w| {
             let mut state = read(w)?;
@@ -219,11 +219,6 @@ impl Protection {
         })
     }
 
-    fn max_drawdown_pct(&self) -> Decimal {
-        Decimal::from_f64_retain(self.inner.config.protection.max_drawdown_pct)
-            .map_or(Decimal::ONE_HUNDRED, |d| d.round_dp(6))
-    }
-
     /// The stored pause without a measurement of now.
     fn stored_status(&self, error: String) -> DrawdownStatus {
         let mark = self.inner.store.read(|r| r.get::<Mark>(tables::PROTECTION, KEY));
@@ -258,7 +253,7 @@ impl Protection {
             positions_value: equity.map(|e| money(e.positions_value())),
             high_water_mark: state.high_water_mark.map(money),
             drawdown_pct: pct.map(|p| p.round_dp(4).to_f64().unwrap_or(0.0)),
-            max_drawdown_pct: self.inner.config.protection.max_drawdown_pct,
+            max_drawdown_pct: money(self.inner.config.protection.max_drawdown_pct),
             paused: state.pause.is_some(),
             paused_since: state.pause.as_ref().map(|p| p.since.clone()),
             reason: state.pause.as_ref().map(|p| p.reason.clone()),

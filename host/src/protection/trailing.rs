@@ -30,11 +30,10 @@ impl TrailSettings {
     /// The trailing keys of a strategy's effective config (`trailing_enabled`,
     /// `trailing_trigger_pct`, `trailing_distance_pct`).
     pub fn of(keys: &StrategyKeys) -> Self {
-        let pct = |v: f64| Decimal::from_f64_retain(v).map(|d| d.round_dp(6)).unwrap_or_default();
         Self {
             enabled: keys.trailing_enabled,
-            trigger_pct: pct(keys.trailing_trigger_pct),
-            distance_pct: pct(keys.trailing_distance_pct),
+            trigger_pct: keys.trailing_trigger_pct,
+            distance_pct: keys.trailing_distance_pct,
         }
     }
 }

@@ -13,6 +13,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{ScanError, Scans};
+use crate::money::Number;
 use crate::plugins::model::{self, Direction as PluginDirection, ScanResult};
 use crate::signals::{CheckItem, ConfirmAnswer, CreateAnswer, CreateStatus, SignalInput, Tier};
 
@@ -314,7 +315,8 @@ fn lower_scores(computed: (f64, u32), ev: Option<f64>, confidence: Option<u32>) 
 const MAX_DETAIL: usize = 500;
 
 /// The signal body of a buy or sell result: every field the spec's PendingSignal shares with
-/// the scan result.
+/// the scan result. The one place a plugin's float stop and target distances become decimals
+/// ([`Number`]); its indicators stay floats.
 pub(crate) fn signal_input(r: &ScanResult) -> SignalInput {
     let positive = |v: f64| (v.is_finite() && v > 0.0).then_some(v);
     SignalInput {
@@ -325,8 +327,8 @@ pub(crate) fn signal_input(r: &ScanResult) -> SignalInput {
         },
         bot: r.bot.clone(),
         price: positive(r.price),
-        sl_pct: positive(r.sl_pct),
-        tp_pct: positive(r.tp_pct),
+        sl_pct: positive(r.sl_pct).map(Number::from),
+        tp_pct: positive(r.tp_pct).map(Number::from),
         checklist: Some(r.checklist.iter().map(check_item).collect()),
         passed: Some(r.passed),
         total: Some(r.total),

@@ -16,8 +16,6 @@ mod trade_claim;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use rust_decimal::Decimal;
-
 use crate::activity::Dashboard;
 use crate::clock::SharedClock;
 use crate::execution::client_id::fresh_cause;
@@ -25,6 +23,7 @@ use crate::execution::{
     CloseRow, Direction, EntryPlan, Execution, ExecutionError, TradeSource, run_bounded,
 };
 use crate::messenger::{Messenger, templates};
+use crate::money::Number;
 pub use answers::{CleanupAnswer, ConfirmAnswer, CreateAnswer, CreateStatus, TradeResult};
 pub use model::{CheckItem, PendingSignal, SignalInput, SignalStatus, SignalView, Tier};
 pub use scoring::score;
@@ -263,14 +262,15 @@ impl Signals {
         signal: &PendingSignal,
     ) -> Result<(), crate::messenger::MessengerError> {
         let i = &signal.input;
-        let level = |pct: Option<f64>, sign: f64| Some(i.price? * (1.0 + sign * pct? / 100.0));
+        let level =
+            |pct: Option<Number>, sign: f64| Some(i.price? * (1.0 + sign * pct?.to_f64() / 100.0));
         let request = templates::ApprovalRequest {
             symbol: i.symbol.clone(),
             direction: i.direction.as_str().into(),
             bot: i.bot.clone(),
             price: i.price,
-            sl_pct: i.sl_pct,
-            tp_pct: i.tp_pct,
+            sl_pct: i.sl_pct.map(Number::to_f64),
+            tp_pct: i.tp_pct.map(Number::to_f64),
             sl_px: level(i.sl_pct, -1.0),
             tp_px: level(i.tp_pct, 1.0),
             checklist: i
@@ -457,27 +457,30 @@ impl Signals {
         let symbol = i.symbol.clone();
         let execution = &self.inner.execution;
         let result = match i.direction {
-            Direction::Buy => {
-                let pct = |v: Option<f64>| {
-                    v.and_then(Decimal::from_f64_retain).map(|d| d.round_dp(6)).unwrap_or_default()
-                };
-                let mut plan = EntryPlan::new(
-                    &symbol,
-                    &i.bot,
-                    pct(i.sl_pct),
-                    pct(i.tp_pct),
-                    TradeSource::Signal,
-                    &signal.id,
-                    format!("signal {} {symbol} confirmed", signal.id),
-                );
-                plan.tier = i.tier.map(|t| t.as_str().to_string());
-                execution.open_trade(&plan).await.map(|t| TradeResult {
-                    ok: true,
-                    opened: Some(t.view()),
-                    closed: None,
-                    error: None,
-                })
-            }
+            Direction::Buy => match i.bracket() {
+                Some((sl_pct, tp_pct)) => {
+                    let mut plan = EntryPlan::new(
+                        &symbol,
+                        &i.bot,
+                        sl_pct,
+                        tp_pct,
+                        TradeSource::Signal,
+                        &signal.id,
+                        format!("signal {} {symbol} confirmed", signal.id),
+                    );
+                    plan.tier = i.tier.map(|t| t.as_str().to_string());
+                    execution.open_trade(&plan).await.map(|t| TradeResult {
+                        ok: true,
+                        opened: Some(t.view()),
+                        closed: None,
+                        error: None,
+                    })
+                }
+                // Refused when the signal was created; never a stop or target at the entry.
+                None => Err(ExecutionError::Invalid(
+                    "a buy signal needs sl_pct and tp_pct for its bracket".into(),
+                )),
+            },
             Direction::Sell => execution
                 .close(&symbol, &format!("sell signal {} {symbol} confirmed", signal.id))
                 .await

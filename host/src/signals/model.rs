@@ -1,11 +1,13 @@
 //! The pending signal: the body that creates it, its status, and what the API shows.
 
+use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::config::is_strategy_name;
 use crate::exchange::Symbol;
 use crate::execution::Direction;
+use crate::money::Number;
 
 /// One checklist item of a strategy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -35,11 +37,11 @@ pub struct SignalInput {
     #[schema(exclusive_minimum = 0)]
     pub price: Option<f64>,
     /// Stop-loss distance in percent of the entry; required for a buy.
-    #[schema(exclusive_minimum = 0, maximum = 99)]
-    pub sl_pct: Option<f64>,
+    #[schema(value_type = Option<f64>, exclusive_minimum = 0, maximum = 99)]
+    pub sl_pct: Option<Number>,
     /// Take-profit distance in percent of the entry; required for a buy.
-    #[schema(exclusive_minimum = 0, maximum = 1000)]
-    pub tp_pct: Option<f64>,
+    #[schema(value_type = Option<f64>, exclusive_minimum = 0, maximum = 1000)]
+    pub tp_pct: Option<Number>,
     #[schema(max_items = 50)]
     pub checklist: Option<Vec<CheckItem>>,
     /// Items passed; must match the checklist when both are given.
@@ -191,8 +193,8 @@ impl PendingSignal {
             direction: i.direction,
             bot: i.bot,
             price: i.price,
-            sl_pct: i.sl_pct,
-            tp_pct: i.tp_pct,
+            sl_pct: i.sl_pct.map(Number::to_f64),
+            tp_pct: i.tp_pct.map(Number::to_f64),
             checklist: i.checklist,
             passed: i.passed,
             total: i.total,
@@ -235,6 +237,13 @@ impl SignalInput {
         }
         self
     }
+
+    /// A buy's stop and target distances in percent, to 6 decimals; `None` when either is
+    /// missing, which [`validate`] refuses for a buy (a missing one is never taken as 0).
+    pub fn bracket(&self) -> Option<(Decimal, Decimal)> {
+        let pct = |v: Option<Number>| v?.decimal().map(|d| d.round_dp(6));
+        Some((pct(self.sl_pct)?, pct(self.tp_pct)?))
+    }
 }
 
 pub fn validate(input: &SignalInput) -> Result<(), (&'static str, String)> {
@@ -264,15 +273,16 @@ pub fn validate(input: &SignalInput) -> Result<(), (&'static str, String)> {
             }
         }
     }
-    if let Some(v) = input.sl_pct
-        && !(v > 0.0 && v <= 99.0)
-    {
-        return Err(("sl_pct", format!("must be > 0 and <= 99 percent, got {v}")));
-    }
-    if let Some(v) = input.tp_pct
-        && !(v > 0.0 && v <= 1000.0)
-    {
-        return Err(("tp_pct", format!("must be > 0 and <= 1000 percent, got {v}")));
+    let percents = [
+        ("sl_pct", input.sl_pct, Decimal::from(99)),
+        ("tp_pct", input.tp_pct, Decimal::ONE_THOUSAND),
+    ];
+    for (field, value, max) in percents {
+        if let Some(v) = value
+            && v.decimal_if(|d| d > Decimal::ZERO && d <= max).is_none()
+        {
+            return Err((field, format!("must be > 0 and <= {max} percent, got {v}")));
+        }
     }
     let non_negative = [
         ("tp1_pct", input.tp1_pct),

@@ -17,6 +17,7 @@
 //! with rr 1 gives ev 20: a 1:1 bracket never passes on the formula alone.
 
 use super::model::SignalInput;
+use crate::money::Number;
 
 /// The gates: ev must be above [`MIN_EV`], confidence at least [`MIN_CONFIDENCE`]. They and the
 /// formula live in the SDK (`spotbot_sdk::scoring`), so that a strategy reports exactly the
@@ -30,8 +31,8 @@ pub fn score(input: &SignalInput) -> (f64, u32) {
     spotbot_sdk::scoring::scores_of(
         passed,
         list.len(),
-        input.sl_pct.unwrap_or(0.0),
-        input.tp_pct.unwrap_or(0.0),
+        input.sl_pct.map_or(0.0, Number::to_f64),
+        input.tp_pct.map_or(0.0, Number::to_f64),
     )
 }
 
@@ -67,8 +68,8 @@ mod tests {
             direction: Direction::Buy,
             bot: "mr_combined".into(),
             price: None,
-            sl_pct: Some(sl),
-            tp_pct: Some(tp),
+            sl_pct: Some(sl.into()),
+            tp_pct: Some(tp.into()),
             checklist: Some(checklist),
             passed: None,
             total: None,

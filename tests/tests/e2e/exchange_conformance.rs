@@ -467,7 +467,7 @@ async fn paper_mode_runs_the_simulator_in_process() {
         .expect("paper order");
     assert_eq!(o.status, OrderStatus::Filled);
 
-    let custom = spotbot::config::ExchangeConfig { paper_seed: 9, paper_usdt: 500.0, ..config };
+    let custom = spotbot::config::ExchangeConfig { paper_seed: 9, paper_usdt: d("500"), ..config };
     let connected = spotbot::exchange::paper::connect(
         &custom,
         &spotbot::config::Secrets::default(),
