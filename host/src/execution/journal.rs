@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::plan::EntryPlan;
+use crate::metrics::MetricLabel;
 use crate::store::{Store, StoreError, Writer, tables};
 
 /// What an order is for.
@@ -47,6 +48,31 @@ pub enum Outcome {
     Unknown { detail: String },
     /// A lookup after an unknown outcome found nothing: it was never placed.
     Absent,
+}
+
+/// The `purpose` label of `spotbot_orders_total`.
+impl MetricLabel for OrderKind {
+    fn metric_label(&self) -> &'static str {
+        match self {
+            OrderKind::Entry => "entry",
+            OrderKind::Oco => "oco",
+            OrderKind::TakeProfit => "take_profit",
+            OrderKind::WatchedStop => "watched_stop",
+            OrderKind::Exit => "exit",
+        }
+    }
+}
+
+/// The `outcome` label of `spotbot_orders_total` for a send that did not simply succeed: an
+/// operator alerts on the rate of `rejected` and `unknown`.
+impl MetricLabel for Outcome {
+    fn metric_label(&self) -> &'static str {
+        match self {
+            Outcome::Placed { .. } => "placed",
+            Outcome::Rejected { .. } => "rejected",
+            Outcome::Sending | Outcome::Unknown { .. } | Outcome::Absent => "unknown",
+        }
+    }
 }
 
 impl Outcome {
@@ -203,6 +229,14 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn orders_are_counted_by_purpose_and_by_how_a_send_failed() {
+        assert_eq!(OrderKind::TakeProfit.metric_label(), "take_profit");
+        assert_eq!(Outcome::Rejected { error: "-2010".into() }.metric_label(), "rejected");
+        assert_eq!(Outcome::Unknown { detail: "timeout".into() }.metric_label(), "unknown");
+        assert_eq!(Outcome::Placed { id: 1, status: "NEW".into() }.metric_label(), "placed");
+    }
 
     fn entry(id: &str) -> JournalEntry {
         JournalEntry {

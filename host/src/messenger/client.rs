@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::bot_api::{BotApi, CallError};
 use super::{Button, MessengerError, Outgoing, Sent, html};
 use crate::config::{MessengerConfig, Secrets};
-use crate::metrics::Metrics;
+use crate::metrics::{MetricLabel, Metrics};
 
 /// Chunk size: under the Bot API's 4096 characters, with room for characters some clients
 /// count twice (UTF-16) — the limit applies to the text after markup is removed, so counting
@@ -81,7 +81,7 @@ impl Messenger {
     /// last one). Stops at the first chunk that fails; earlier chunks stay delivered.
     pub async fn send(&self, message: &Outgoing) -> Result<Sent, MessengerError> {
         let sent = self.send_chunks(message).await;
-        self.metrics.messenger_send(sent.as_ref().map(|_| ()));
+        self.metrics.messenger_send(sent.as_ref().map(|_| ()).map_err(|e| e as &dyn MetricLabel));
         sent
     }
 

@@ -52,3 +52,29 @@ pub enum MessengerError {
     #[error("messenger unreachable: {0}")]
     Transport(String),
 }
+
+/// The `outcome` label of `spotbot_messenger_messages_total` for a message the boss did not
+/// get.
+impl crate::metrics::MetricLabel for MessengerError {
+    fn metric_label(&self) -> &'static str {
+        match self {
+            MessengerError::Api { .. } => "refused",
+            MessengerError::Transport(_) => "unreachable",
+            MessengerError::NotConfigured => "not_configured",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::MetricLabel;
+
+    #[test]
+    fn an_undelivered_message_is_counted_by_why() {
+        let refused = MessengerError::Api { code: 400, description: "bad".into() };
+        assert_eq!(refused.metric_label(), "refused");
+        assert_eq!(MessengerError::Transport("down".into()).metric_label(), "unreachable");
+        assert_eq!(MessengerError::NotConfigured.metric_label(), "not_configured");
+    }
+}

@@ -7,8 +7,7 @@
 use chrono::{DateTime, Utc};
 use metrics::Recorder;
 
-use super::Metrics;
-use crate::protection::DrawdownStatus;
+use super::{EquityReading, Metrics};
 
 const EQUITY: &str = "spotbot_equity";
 const HIGH_WATER_MARK: &str = "spotbot_equity_high_water_mark";
@@ -32,22 +31,16 @@ pub(super) fn describe(recorder: &impl Recorder) {
     }
 }
 
-/// Sets the gauges from a successful measurement (`status.equity` is set); a failed one
-/// leaves the last values and their timestamp.
-pub(super) fn record(
-    metrics: &Metrics,
-    status: &DrawdownStatus,
-    unrealised_pnl: f64,
-    at: DateTime<Utc>,
-) {
-    let Some(equity) = status.equity else { return };
-    metrics.gauge(EQUITY, vec![]).set(equity);
-    if let Some(mark) = status.high_water_mark {
+/// Sets the gauges from a successful measurement (a failed one leaves the last values and
+/// their timestamp: the caller records only what it measured).
+pub(super) fn record(metrics: &Metrics, reading: EquityReading, at: DateTime<Utc>) {
+    metrics.gauge(EQUITY, vec![]).set(reading.equity);
+    if let Some(mark) = reading.high_water_mark {
         metrics.gauge(HIGH_WATER_MARK, vec![]).set(mark);
     }
-    if let Some(pct) = status.drawdown_pct {
+    if let Some(pct) = reading.drawdown_pct {
         metrics.gauge(DRAWDOWN, vec![]).set(pct / 100.0);
     }
-    metrics.gauge(UNREALISED, vec![]).set(unrealised_pnl);
+    metrics.gauge(UNREALISED, vec![]).set(reading.unrealised_pnl);
     metrics.gauge(MEASURED, vec![]).set(at.timestamp_millis() as f64 / 1000.0);
 }

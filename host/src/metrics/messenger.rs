@@ -4,8 +4,7 @@
 
 use metrics::{Label, Recorder};
 
-use super::Metrics;
-use crate::messenger::MessengerError;
+use super::{MetricLabel, Metrics};
 
 const MESSAGES: &str = "spotbot_messenger_messages_total";
 
@@ -17,12 +16,7 @@ pub(super) fn describe(recorder: &impl Recorder) {
     );
 }
 
-pub(super) fn record(metrics: &Metrics, outcome: Result<(), &MessengerError>) {
-    let outcome = match outcome {
-        Ok(()) => "sent",
-        Err(MessengerError::Api { .. }) => "refused",
-        Err(MessengerError::Transport(_)) => "unreachable",
-        Err(MessengerError::NotConfigured) => "not_configured",
-    };
+pub(super) fn record(metrics: &Metrics, outcome: Result<(), &dyn MetricLabel>) {
+    let outcome = outcome.err().map_or("sent", |e| e.metric_label());
     metrics.counter(MESSAGES, vec![Label::from_static_parts("outcome", outcome)]).increment(1);
 }

@@ -4,7 +4,11 @@
 //! Each service owns its recorder and never installs it globally, so two services in one
 //! process (the end-to-end tests) keep their own counts. Counters and histograms are
 //! recorded where things happen (one call per place); gauges of state the store already
-//! keeps are read at scrape time instead of being mirrored, so they cannot drift.
+//! keeps are read at scrape time instead of being mirrored, so they cannot drift (that read is
+//! the route's, `api/metrics/`, which sees the whole service).
+//!
+//! This module sits below every area that records into it: it names none of their types.
+//! An area's values name themselves as label values through [`MetricLabel`].
 
 mod equity;
 mod exchange;
@@ -13,7 +17,6 @@ mod messenger;
 mod orders;
 mod plugins;
 mod scheduler;
-mod snapshot;
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -23,9 +26,6 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusRecorder
 
 pub use exchange::ExchangeOutcome;
 pub use http::record_http;
-
-use crate::state::AppState;
-use crate::store::StoreError;
 
 /// The content type of the exposition.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -70,7 +70,6 @@ impl Default for Metrics {
         scheduler::describe(&recorder);
         messenger::describe(&recorder);
         equity::describe(&recorder);
-        snapshot::describe(&recorder);
         Self { recorder: Arc::new(recorder), http: Arc::default() }
     }
 }
@@ -97,11 +96,29 @@ impl std::fmt::Debug for Metrics {
     }
 }
 
+/// A value that names itself as one label value of a metric: an order's purpose, how a send
+/// or a call failed, how a job ended. Each area implements it for its own types beside them,
+/// so the label a dashboard filters on is chosen where the value's meaning is known.
+pub trait MetricLabel {
+    fn metric_label(&self) -> &'static str;
+}
+
+/// One equity measurement (the drawdown watch's), in the quote asset.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EquityReading {
+    pub equity: f64,
+    pub high_water_mark: Option<f64>,
+    /// Percent below the high-water mark (15.0 is 15 %).
+    pub drawdown_pct: Option<f64>,
+    /// The open positions' pnl at their last prices, before exit fees.
+    pub unrealised_pnl: f64,
+}
+
 impl Metrics {
-    /// The exposition: reads the scrape-time gauges from `state`, then renders everything.
-    pub fn render(&self, state: &AppState) -> Result<String, StoreError> {
-        snapshot::read(self, state)?;
-        Ok(self.recorder.handle().render())
+    /// The exposition of everything recorded so far (the route sets the scrape-time gauges
+    /// first).
+    pub fn render(&self) -> String {
+        self.recorder.handle().render()
     }
 
     /// Folds recorded latencies into their buckets every few seconds until the service's
@@ -118,13 +135,13 @@ impl Metrics {
         });
     }
 
-    /// Counts one order sent by [`crate::execution::orders::Orders`]: `Ok` when the
-    /// exchange took it, else the journal's outcome of the failed send.
+    /// Counts one order sent by execution: its purpose (`kind`), and `Ok` when the exchange
+    /// took it, else the journal's outcome of the failed send.
     pub fn order(
         &self,
         exchange: &'static str,
-        kind: crate::execution::journal::OrderKind,
-        outcome: Result<(), &crate::execution::journal::Outcome>,
+        kind: impl MetricLabel,
+        outcome: Result<(), &dyn MetricLabel>,
     ) {
         orders::record(self, exchange, kind, outcome);
     }
@@ -147,37 +164,42 @@ impl Metrics {
         &self,
         plugin: &str,
         duration: Duration,
-        outcome: Result<(), &crate::plugins::PluginError>,
+        outcome: Result<(), &dyn MetricLabel>,
     ) {
         plugins::record(self, plugin, duration, outcome);
     }
 
     /// Counts one finished run of a scheduled job.
-    pub fn job_run(&self, job: &'static str, status: crate::scheduler::RunStatus) {
+    pub fn job_run(&self, job: &'static str, status: impl MetricLabel) {
         scheduler::record(self, job, status);
     }
 
     /// Counts one message sent (or not) to the boss.
-    pub fn messenger_send(&self, outcome: Result<(), &crate::messenger::MessengerError>) {
+    pub fn messenger_send(&self, outcome: Result<(), &dyn MetricLabel>) {
         messenger::record(self, outcome);
     }
 
     /// Sets the equity gauges from a drawdown measurement taken at `at` (the minute job's or
-    /// an agent's), with the open positions' unrealised pnl of the same measurement.
-    pub fn equity(
-        &self,
-        status: &crate::protection::DrawdownStatus,
-        unrealised_pnl: f64,
-        at: chrono::DateTime<chrono::Utc>,
-    ) {
-        equity::record(self, status, unrealised_pnl, at);
+    /// an agent's).
+    pub fn equity(&self, reading: EquityReading, at: chrono::DateTime<chrono::Utc>) {
+        equity::record(self, reading, at);
     }
 
-    fn counter(&self, name: &'static str, labels: Vec<Label>) -> metrics::Counter {
+    /// Describes a gauge set at scrape time, so the exposition says what it means.
+    pub(crate) fn describe_gauge(&self, name: &'static str, help: &'static str) {
+        self.recorder.describe_gauge(name.into(), None, help.into());
+    }
+
+    /// Describes a counter set at scrape time.
+    pub(crate) fn describe_counter(&self, name: &'static str, help: &'static str) {
+        self.recorder.describe_counter(name.into(), None, help.into());
+    }
+
+    pub(crate) fn counter(&self, name: &'static str, labels: Vec<Label>) -> metrics::Counter {
         self.recorder.register_counter(&Key::from_parts(name, labels), &METADATA)
     }
 
-    fn gauge(&self, name: &'static str, labels: Vec<Label>) -> metrics::Gauge {
+    pub(crate) fn gauge(&self, name: &'static str, labels: Vec<Label>) -> metrics::Gauge {
         self.recorder.register_gauge(&Key::from_parts(name, labels), &METADATA)
     }
 
@@ -193,9 +215,15 @@ mod tests {
     use reqwest::{Method, StatusCode};
 
     use super::*;
-    use crate::messenger::MessengerError;
-    use crate::plugins::PluginError;
-    use crate::scheduler::RunStatus;
+
+    /// A label value as an area would give it.
+    struct Named(&'static str);
+
+    impl MetricLabel for Named {
+        fn metric_label(&self) -> &'static str {
+            self.0
+        }
+    }
 
     #[test]
     fn recorded_families_are_described_and_durations_are_histograms() {
@@ -208,10 +236,9 @@ mod tests {
             ExchangeOutcome::Ok,
             rtt,
         );
-        metrics.job_run("drawdown_check", RunStatus::Error);
-        metrics.messenger_send(Err(&MessengerError::Transport("down".into())));
-        let trapped = PluginError::Trapped("unreachable".into());
-        metrics.plugin_scan("p", Duration::from_millis(2), Err(&trapped));
+        metrics.job_run("drawdown_check", Named("error"));
+        metrics.messenger_send(Err(&Named("unreachable")));
+        metrics.plugin_scan("p", Duration::from_millis(2), Err(&Named("plugin_trapped")));
         let text = metrics.recorder.handle().render();
         for (family, kind) in [
             ("spotbot_exchange_requests_total", "counter"),

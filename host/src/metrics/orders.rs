@@ -3,8 +3,7 @@
 
 use metrics::{Label, Recorder};
 
-use super::Metrics;
-use crate::execution::journal::{OrderKind, Outcome};
+use super::{MetricLabel, Metrics};
 
 const ORDERS: &str = "spotbot_orders_total";
 
@@ -18,34 +17,19 @@ pub(super) fn describe(recorder: &impl Recorder) {
     );
 }
 
+/// Counts one order: `kind` names its purpose (`entry`, `oco`, ...), a failed send's outcome
+/// names itself (`rejected`, `unknown`, or `placed` when the exchange had it after all).
 pub(super) fn record(
     metrics: &Metrics,
     exchange: &'static str,
-    kind: OrderKind,
-    outcome: Result<(), &Outcome>,
+    kind: impl MetricLabel,
+    outcome: Result<(), &dyn MetricLabel>,
 ) {
+    let outcome = outcome.err().map_or("placed", |e| e.metric_label());
     let labels = vec![
         Label::from_static_parts("exchange", exchange),
-        Label::from_static_parts("purpose", purpose(kind)),
-        Label::from_static_parts("outcome", result(outcome)),
+        Label::from_static_parts("purpose", kind.metric_label()),
+        Label::from_static_parts("outcome", outcome),
     ];
     metrics.counter(ORDERS, labels).increment(1);
-}
-
-fn purpose(kind: OrderKind) -> &'static str {
-    match kind {
-        OrderKind::Entry => "entry",
-        OrderKind::Oco => "oco",
-        OrderKind::TakeProfit => "take_profit",
-        OrderKind::WatchedStop => "watched_stop",
-        OrderKind::Exit => "exit",
-    }
-}
-
-fn result(outcome: Result<(), &Outcome>) -> &'static str {
-    match outcome {
-        Ok(()) | Err(Outcome::Placed { .. }) => "placed",
-        Err(Outcome::Rejected { .. }) => "rejected",
-        Err(Outcome::Sending | Outcome::Unknown { .. } | Outcome::Absent) => "unknown",
-    }
 }

@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use metrics::{Label, Recorder, Unit};
 
-use super::Metrics;
-use crate::plugins::PluginError;
+use super::{MetricLabel, Metrics};
 
 pub(super) const DURATION: &str = "spotbot_plugin_scan_duration_seconds";
 const ERRORS: &str = "spotbot_plugin_scan_errors_total";
@@ -34,11 +33,11 @@ pub(super) fn record(
     metrics: &Metrics,
     plugin: &str,
     duration: Duration,
-    outcome: Result<(), &PluginError>,
+    outcome: Result<(), &dyn MetricLabel>,
 ) {
     let plugin = Label::new("plugin", plugin.to_string());
     if let Err(error) = outcome {
-        let code = Label::from_static_parts("error", error.code());
+        let code = Label::from_static_parts("error", error.metric_label());
         metrics.counter(ERRORS, vec![plugin.clone(), code]).increment(1);
     }
     metrics.histogram(DURATION, vec![plugin]).record(duration.as_secs_f64());

@@ -4,8 +4,7 @@
 
 use metrics::{Label, Recorder};
 
-use super::Metrics;
-use crate::scheduler::RunStatus;
+use super::{MetricLabel, Metrics};
 
 const RUNS: &str = "spotbot_scheduler_job_runs_total";
 
@@ -17,12 +16,8 @@ pub(super) fn describe(recorder: &impl Recorder) {
     );
 }
 
-pub(super) fn record(metrics: &Metrics, job: &'static str, status: RunStatus) {
-    let status = match status {
-        RunStatus::Ok => "ok",
-        RunStatus::Skipped => "skipped",
-        RunStatus::Error => "error",
-    };
+pub(super) fn record(metrics: &Metrics, job: &'static str, status: impl MetricLabel) {
+    let status = status.metric_label();
     let labels =
         vec![Label::from_static_parts("job", job), Label::from_static_parts("status", status)];
     metrics.counter(RUNS, labels).increment(1);

@@ -4,6 +4,7 @@
 use super::Limits;
 use super::model::{ScanError, describe_error};
 use super::runtime::CallFailure;
+use crate::metrics::MetricLabel;
 
 /// Why a file was refused.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -141,6 +142,14 @@ fn clone_failure(f: &CallFailure) -> CallFailure {
     }
 }
 
+/// The `error` label of `spotbot_plugin_scan_errors_total`: the API's error code, so a plugin
+/// that keeps trapping shows apart from one whose market data was missing.
+impl MetricLabel for PluginError {
+    fn metric_label(&self) -> &'static str {
+        self.code()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +165,10 @@ mod tests {
             let text = PluginError::Plugin(error).to_string();
             assert!(text.starts_with(&format!("the plugin reported an error: {words}")), "{text}");
         }
+    }
+
+    #[test]
+    fn a_failed_call_is_counted_under_its_error_code() {
+        assert_eq!(PluginError::Trapped("unreachable".into()).metric_label(), "plugin_trapped");
     }
 }

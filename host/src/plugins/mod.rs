@@ -46,6 +46,7 @@ use utoipa::ToSchema;
 
 use crate::clock::SharedClock;
 use crate::config::{Config, DEFAULT_STRATEGY, StrategyKeys};
+use crate::metrics::MetricLabel;
 use crate::store::Store;
 pub use calls::StandalonePlugin;
 use calls::run_scan;
@@ -451,7 +452,7 @@ impl Plugins {
             Ok(response)
         });
         let outcome = result.as_ref().map(|_| ());
-        self.inner.metrics.plugin_scan(&name, elapsed, outcome);
+        self.inner.metrics.plugin_scan(&name, elapsed, outcome.map_err(|e| e as &dyn MetricLabel));
         if mode == ScanMode::Serve {
             plugin.stats.record(self.inner.clock.now(), duration_ms, symbols, outcome);
         }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::equity::Equity;
+use crate::metrics::EquityReading;
 use super::{Protection, ProtectionError};
 use crate::activity::AgentName;
 use crate::execution::EntryPause;
@@ -179,8 +180,16 @@ impl Protection {
         match applied {
             Ok((state, started)) => {
                 let status = self.status(&state, Some(equity), started, None);
-                let unrealized = money(equity.unrealized());
-                self.inner.metrics.equity(&status, unrealized, self.inner.clock.now());
+                let unrealised_pnl = money(equity.unrealized());
+                let reading = status.equity.map(|total| EquityReading {
+                    equity: total,
+                    high_water_mark: status.high_water_mark,
+                    drawdown_pct: status.drawdown_pct,
+                    unrealised_pnl,
+                });
+                if let Some(reading) = reading {
+                    self.inner.metrics.equity(reading, self.inner.clock.now());
+                }
                 if started {
                     self.on_breach(&status);
                 }

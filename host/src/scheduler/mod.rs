@@ -75,6 +75,17 @@ pub enum RunStatus {
     Error,
 }
 
+/// The `status` label of `spotbot_scheduler_job_runs_total`.
+impl crate::metrics::MetricLabel for RunStatus {
+    fn metric_label(&self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Skipped => "skipped",
+            RunStatus::Error => "error",
+        }
+    }
+}
+
 impl Scheduler {
     /// The job table for `config`, each enabled job's first run the first time of its
     /// schedule strictly after now. `tz` is `[market] timezone`.
@@ -399,5 +410,18 @@ async fn run_loop(
         for task in running {
             let _ = task.await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::MetricLabel;
+
+    #[test]
+    fn a_run_is_counted_by_how_it_ended() {
+        let labels =
+            [RunStatus::Ok, RunStatus::Skipped, RunStatus::Error].map(|s| s.metric_label());
+        assert_eq!(labels, ["ok", "skipped", "error"]);
     }
 }

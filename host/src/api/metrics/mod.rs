@@ -6,6 +6,8 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+mod scrape;
+
 use super::AppState;
 use super::error::ApiError;
 
@@ -15,7 +17,8 @@ use super::error::ApiError;
         content_type = "text/plain",
         body = String)))]
 pub(super) async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
-    let text = state.metrics.render(&state)?;
+    scrape::read(&state.metrics, &state)?;
+    let text = state.metrics.render();
     Ok(([(CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], text))
 }
 

@@ -1,12 +1,13 @@
 //! Gauges read at scrape time from what the service already keeps (the store, the signals in
 //! memory, the license, the exchange client's request budget). Nothing here calls the
-//! exchange: a scrape must not spend request weight.
+//! exchange: a scrape must not spend request weight. It lives with the route because it reads
+//! the whole service; the recorder (`crate::metrics`) stays below every area.
 
-use metrics::{Label, Recorder};
+use metrics::Label;
 
-use super::Metrics;
 use crate::dashboard::panels::Footer;
 use crate::execution::trade::ProtectionState;
+use crate::metrics::Metrics;
 use crate::signals::SignalStatus;
 use crate::state::AppState;
 use crate::store::StoreError;
@@ -30,7 +31,7 @@ const PROTECTION: [&str; 3] = ["protected", "pending", "unprotected"];
 const SIGNAL_STATUSES: [SignalStatus; 4] =
     [SignalStatus::Pending, SignalStatus::Confirmed, SignalStatus::Skipped, SignalStatus::Expired];
 
-pub(super) fn describe(recorder: &impl Recorder) {
+fn describe(metrics: &Metrics) {
     let gauges = [
         (OPEN_TRADES, "Open trades by protection state (protected, pending, unprotected)"),
         (TRADES_TODAY, "Entries today in the configured time zone (the daily limit's counter)"),
@@ -51,16 +52,17 @@ pub(super) fn describe(recorder: &impl Recorder) {
         ),
     ];
     for (name, help) in gauges {
-        recorder.describe_gauge(name.into(), None, help.into());
+        metrics.describe_gauge(name, help);
     }
-    recorder.describe_counter(
-        REFUSED_READS.into(),
-        None,
-        "Agent reads refused with 429 because the read share of the budget was spent".into(),
+    metrics.describe_counter(
+        REFUSED_READS,
+        "Agent reads refused with 429 because the read share of the budget was spent",
     );
 }
 
+/// Sets every scrape-time gauge (and its description) from `state`.
 pub(super) fn read(metrics: &Metrics, state: &AppState) -> Result<(), StoreError> {
+    describe(metrics);
     let trades = state.execution.book().open_trades()?;
     for name in PROTECTION {
         let count = trades.iter().filter(|t| protection_name(&t.protection) == name).count();
