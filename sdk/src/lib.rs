@@ -24,6 +24,10 @@
 //! - [`config`]: the keys the host reads from a strategy's section, declared once
 //!   ([`config::ScanKeys`], [`config::TradeKeys`], embedded with `#[serde(flatten)]`), and
 //!   [`config::parse`], which refuses keys the default config lacks and names the bad key.
+//! - [`sides`]: a one-timeframe strategy that weighs a buy checklist against a sell checklist
+//!   implements [`sides::OneTimeframe`] (its config, its minimum of candles, its judgement of
+//!   one symbol) and gets manifest, config parsing and the symbol loop; [`sides::Side`] names
+//!   the side a checklist looks at.
 //! - [`log!`]: one line into the plugin's log (stderr; the host logs it under the plugin's
 //!   name and a preview scan returns it).
 //! - [`testing`]: deterministic synthetic candles for native tests and benchmarks, scripted
@@ -73,6 +77,7 @@ pub mod indicators;
 #[doc(hidden)]
 pub mod json;
 pub mod scoring;
+pub mod sides;
 pub mod testing;
 
 #[doc(hidden)]

@@ -7,7 +7,8 @@
 //! upper band with RSI overbought.
 
 use spotbot_sdk::indicators::{self as ind, last_finite};
-use spotbot_sdk::{Checklist, ClosedCandles, Direction};
+use spotbot_sdk::sides::Side;
+use spotbot_sdk::{Checklist, ClosedCandles};
 
 use crate::config::Config;
 
@@ -78,13 +79,6 @@ impl Snapshot {
             _ => Side::Buy,
         }
     }
-}
-
-/// Which stretch a checklist looks at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    Buy,
-    Sell,
 }
 
 /// Stop and target of an entry at `price`, percent of the price; positive when on the right
@@ -210,40 +204,33 @@ pub fn sell_checklist(s: &Snapshot, config: &Config) -> Checklist {
     c
 }
 
-impl Side {
-    /// The result's direction of a signal on this side.
-    pub fn direction(self) -> Direction {
-        match self {
-            Side::Buy => Direction::Buy,
-            Side::Sell => Direction::Sell,
-        }
-    }
-
-    /// `"buy"` or `"sell"`.
-    pub fn as_str(self) -> &'static str {
-        self.direction().as_str()
-    }
-
-    /// The rule that makes a side's checklist a signal, as `(must-haves, min_passed)` for
-    /// [`Checklist::qualifies`]: a buy needs [`BUY_MUST_HAVE`] and `min_passed` lines, a sell
-    /// every line.
-    fn rule(self, config: &Config) -> (&'static [&'static str], u32) {
-        match self {
-            Side::Buy => (&BUY_MUST_HAVE, config.min_passed),
-            Side::Sell => (&[], SELL_CHECKS),
-        }
-    }
-
+/// The rule of a side (the SDK's [`Side`]) that makes its checklist a signal.
+pub trait SideRule {
     /// Whether this side's checklist makes a signal.
-    pub fn qualifies(self, list: &Checklist, config: &Config) -> bool {
-        let (must_have, min_passed) = self.rule(config);
-        list.qualifies(must_have, min_passed)
-    }
+    fn qualifies(self, list: &Checklist, config: &Config) -> bool;
 
     /// Why this side's checklist is no signal: its score, its rule and the failing lines with
     /// their values.
-    pub fn shortfall(self, list: &Checklist, config: &Config) -> String {
-        let (must_have, min_passed) = self.rule(config);
+    fn shortfall(self, list: &Checklist, config: &Config) -> String;
+}
+
+/// The rule as `(must-haves, min_passed)` for [`Checklist::qualifies`]: a buy needs
+/// [`BUY_MUST_HAVE`] and `min_passed` lines, a sell every line.
+fn rule(side: Side, config: &Config) -> (&'static [&'static str], u32) {
+    match side {
+        Side::Buy => (&BUY_MUST_HAVE, config.min_passed),
+        Side::Sell => (&[], SELL_CHECKS),
+    }
+}
+
+impl SideRule for Side {
+    fn qualifies(self, list: &Checklist, config: &Config) -> bool {
+        let (must_have, min_passed) = rule(self, config);
+        list.qualifies(must_have, min_passed)
+    }
+
+    fn shortfall(self, list: &Checklist, config: &Config) -> String {
+        let (must_have, min_passed) = rule(self, config);
         list.shortfall(self.as_str(), must_have, min_passed)
     }
 }

@@ -10,7 +10,7 @@
 //! the middle band. `README.md` lists every key, check and rule.
 //!
 //! Modules: [`config`] (keys, defaults, validation), [`checks`] (indicators, brackets and the
-//! checks of each side), [`mod@evaluate`] (one symbol to a result), [`scenarios`] (scripted
+//! checks of each side), [`mod@evaluate`] (the plugin: one symbol to a result), [`scenarios`] (scripted
 //! test paths).
 
 pub mod checks;
@@ -21,12 +21,7 @@ pub mod scenarios;
 #[cfg(test)]
 mod tests;
 
-use spotbot_sdk::{
-    Manifest, PluginKind, ScanError, ScanRequest, ScanResponse, Strategy, export_strategy,
-};
-
 pub use config::Config;
-pub use evaluate::evaluate;
 
 /// The plugin name: `bot` of every result, `[strategy.ta_mean_revert]` in the config.
 pub const NAME: &str = "ta_mean_revert";
@@ -35,27 +30,8 @@ pub const NAME: &str = "ta_mean_revert";
 /// keeps the Wilder-type values reproducible.
 pub const CANDLES: u32 = 200;
 
-/// The strategy.
+/// The strategy: a [`OneTimeframe`](spotbot_sdk::sides::OneTimeframe) plugin, implemented in
+/// [`mod@evaluate`].
 pub struct TaMeanRevert;
 
-impl Strategy for TaMeanRevert {
-    fn describe() -> Manifest {
-        let config = Config::default();
-        Manifest::new(
-            NAME,
-            env!("CARGO_PKG_VERSION"),
-            PluginKind::Strategy,
-            "Mean reversion: buy an oversold reversal at the lower Bollinger band in \
-                          a range, sell at the upper band overbought",
-        )
-        .with_candles(config.timeframe(), CANDLES)
-        .with_default_config(&config)
-    }
-
-    fn scan(request: ScanRequest) -> Result<ScanResponse, ScanError> {
-        let config = Config::parse(&request.config)?;
-        request.evaluate_each(|symbol| evaluate(&config, symbol, request.now_ms))
-    }
-}
-
-export_strategy!(TaMeanRevert);
+spotbot_sdk::export_strategy!(TaMeanRevert);

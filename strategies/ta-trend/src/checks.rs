@@ -6,7 +6,8 @@
 //! EMA there is no trend to follow, whatever the oscillators say.
 
 use spotbot_sdk::indicators::{self as ind, last_finite, nth_last};
-use spotbot_sdk::{Checklist, ClosedCandles, Direction};
+use spotbot_sdk::sides::Side;
+use spotbot_sdk::{Checklist, ClosedCandles};
 
 use crate::config::Config;
 
@@ -63,50 +64,41 @@ impl Snapshot {
     }
 }
 
-/// Which way a checklist looks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    Buy,
-    Sell,
-}
-
-impl Side {
-    /// The result's direction of a signal on this side.
-    pub fn direction(self) -> Direction {
-        match self {
-            Side::Buy => Direction::Buy,
-            Side::Sell => Direction::Sell,
-        }
-    }
-
-    /// `"buy"` or `"sell"`.
-    pub fn as_str(self) -> &'static str {
-        self.direction().as_str()
-    }
-
+/// The checks of a side (the SDK's [`Side`]): their lines, their must-haves and their rule.
+pub trait SideChecks {
     /// The must-have lines of this side, the first two of its checklist: without the EMA
     /// order and the close on the right side of the slow EMA there is no trend to follow.
-    pub fn must_have(self) -> [&'static str; 2] {
+    fn must_have(self) -> [&'static str; 2];
+
+    /// Whether this side's checklist makes a signal: its must-haves pass and at least
+    /// `min_passed` lines do.
+    fn qualifies(self, list: &Checklist, min_passed: u32) -> bool;
+
+    /// Why this side's checklist is not a signal: its score and the failing lines with their
+    /// values.
+    fn shortfall(self, list: &Checklist, min_passed: u32) -> String;
+
+    /// The six checks of this side, must-haves first.
+    fn checklist(self, s: &Snapshot, config: &Config) -> Checklist;
+}
+
+impl SideChecks for Side {
+    fn must_have(self) -> [&'static str; 2] {
         match self {
             Side::Buy => ["ema_fast_above_slow", "close_above_slow_ema"],
             Side::Sell => ["ema_fast_below_slow", "close_below_slow_ema"],
         }
     }
 
-    /// Whether this side's checklist makes a signal: its must-haves pass and at least
-    /// `min_passed` lines do.
-    pub fn qualifies(self, list: &Checklist, min_passed: u32) -> bool {
+    fn qualifies(self, list: &Checklist, min_passed: u32) -> bool {
         list.qualifies(&self.must_have(), min_passed)
     }
 
-    /// Why this side's checklist is not a signal: its score and the failing lines with their
-    /// values.
-    pub fn shortfall(self, list: &Checklist, min_passed: u32) -> String {
+    fn shortfall(self, list: &Checklist, min_passed: u32) -> String {
         list.shortfall(self.as_str(), &self.must_have(), min_passed)
     }
 
-    /// The six checks of this side, must-haves first.
-    pub fn checklist(self, s: &Snapshot, config: &Config) -> Checklist {
+    fn checklist(self, s: &Snapshot, config: &Config) -> Checklist {
         let buy = self == Side::Buy;
         let (fast_n, slow_n) = (config.ema_fast, config.ema_slow);
         let [ema_name, close_name] = self.must_have();

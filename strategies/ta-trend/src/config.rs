@@ -3,7 +3,7 @@
 //! The manifest publishes `serde_json::to_string(&Config::default())`, so this struct is the one
 //! source of the section's keys: the host refuses keys it lacks and values of another JSON type,
 //! and overlays the section on these defaults. Values are judged at every scan
-//! ([`Config::parse`]): a bad one fails the scan with `bad-config` naming the key, never a
+//! ([`Settings::parse`]): a bad one fails the scan with `bad-config` naming the key, never a
 //! signal. The keys marked "host" are read by the service (docs/strategies.md, "Keys the host
 //! acts on"), which checks their ranges itself; they are declared here so that this strategy's
 //! trades never borrow `mr_combined`'s values.
@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 use spotbot_sdk::ScanError;
 use spotbot_sdk::config::{self, ScanKeys, TradeKeys, bad, within};
+use spotbot_sdk::sides::Settings;
 
 use crate::checks::CHECKS;
 
@@ -18,7 +19,7 @@ use crate::checks::CHECKS;
 /// many bars again as its period before its SMA seed is forgotten.
 pub const MAX_EMA_SLOW: u32 = 100;
 
-/// The configuration. Every key is optional; unknown keys are refused ([`Config::parse`]).
+/// The configuration. Every key is optional; unknown keys are refused ([`Settings::parse`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Config {
@@ -72,13 +73,10 @@ impl Default for Config {
     }
 }
 
-impl Config {
-    /// Parses the request's config (unknown keys refused, every error naming its key) and
-    /// judges every value the plugin reads.
-    pub fn parse(json: &str) -> Result<Config, ScanError> {
-        let config: Config = config::parse(json)?;
-        config.validate()?;
-        Ok(config)
+impl Settings for Config {
+    /// The one element of `timeframes` (validation guarantees there is one).
+    fn timeframe(&self) -> &str {
+        self.timeframes.first().map_or("1h", String::as_str)
     }
 
     fn validate(&self) -> Result<(), ScanError> {
@@ -108,10 +106,5 @@ impl Config {
             ));
         }
         Ok(())
-    }
-
-    /// The timeframe every check reads (validation guarantees there is one).
-    pub fn timeframe(&self) -> &str {
-        self.timeframes.first().map_or("1h", String::as_str)
     }
 }

@@ -10,7 +10,7 @@
 //! `README.md` lists every key, check and rule.
 //!
 //! Modules: [`config`] (keys, defaults, validation), [`checks`] (indicators and the checks of
-//! each side), [`mod@evaluate`] (one symbol to a result), [`scenarios`] (scripted test paths).
+//! each side), [`mod@evaluate`] (the plugin: one symbol to a result), [`scenarios`] (scripted test paths).
 
 pub mod checks;
 pub mod config;
@@ -20,12 +20,7 @@ pub mod scenarios;
 #[cfg(test)]
 mod tests;
 
-use spotbot_sdk::{
-    Manifest, PluginKind, ScanError, ScanRequest, ScanResponse, Strategy, export_strategy,
-};
-
 pub use config::Config;
-pub use evaluate::evaluate;
 
 /// The plugin name: `bot` of every result, `[strategy.ta_trend]` in the config.
 pub const NAME: &str = "ta_trend";
@@ -34,27 +29,8 @@ pub const NAME: &str = "ta_trend";
 /// count keeps their values reproducible (they remember all history).
 pub const CANDLES: u32 = 200;
 
-/// The strategy.
+/// The strategy: a [`OneTimeframe`](spotbot_sdk::sides::OneTimeframe) plugin, implemented in
+/// [`mod@evaluate`].
 pub struct TaTrend;
 
-impl Strategy for TaTrend {
-    fn describe() -> Manifest {
-        let config = Config::default();
-        Manifest::new(
-            NAME,
-            env!("CARGO_PKG_VERSION"),
-            PluginKind::Strategy,
-            "Trend following: EMA20/50, ADX, MACD, RSI and volume on one timeframe; \
-                          sell exits when the trend turns",
-        )
-        .with_candles(config.timeframe(), CANDLES)
-        .with_default_config(&config)
-    }
-
-    fn scan(request: ScanRequest) -> Result<ScanResponse, ScanError> {
-        let config = Config::parse(&request.config)?;
-        request.evaluate_each(|symbol| evaluate(&config, symbol, request.now_ms))
-    }
-}
-
-export_strategy!(TaTrend);
+spotbot_sdk::export_strategy!(TaTrend);

@@ -2,13 +2,14 @@
 //! determinism. The check logic has its own unit tests in `checks.rs`.
 
 use serde_json::json;
+use spotbot_sdk::sides;
 use spotbot_sdk::testing::{self, contract, symbol_data};
 use spotbot_sdk::{
     Candles, Direction, PluginKind, ScanError, ScanRequest, ScanResult, Strategy, SymbolData,
 };
 
 use crate::scenarios::{self, downtrend, range, uptrend};
-use crate::{CANDLES, Config, NAME, TaTrend};
+use crate::{CANDLES, Config, TaTrend};
 
 /// 2026-01-01T00:00:00Z.
 const NOW: i64 = 1_767_225_600_000;
@@ -33,10 +34,7 @@ fn bad_config(config: &str) -> String {
 /// The contract's checks of a result and what this plugin promises on every one: no tier,
 /// a reason on every result, the service's scores exactly on signals.
 fn assert_host_valid(r: &ScanResult) {
-    contract::result(r, NAME);
-    contract::scored_like_the_service(r);
-    assert!(r.ask_coo && r.tier.is_none(), "{r:#?}");
-    assert!(!r.reason.as_deref().unwrap_or_default().is_empty(), "every result says why: {r:#?}");
+    sides::assert_result::<TaTrend>(r);
 }
 
 fn names(r: &ScanResult) -> Vec<(&str, bool)> {
