@@ -15,13 +15,14 @@ use crate::api;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::execution::{Execution, Parts, Timing};
+use crate::jobs::JOBS;
 use crate::license::{self, License};
 use crate::market::{CandleCache, MarketContexts};
 use crate::messenger::Messenger;
 use crate::news::News;
 use crate::protection::{self, Protection};
 use crate::scans::Scans;
-use crate::scheduler::{self, Scheduler, SchedulerTask};
+use crate::scheduler::{self, Reporting, Scheduler, SchedulerTask};
 use crate::signals::Signals;
 use crate::signals::replies::{self, RepliesTask};
 use crate::state::AppState;
@@ -173,7 +174,8 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         clock: clock.clone(),
     });
     let tz = config.market.timezone.parse().unwrap_or(chrono_tz::Tz::UTC);
-    let scheduler = Scheduler::new(&config.scheduler, tz, clock.clone());
+    let reporting = Reporting { dashboard: dashboard.clone(), metrics: metrics.clone() };
+    let scheduler = Scheduler::new(&config.scheduler, tz, clock.clone(), JOBS, reporting);
     let news = Arc::new(News::new(&config.news, clock.clone()));
     let state = AppState::new(crate::state::Areas {
         scheduler,
@@ -216,7 +218,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         license: state.license.clone(),
         dashboard: state.dashboard.clone(),
     });
-    let scheduler = scheduler::spawn(&state.config.scheduler, &state);
+    let scheduler = scheduler::spawn(&state.config.scheduler, &state.scheduler, &state);
     let watch = protection::watch::spawn(
         &state.protection,
         std::time::Duration::from_millis(state.config.protection.watch_interval_ms),

@@ -25,8 +25,10 @@
 //!   into the API router.
 //! - [`license`]: machine id, the signed license cache, 24 h revalidation, 72 h grace and
 //!   the table of routes that need a license.
-//! - [`scheduler`]: the built-in jobs (trailing, pending entries, 21:00 report, ...) on cron
-//!   schedules read from the clock; each switchable off so agents can drive instead.
+//! - [`scheduler`]: when jobs run: cron schedules read from the clock, each job switchable
+//!   off so agents can drive instead, its status and its end reported.
+//! - [`jobs`]: the built-in jobs (trailing, pending entries, 21:00 report, ...): what each
+//!   calls, on its schedule.
 //! - [`money`]: request and config numbers read as decimals, the one float-to-decimal
 //!   conversion.
 //! - [`config`]: the TOML file and environment secrets, validated before anything starts.
@@ -45,6 +47,7 @@ pub mod config;
 pub mod dashboard;
 pub mod exchange;
 pub mod execution;
+pub mod jobs;
 pub mod license;
 pub mod logging;
 pub mod market;

@@ -52,7 +52,7 @@ pub struct Areas {
     /// The scan pipelines: MR Combined scan-and-signal, Pump Momentum alerts.
     pub scans: crate::scans::Scans,
     /// The built-in jobs and their status (the background loop is owned by the app).
-    pub scheduler: crate::scheduler::Scheduler,
+    pub scheduler: crate::scheduler::Scheduler<AppState>,
     /// `GET /api/news`'s sources and its 10-minute cache.
     pub news: Arc<crate::news::News>,
     /// What `GET /metrics` exposes; execution holds a clone to count the orders it sends.

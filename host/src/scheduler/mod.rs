@@ -2,12 +2,13 @@
 //! entries, the 21:00 report, health, signal cleanup, pump scan) so the service protects its
 //! positions without an agent calling it every minute.
 //!
-//! It owns only *when*: each job calls the same area method as its route and never reaches
-//! into another area's tables. Every due decision reads the [`Clock`](crate::clock::Clock):
+//! It owns only *when*: the job table (`crate::jobs`, each job calling the same area method
+//! as its route) is handed to it with the context every run gets, so this module names no
+//! area above it. Every due decision reads the [`Clock`](crate::clock::Clock):
 //! the background loop merely wakes every `[scheduler] poll_seconds` of real time and asks
 //! [`Scheduler::start_due`]; tests move a test clock and call [`Scheduler::tick`].
 
-pub mod jobs;
+mod job;
 mod schedule;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,33 +22,48 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use utoipa::ToSchema;
 
+use crate::activity::Dashboard;
 use crate::clock::SharedClock;
 use crate::config::SchedulerConfig;
-use crate::state::AppState;
-pub use jobs::{JOBS, Job, Outcome};
+use crate::metrics::Metrics;
+pub use job::{Job, Outcome, Run};
 pub use schedule::Schedule;
 
 /// How long [`SchedulerTask::stop`] lets running jobs finish before it cancels them (a money
 /// step inside a job runs in its own task and finishes regardless, see `run_bounded`).
 const STOP_GRACE: Duration = Duration::from_secs(10);
 
-/// The scheduler's face: the job table with each job's status. Cheap to clone.
-#[derive(Clone)]
-pub struct Scheduler {
-    inner: Arc<Inner>,
+/// The scheduler's face: the job table with each job's status. Every run of a job gets a
+/// clone of the context `C` (the service's `AppState`). Cheap to clone.
+pub struct Scheduler<C> {
+    inner: Arc<Inner<C>>,
 }
 
-struct Inner {
+impl<C> Clone for Scheduler<C> {
+    fn clone(&self) -> Self {
+        Self { inner: self.inner.clone() }
+    }
+}
+
+/// Where a run's end is told besides the job's status: the dashboard's activity log (notable
+/// runs and new failures) and the metrics.
+pub struct Reporting {
+    pub dashboard: Arc<Dashboard>,
+    pub metrics: Metrics,
+}
+
+struct Inner<C> {
     clock: SharedClock,
+    reporting: Reporting,
     enabled: bool,
     tz: Tz,
-    slots: Vec<Slot>,
+    slots: Vec<Slot<C>>,
     /// Whether a background loop wakes the scheduler (see [`spawn`]).
     polling: AtomicBool,
 }
 
-struct Slot {
-    job: Job,
+struct Slot<C> {
+    job: Job<C>,
     schedule: Schedule,
     enabled: bool,
     status: Mutex<Status>,
@@ -86,12 +102,18 @@ impl crate::metrics::MetricLabel for RunStatus {
     }
 }
 
-impl Scheduler {
-    /// The job table for `config`, each enabled job's first run the first time of its
+impl<C: Clone + Send + 'static> Scheduler<C> {
+    /// The table of `jobs` for `config`, each enabled job's first run the first time of its
     /// schedule strictly after now. `tz` is `[market] timezone`.
-    pub fn new(config: &SchedulerConfig, tz: Tz, clock: SharedClock) -> Self {
+    pub fn new(
+        config: &SchedulerConfig,
+        tz: Tz,
+        clock: SharedClock,
+        jobs: &[Job<C>],
+        reporting: Reporting,
+    ) -> Self {
         let now = clock.now();
-        let slots = JOBS
+        let slots = jobs
             .iter()
             .map(|job| {
                 let schedule = Schedule::new(job.cron, job.human, tz);
@@ -105,8 +127,8 @@ impl Scheduler {
                 }
             })
             .collect();
-        let inner =
-            Inner { clock, enabled: config.enabled, tz, slots, polling: AtomicBool::new(false) };
+        let polling = AtomicBool::new(false);
+        let inner = Inner { clock, reporting, enabled: config.enabled, tz, slots, polling };
         Self { inner: Arc::new(inner) }
     }
 
@@ -115,7 +137,7 @@ impl Scheduler {
     /// schedule after now. A job that is due while its previous run still goes on is not
     /// started (that time is skipped, with a warning). Runs missed while the clock jumped
     /// (or the service was stopped) are not made up: a job runs once, then keeps its rhythm.
-    pub fn start_due(&self, state: &AppState) -> Vec<(&'static str, JoinHandle<()>)> {
+    pub fn start_due(&self, context: &C) -> Vec<(&'static str, JoinHandle<()>)> {
         let now = self.inner.clock.now();
         let mut started = Vec::new();
         for (index, slot) in self.inner.slots.iter().enumerate() {
@@ -137,9 +159,8 @@ impl Scheduler {
             status.running = true;
             status.last_run = Some(now);
             drop(status);
-            let run = (slot.job.run)(state.clone());
-            let guard =
-                RunGuard { scheduler: self.clone(), state: state.clone(), index, done: false };
+            let run = (slot.job.run)(context.clone());
+            let guard = RunGuard { scheduler: self.clone(), index, done: false };
             let task = tokio::spawn(async move {
                 let outcome = run.await;
                 guard.finish(outcome);
@@ -151,8 +172,8 @@ impl Scheduler {
 
     /// Starts the due jobs and waits until they have finished; returns their names. The test
     /// suite's way to run the scheduler after moving its clock.
-    pub async fn tick(&self, state: &AppState) -> Vec<&'static str> {
-        let started = self.start_due(state);
+    pub async fn tick(&self, context: &C) -> Vec<&'static str> {
+        let started = self.start_due(context);
         let mut names = Vec::with_capacity(started.len());
         for (name, task) in started {
             let _ = task.await;
@@ -173,7 +194,8 @@ impl Scheduler {
         }
     }
 
-    fn record(&self, index: usize, state: &AppState, outcome: Outcome) {
+    fn record(&self, index: usize, outcome: Outcome) {
+        let dashboard = &self.inner.reporting.dashboard;
         let slot = &self.inner.slots[index];
         let name = slot.job.name;
         let agent = slot.job.agent.as_str();
@@ -188,7 +210,7 @@ impl Scheduler {
             Outcome::Done { summary, notable } => {
                 tracing::debug!(job = name, %summary, "scheduled job ran");
                 if notable {
-                    state.dashboard.record(agent, &format!("scheduler {name}: {summary}"), "ok");
+                    dashboard.record(agent, &format!("scheduler {name}: {summary}"), "ok");
                 }
                 status.last_result = Some(summary);
                 RunStatus::Ok
@@ -208,11 +230,7 @@ impl Scheduler {
                     tracing::debug!(job = name, %error, "scheduled job failed again");
                 }
                 if !logged && new {
-                    state.dashboard.record(
-                        agent,
-                        &format!("scheduler {name} failed: {error}"),
-                        "error",
-                    );
+                    dashboard.record(agent, &format!("scheduler {name} failed: {error}"), "error");
                 }
                 status.last_result = Some("failed".into());
                 status.last_error = Some(error);
@@ -220,11 +238,11 @@ impl Scheduler {
             }
         };
         status.last_status = Some(run);
-        state.metrics.job_run(name, run);
+        self.inner.reporting.metrics.job_run(name, run);
     }
 }
 
-impl Slot {
+impl<C> Slot<C> {
     fn status(&self) -> MutexGuard<'_, Status> {
         self.status.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -254,26 +272,25 @@ impl Slot {
 
 /// Records the end of a run, also when the run panicked or was cancelled by a stop (the guard
 /// is dropped without [`RunGuard::finish`]), so a job is never left "running" for ever.
-struct RunGuard {
-    scheduler: Scheduler,
-    state: AppState,
+struct RunGuard<C: Clone + Send + 'static> {
+    scheduler: Scheduler<C>,
     index: usize,
     done: bool,
 }
 
-impl RunGuard {
+impl<C: Clone + Send + 'static> RunGuard<C> {
     fn finish(mut self, outcome: Outcome) {
         self.done = true;
-        self.scheduler.record(self.index, &self.state, outcome);
+        self.scheduler.record(self.index, outcome);
     }
 }
 
-impl Drop for RunGuard {
+impl<C: Clone + Send + 'static> Drop for RunGuard<C> {
     fn drop(&mut self) {
         if !self.done {
             let why =
                 if std::thread::panicking() { "the run panicked" } else { "the run was stopped" };
-            self.scheduler.record(self.index, &self.state, Outcome::failed(why));
+            self.scheduler.record(self.index, Outcome::failed(why));
         }
     }
 }
@@ -364,23 +381,28 @@ impl SchedulerTask {
     }
 }
 
-/// Starts the background loop when `[scheduler] enabled` and `poll_seconds > 0`.
-pub fn spawn(config: &SchedulerConfig, state: &AppState) -> Option<SchedulerTask> {
+/// Starts the background loop of `scheduler` when `[scheduler] enabled` and
+/// `poll_seconds > 0`; every run gets a clone of `context`.
+pub fn spawn<C: Clone + Send + Sync + 'static>(
+    config: &SchedulerConfig,
+    scheduler: &Scheduler<C>,
+    context: &C,
+) -> Option<SchedulerTask> {
     if !config.enabled || config.poll_seconds == 0 {
         return None;
     }
-    let scheduler = state.scheduler.clone();
+    let scheduler = scheduler.clone();
     scheduler.inner.polling.store(true, Ordering::Relaxed);
-    let state = state.clone();
+    let context = context.clone();
     let every = Duration::from_secs(config.poll_seconds);
     let (stop, stopped) = oneshot::channel();
-    let task = tokio::spawn(run_loop(scheduler, state, every, stopped));
+    let task = tokio::spawn(run_loop(scheduler, context, every, stopped));
     Some(SchedulerTask { stop: Some(stop), task })
 }
 
-async fn run_loop(
-    scheduler: Scheduler,
-    state: AppState,
+async fn run_loop<C: Clone + Send + Sync + 'static>(
+    scheduler: Scheduler<C>,
+    context: C,
     every: Duration,
     mut stopped: oneshot::Receiver<()>,
 ) {
@@ -392,7 +414,7 @@ async fn run_loop(
             _ = &mut stopped => break,
             _ = interval.tick() => {
                 running.retain(|task| !task.is_finished());
-                running.extend(scheduler.start_due(&state).into_iter().map(|(_, task)| task));
+                running.extend(scheduler.start_due(&context).into_iter().map(|(_, task)| task));
             }
         }
     }

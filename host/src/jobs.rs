@@ -1,76 +1,22 @@
-//! The job table: what each built-in job calls, when, and on whose dashboard card it shows.
+//! The built-in jobs of the scheduler (`crate::scheduler` decides when): what each calls, when,
+//! and on whose dashboard card it shows.
 //!
 //! A job calls exactly the area method its route calls (`GET /api/pending-entries/check` →
 //! `Execution::check_pending`, ...). Those methods guard themselves (a lock per symbol, a
 //! mutex per run), so a run started by an agent and one started here never overlap; the
 //! scheduler adds that a job is never started again while its previous run is still going.
 
-use std::future::Future;
-use std::pin::Pin;
-
 use crate::activity::AgentName;
-use crate::config::SchedulerConfig;
 use crate::execution::{ExecutionError, run_bounded};
 use crate::plugins::PluginError;
 use crate::protection::ProtectionError;
 use crate::scans::{PUMP_MOMENTUM, ScanError};
+use crate::scheduler::{Job, Outcome};
 use crate::state::AppState;
-
-/// What one run did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// The job ran. `notable` runs (something changed, a message went out) also go to the
-    /// dashboard's activity log; quiet ones only to the job's status, so the every-minute jobs
-    /// do not push everything else out of the 100-entry log.
-    Done { summary: String, notable: bool },
-    /// Nothing to run against (no exchange client, no plugin loaded): not a failure.
-    Skipped(String),
-    /// The run failed; it is tried again at its next time. `logged`: the area already put it
-    /// on the dashboard (the protection methods log their own outcome).
-    Failed { error: String, logged: bool },
-}
-
-impl Outcome {
-    fn quiet(summary: impl Into<String>) -> Self {
-        Outcome::Done { summary: summary.into(), notable: false }
-    }
-
-    fn notable(summary: impl Into<String>) -> Self {
-        Outcome::Done { summary: summary.into(), notable: true }
-    }
-
-    pub fn failed(error: impl Into<String>) -> Self {
-        Outcome::Failed { error: error.into(), logged: false }
-    }
-}
-
-/// A run of a job, as a future the scheduler spawns.
-pub type Run = Pin<Box<dyn Future<Output = Outcome> + Send>>;
-
-/// One built-in job.
-#[derive(Clone, Copy)]
-pub struct Job {
-    /// The name in `[scheduler]` and in `GET /api/scheduler`.
-    pub name: &'static str,
-    /// 5-field cron expression, read in `[market] timezone`.
-    pub cron: &'static str,
-    pub human: &'static str,
-    /// The agent card that shows notable runs and failures (the spec's runner).
-    pub agent: AgentName,
-    /// Its switch in `[scheduler]`.
-    pub switch: fn(&SchedulerConfig) -> bool,
-    pub run: fn(AppState) -> Run,
-}
-
-impl std::fmt::Debug for Job {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Job").field("name", &self.name).field("cron", &self.cron).finish()
-    }
-}
 
 /// Every built-in job, in the order `GET /api/scheduler` lists them: the protection loop
 /// first, then housekeeping, then the trading loop.
-pub const JOBS: &[Job] = &[
+pub const JOBS: &[Job<AppState>] = &[
     Job {
         name: "trailing_stop",
         cron: "* * * * *",
@@ -322,6 +268,7 @@ async fn health_check(state: AppState) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::SchedulerConfig;
     use crate::scheduler::Schedule;
 
     #[test]
