@@ -121,6 +121,12 @@ pub fn json_number(value: Decimal) -> f64 {
     value.to_f64().unwrap_or(0.0)
 }
 
+/// An amount as a JSON number of an answer, to 8 decimals (the exchanges' finest step): a
+/// computed pnl, equity or percentage carries more digits than any amount that moved.
+pub fn json_amount(value: Decimal) -> f64 {
+    json_number(value.round_dp(8))
+}
+
 #[cfg(test)]
 mod tests {
     use rust_decimal_macros::dec;

@@ -8,7 +8,6 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use rust_decimal::Decimal;
-use rust_decimal::prelude::ToPrimitive;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -22,6 +21,7 @@ use crate::config::{Config, ExchangeMode};
 use crate::exchange::{Exchange, ExchangeError};
 use crate::execution::TradeView;
 use crate::messenger::{MessengerError, templates};
+use crate::money::json_amount;
 
 /// Closed trades shown in `recent_trades`.
 const RECENT_TRADES: usize = 10;
@@ -78,13 +78,13 @@ impl ConfigSummary {
             exchange: config.exchange.active.as_str().to_string(),
             mode: config.exchange.mode.as_str().to_string(),
             exchange_client: state.exchange.is_some(),
-            max_trading_usdt: float(config.risk.max_trading_usdt),
+            max_trading_usdt: json_amount(config.risk.max_trading_usdt),
             max_consecutive_losses: config.risk.max_consecutive_losses,
-            size_pct: float(mr.size_pct),
+            size_pct: json_amount(mr.size_pct),
             max_trades_per_day: mr.max_trades_per_day,
             trailing_enabled: mr.trailing_enabled,
-            trailing_trigger_pct: float(mr.trailing_trigger_pct),
-            trailing_distance_pct: float(mr.trailing_distance_pct),
+            trailing_trigger_pct: json_amount(mr.trailing_trigger_pct),
+            trailing_distance_pct: json_amount(mr.trailing_distance_pct),
             quote_asset: config.market.quote_asset.clone(),
             timezone: config.market.timezone.clone(),
             watchlist: config.market.watchlist.clone(),
@@ -192,10 +192,6 @@ pub struct PortfolioAnswer {
     pub error: Option<String>,
 }
 
-fn float(d: Decimal) -> f64 {
-    d.round_dp(8).to_f64().unwrap_or(0.0)
-}
-
 /// Every balance valued at its last price in `quote`: the total and the holdings, largest
 /// value first.
 async fn value_holdings(
@@ -226,11 +222,11 @@ async fn value_holdings(
         .into_iter()
         .map(|(value, asset, qty, free, locked, price)| Holding {
             asset,
-            qty: float(qty),
-            free: float(free),
-            locked: float(locked),
-            value: float(value),
-            price: price.map(float),
+            qty: json_amount(qty),
+            free: json_amount(free),
+            locked: json_amount(locked),
+            value: json_amount(value),
+            price: price.map(json_amount),
         })
         .collect();
     Ok((total, holdings))
@@ -257,7 +253,7 @@ async fn portfolio(State(state): State<AppState>) -> Json<PortfolioAnswer> {
     Json(match valued {
         Ok((total, holdings)) => PortfolioAnswer {
             ok: true,
-            balance: Some(float(total)),
+            balance: Some(json_amount(total)),
             currency,
             holdings: Some(holdings),
             exchange: exchange_name,

@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use rust_decimal::prelude::ToPrimitive;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -19,6 +18,7 @@ use crate::execution::journal::{JournalEntry, OrderKind, Outcome};
 use crate::execution::stats::chronological;
 use crate::execution::{Direction, Execution, Trade, TradeView};
 use crate::market::{CandleCache, Timeframe};
+use crate::money::json_amount;
 use crate::protection::TrailSettings;
 use crate::store::StoreError;
 
@@ -27,10 +27,6 @@ const CHART_TIMEFRAME: Timeframe = Timeframe::M15;
 const CHART_CANDLES: u32 = 96;
 /// Points of the PnL curve: the most recent closed trades.
 const PNL_POINTS: usize = 1000;
-
-fn f(d: Decimal) -> f64 {
-    d.round_dp(8).to_f64().unwrap_or(0.0)
-}
 
 /// The daily footer of the spec: order count, win/loss, consecutive losses, trading cap.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -93,12 +89,12 @@ impl Footer {
             max_trades_per_day: execution.strategy_keys(DEFAULT_STRATEGY).max_trades_per_day,
             wins_today,
             losses_today,
-            pnl_today: f(closed_today.iter().sum()),
+            pnl_today: json_amount(closed_today.iter().sum()),
             wins,
             losses,
             consecutive_losses: counters.consecutive_losses,
             max_consecutive_losses: config.risk.max_consecutive_losses,
-            trading_cap: crate::money::json_number(config.risk.max_trading_usdt),
+            trading_cap: json_amount(config.risk.max_trading_usdt),
             currency: config.market.quote_asset.clone(),
             entries_blocked: execution.entry_block(DEFAULT_STRATEGY)?.map(|b| b.to_string()),
         })
@@ -199,20 +195,20 @@ async fn panel(
     let settings = TrailSettings::of(&execution.strategy_keys(&trade.bot));
     let trailing = TrailingState {
         enabled: settings.enabled,
-        trigger_pct: f(settings.trigger_pct),
-        distance_pct: f(settings.distance_pct),
+        trigger_pct: json_amount(settings.trigger_pct),
+        distance_pct: json_amount(settings.distance_pct),
         active: settings.enabled && profit_pct.is_some_and(|p| p >= settings.trigger_pct),
         stops: stops(execution, trade)?,
     };
     Ok(TradePanel {
         trade: trade.view(),
-        price: price.map(f),
-        unrealised_pnl: profit.map(|p| f(p * trade.size)),
-        unrealised_pct: profit_pct.map(|p| f(p.round_dp(4))),
+        price: price.map(json_amount),
+        unrealised_pnl: profit.map(|p| json_amount(p * trade.size)),
+        unrealised_pct: profit_pct.map(|p| json_amount(p.round_dp(4))),
         trailing,
         candles: series
             .iter()
-            .map(|k| PricePoint { time: k.open_time, price: f(k.close.0) })
+            .map(|k| PricePoint { time: k.open_time, price: json_amount(k.close.0) })
             .collect(),
     })
 }
@@ -280,15 +276,15 @@ impl PnlCurve {
             points.push(PnlPoint {
                 time: time.timestamp_millis(),
                 symbol: c.trade.symbol.clone(),
-                pnl: f(c.pnl),
-                cumulative: f(cumulative),
+                pnl: json_amount(c.pnl),
+                cumulative: json_amount(cumulative),
             });
         }
         let skip = points.len().saturating_sub(PNL_POINTS);
         Ok(PnlCurve {
             currency: config.market.quote_asset.clone(),
             points: points.split_off(skip),
-            total: f(cumulative),
+            total: json_amount(cumulative),
         })
     }
 }

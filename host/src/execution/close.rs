@@ -7,7 +7,6 @@
 use std::time::Duration;
 
 use rust_decimal::Decimal;
-use rust_decimal::prelude::ToPrimitive;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -20,6 +19,7 @@ use super::trade::{CloseReason, ClosedTrade, Direction, Legs, ProtectionState, T
 use super::{Execution, ExecutionError};
 use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, Qty};
 use crate::messenger::templates;
+use crate::money::json_number;
 
 /// How closing one position came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -79,18 +79,14 @@ pub struct CloseAllReport {
     pub entries: Vec<EntryCancelRow>,
 }
 
-fn f(d: Decimal) -> f64 {
-    d.to_f64().unwrap_or(0.0)
-}
-
 impl CloseRow {
     pub fn closed(c: &ClosedTrade) -> Self {
         Self {
             symbol: c.trade.symbol.clone(),
             status: CloseStatus::Closed,
-            size: f(c.qty_sold),
-            pnl: Some(f(c.pnl)),
-            exit_px: Some(f(c.exit_px)),
+            size: json_number(c.qty_sold),
+            pnl: Some(json_number(c.pnl)),
+            exit_px: Some(json_number(c.exit_px)),
             error: None,
         }
     }
@@ -99,7 +95,7 @@ impl CloseRow {
         Self {
             symbol: trade.symbol.clone(),
             status: CloseStatus::Error,
-            size: f(trade.size),
+            size: json_number(trade.size),
             pnl: None,
             exit_px: None,
             error: Some(err.to_string()),

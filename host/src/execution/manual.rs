@@ -9,7 +9,6 @@
 //! that buys the coin back (stop limit × 1.002).
 
 use rust_decimal::Decimal;
-use rust_decimal::prelude::ToPrimitive;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -24,6 +23,7 @@ use crate::exchange::{
     ExchangeError, NewOrder, Order, OrderRef, OrderStatus, Price, Qty, SymbolRules,
 };
 use crate::messenger::templates;
+use crate::money::json_number;
 use crate::store::{StoreError, Writer, tables};
 
 /// The strategy name of manual trades (its `[strategy.manual]` section may set `size_pct`).
@@ -68,10 +68,6 @@ pub struct PendingEntryView {
     pub agent: String,
 }
 
-fn f(d: Decimal) -> f64 {
-    d.to_f64().unwrap_or(0.0)
-}
-
 impl PendingEntry {
     pub fn view(&self) -> PendingEntryView {
         PendingEntryView {
@@ -79,12 +75,12 @@ impl PendingEntry {
             direction: self.plan.direction,
             entry_order_id: self.entry_order_id,
             client_order_id: self.plan.entry_client_order_id.clone(),
-            entry_px: f(self.entry_px),
-            sl_px: f(self.sl_px),
-            tp_px: f(self.tp_px),
-            sl_pct: f(self.plan.sl_pct),
-            tp_pct: f(self.plan.tp_pct),
-            size: f(self.size),
+            entry_px: json_number(self.entry_px),
+            sl_px: json_number(self.sl_px),
+            tp_px: json_number(self.tp_px),
+            sl_pct: json_number(self.plan.sl_pct),
+            tp_pct: json_number(self.plan.tp_pct),
+            size: json_number(self.size),
             expires_at: self.expires_at.clone(),
             created_at: self.created_at.clone(),
             agent: self.agent.clone(),

@@ -13,6 +13,7 @@ use utoipa::ToSchema;
 
 use super::book::Book;
 use super::trade::ClosedTrade;
+use crate::money::json_amount;
 use crate::store::{StoreError, tables};
 
 /// The statistics of a set of closed trades. Money is in the quote asset, net of fees.
@@ -64,10 +65,6 @@ pub struct TradeStats {
     pub by_bot: BTreeMap<String, Aggregate>,
 }
 
-fn money(d: Decimal) -> f64 {
-    d.round_dp(8).to_f64().unwrap_or(0.0)
-}
-
 impl Aggregate {
     /// The statistics of `pnls`, given in the order the trades closed.
     pub fn of(pnls: &[Decimal]) -> Self {
@@ -92,15 +89,15 @@ impl Aggregate {
             breakeven: count - wins - losses,
             win_rate: per_trade(Decimal::from(wins as u64) * Decimal::ONE_HUNDRED)
                 .map(|r| r.round_dp(2).to_f64().unwrap_or(0.0)),
-            total_pnl: money(total),
-            avg_pnl: per_trade(total).map(money),
-            best: pnls.iter().max().copied().map(money),
-            worst: pnls.iter().min().copied().map(money),
-            gross_profit: money(gross_profit),
-            gross_loss: money(gross_loss),
+            total_pnl: json_amount(total),
+            avg_pnl: per_trade(total).map(json_amount),
+            best: pnls.iter().max().copied().map(json_amount),
+            worst: pnls.iter().min().copied().map(json_amount),
+            gross_profit: json_amount(gross_profit),
+            gross_loss: json_amount(gross_loss),
             profit_factor: (!gross_loss.is_zero())
                 .then(|| (gross_profit / gross_loss).round_dp(4).to_f64().unwrap_or(0.0)),
-            max_drawdown: money(drawdown),
+            max_drawdown: json_amount(drawdown),
         }
     }
 }

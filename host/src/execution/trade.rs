@@ -2,12 +2,12 @@
 //! received from the exchange) and what the API shows (the spec's float fields).
 
 use rust_decimal::Decimal;
-use rust_decimal::prelude::ToPrimitive;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 pub use super::legs::{Legs, StopPlacement};
 use crate::exchange::{Order, Side, SymbolRules};
+use crate::money::json_number;
 
 /// Direction of a signal or trade. Spot has no shorting: a `sell` exits a held position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -193,10 +193,6 @@ impl From<StoredTrade> for Trade {
     }
 }
 
-fn f(d: Decimal) -> f64 {
-    d.to_f64().unwrap_or(0.0)
-}
-
 /// An open trade as the API shows it (the spec's Trade resource plus protection facts).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct TradeView {
@@ -248,12 +244,12 @@ impl Trade {
             direction: self.direction,
             bot: self.bot.clone(),
             exchange: self.exchange.clone(),
-            size: f(self.size),
-            entry_px: f(self.entry_px),
-            sl_px: f(self.sl_px),
-            tp_px: f(self.tp_px),
-            sl_pct: f(self.sl_pct),
-            tp_pct: f(self.tp_pct),
+            size: json_number(self.size),
+            entry_px: json_number(self.entry_px),
+            sl_px: json_number(self.sl_px),
+            tp_px: json_number(self.tp_px),
+            sl_pct: json_number(self.sl_pct),
+            tp_pct: json_number(self.tp_pct),
             sl_oid: self.legs.as_ref().and_then(Legs::stop_order_id),
             tp_oid: self.legs.as_ref().and_then(Legs::take_profit_order_id),
             oco_list_id: self.legs.as_ref().and_then(Legs::list_id),
@@ -318,10 +314,10 @@ impl ClosedTrade {
             symbol: self.trade.symbol.clone(),
             direction: self.trade.direction,
             bot: self.trade.bot.clone(),
-            size: f(self.qty_sold),
-            entry_px: f(self.trade.entry_px),
-            exit_px: f(self.exit_px),
-            pnl: f(self.pnl),
+            size: json_number(self.qty_sold),
+            entry_px: json_number(self.trade.entry_px),
+            exit_px: json_number(self.exit_px),
+            pnl: json_number(self.pnl),
             reason: self.reason,
             opened_at: self.trade.opened_at.clone(),
             closed_at: self.closed_at.clone(),

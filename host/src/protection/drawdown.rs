@@ -15,12 +15,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::equity::Equity;
-use crate::metrics::EquityReading;
 use super::{Protection, ProtectionError};
 use crate::activity::AgentName;
 use crate::execution::EntryPause;
 use crate::execution::limits;
 use crate::messenger::templates;
+use crate::metrics::EquityReading;
+use crate::money::json_amount;
 use crate::store::{StoreError, Writer, tables};
 
 /// Key of the drawdown state in table `protection`.
@@ -96,10 +97,6 @@ pub struct Resumed {
     pub was_paused: bool,
     /// The state afterwards: not paused, the mark at the current equity.
     pub protection: DrawdownStatus,
-}
-
-fn money(d: Decimal) -> f64 {
-    d.round_dp(8).to_f64().unwrap_or(0.0)
 }
 
 /// The fall below the mark in percent; 0 at or above it (or without a positive mark).
@@ -180,7 +177,7 @@ impl Protection {
         match applied {
             Ok((state, started)) => {
                 let status = self.status(&state, Some(equity), started, None);
-                let unrealised_pnl = money(equity.unrealized());
+                let unrealised_pnl = json_amount(equity.unrealized());
                 let reading = status.equity.map(|total| EquityReading {
                     equity: total,
                     high_water_mark: status.high_water_mark,
@@ -257,12 +254,12 @@ impl Protection {
         DrawdownStatus {
             ok: error.is_none(),
             currency: self.currency().to_string(),
-            equity: total.map(money),
-            quote_balance: equity.map(|e| money(e.quote_balance)),
-            positions_value: equity.map(|e| money(e.positions_value())),
-            high_water_mark: state.high_water_mark.map(money),
+            equity: total.map(json_amount),
+            quote_balance: equity.map(|e| json_amount(e.quote_balance)),
+            positions_value: equity.map(|e| json_amount(e.positions_value())),
+            high_water_mark: state.high_water_mark.map(json_amount),
             drawdown_pct: pct.map(|p| p.round_dp(4).to_f64().unwrap_or(0.0)),
-            max_drawdown_pct: money(self.inner.config.protection.max_drawdown_pct),
+            max_drawdown_pct: json_amount(self.inner.config.protection.max_drawdown_pct),
             paused: state.pause.is_some(),
             paused_since: state.pause.as_ref().map(|p| p.since.clone()),
             reason: state.pause.as_ref().map(|p| p.reason.clone()),

@@ -8,7 +8,6 @@
 
 use chrono::DateTime;
 use rust_decimal::Decimal;
-use rust_decimal::prelude::ToPrimitive;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -20,6 +19,7 @@ use crate::execution::stats::{Aggregate, chronological};
 use crate::execution::trade::{CloseReason, ClosedTradeView};
 use crate::execution::{ClosedTrade, Day, Trade};
 use crate::messenger::templates;
+use crate::money::json_amount;
 
 /// An open position in the report.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -83,10 +83,6 @@ pub struct ReportOutcome {
     pub report: DailyReport,
 }
 
-fn money(d: Decimal) -> f64 {
-    d.round_dp(8).to_f64().unwrap_or(0.0)
-}
-
 /// An amount for the boss: 2 decimals, with its sign.
 fn signed(d: Decimal) -> String {
     let d = d.round_dp(2);
@@ -106,8 +102,8 @@ fn position(trade: &Trade, price: Option<Decimal>, unrealized: Option<Decimal>) 
         bot: view.bot,
         size: view.size,
         entry_px: view.entry_px,
-        price: price.map(money),
-        unrealized_pnl: unrealized.map(money),
+        price: price.map(json_amount),
+        unrealized_pnl: unrealized.map(json_amount),
         protection: view.protection,
     }
 }
@@ -216,7 +212,7 @@ impl Protection {
             closed,
             trades: rows.iter().map(ClosedTrade::view).collect(),
             open_positions: open.iter().map(|(t, p, u)| position(t, *p, *u)).collect(),
-            unrealized_pnl: unrealized.map(money),
+            unrealized_pnl: unrealized.map(json_amount),
             trades_today: counters.trades_today,
             consecutive_losses: counters.consecutive_losses,
             drawdown,

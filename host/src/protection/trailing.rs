@@ -9,7 +9,6 @@
 //! never past the take-profit. Prices go to the tick away from the market.
 
 use rust_decimal::Decimal;
-use rust_decimal::prelude::ToPrimitive;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -17,6 +16,7 @@ use crate::config::{GapExit, StrategyKeys};
 use crate::exchange::Exchange;
 use crate::execution::{ClosedTradeView, Direction, Execution, ListRead, StopMove, Trade};
 use crate::messenger::templates;
+use crate::money::json_number;
 
 /// The trailing keys of a strategy's section (`[strategy.<bot>]`, else MR Combined's).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,10 +60,6 @@ pub fn wanted_stop(trade: &Trade, price: Decimal, s: &TrailSettings) -> Option<(
         Direction::Sell => stop < trade.sl_px && stop > trade.tp_px,
     };
     (profit_pct >= s.trigger_pct && tighter).then_some((stop, profit_pct.round_dp(2)))
-}
-
-fn f(d: Decimal) -> f64 {
-    d.to_f64().unwrap_or(0.0)
 }
 
 /// One raised stop.
@@ -152,9 +148,9 @@ pub async fn run(
         match execution.move_stop(&trade.symbol, stop).await {
             Ok(StopMove::Moved(moved)) => report.updated.push(TrailUpdate {
                 symbol: trade.symbol.clone(),
-                old_sl: f(trade.sl_px),
-                new_sl: f(moved.sl_px),
-                profit_pct: f(profit_pct),
+                old_sl: json_number(trade.sl_px),
+                new_sl: json_number(moved.sl_px),
+                profit_pct: json_number(profit_pct),
             }),
             Ok(StopMove::Restored { reason, .. }) => {
                 report.errors.push(format!("{}: kept the old stop: {reason}", trade.symbol));
@@ -200,7 +196,13 @@ async fn exit_gap(
         }),
         "stop gapped",
     );
-    GapRow { symbol: trade.symbol.clone(), stop_px: f(trade.sl_px), price: f(price), action, error }
+    GapRow {
+        symbol: trade.symbol.clone(),
+        stop_px: json_number(trade.sl_px),
+        price: json_number(price),
+        action,
+        error,
+    }
 }
 
 /// The message for the raised stops of a run.
