@@ -16,6 +16,9 @@
 //! document describes a `Number` as a JSON number (`#[schema(value_type = f64)]`). Config
 //! values are plain [`Decimal`]s read by [`decimal`]: the file is refused at load when one
 //! cannot be a decimal.
+//!
+//! The way out is here too: answers keep their JSON number fields (their schema and their
+//! callers know them as numbers), filled by [`json_number`] and [`json_amount`].
 
 use std::fmt;
 use std::str::FromStr;
