@@ -1,6 +1,8 @@
-//! The host as a real process, killed with SIGKILL between the entry fill and the OCO, then
-//! started again on the same data folder: reconciliation at start protects the position with
-//! exactly one OCO, and the entry is never sent twice.
+//! The host as a real process, killed with SIGKILL, then started again on the same data
+//! folder: between the entry fill and the OCO, reconciliation at start protects the position
+//! with exactly one OCO; right after a confirm answered (its journal settlements are committed
+//! without waiting for the disk, so a crash may lose them), reconciliation settles them again
+//! from the exchange. Either way the entry is never sent twice.
 
 #![cfg(unix)]
 
@@ -55,105 +57,155 @@ async fn wait_until(what: &str, timeout: Duration, mut check: impl FnMut() -> bo
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_between_fill_and_oco_is_protected_by_reconciliation_at_restart() {
-    spotbot::exchange::exchange_a::client::ensure_crypto_provider();
-    let http = reqwest::Client::new();
-    let mut sim_config = SimConfig::new(5, KEY, SECRET);
-    sim_config.initial_funds = vec![("USDT".into(), Decimal::from(10_000))];
-    let sim = spotbot_sim::serve(sim_config, "127.0.0.1:0").await.unwrap();
-    sim.sim.set_price("ETHUSDT", "3000".parse().unwrap()).unwrap();
-    let license_dir = tempfile::tempdir().unwrap();
-    let license = spotbot_license_server::LicenseServer::bind(
-        spotbot_license_server::Config::new(license_dir.path()),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
+/// The exchange simulator, the license server and a config for a host process on them.
+struct Rig {
+    http: reqwest::Client,
+    sim: spotbot_sim::RunningSim,
+    _license: spotbot_license_server::LicenseServer,
+    _license_dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
+}
 
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[exchange]\nmode = \"testnet\"\nbase_url = \"{}\"\nrequest_timeout_ms = 1500\n\
-             [strategy.mr_combined]\nsize_pct = 10.0\n\
-             [plugins]\ndir = {:?}\n\
-             [license]\nserver_url = \"http://{}\"\npublic_key = \"{}\"\n",
-            sim.base_url(),
-            dir.path().join("plugins").display().to_string(),
-            license.addr(),
-            license.public_key_hex()
-        ),
-    )
-    .unwrap();
-    let data = dir.path().join("data");
-
-    let host = Process::start(&config, &data);
-    let registered: Value = http
-        .post(format!("{}/api/license/register", host.base))
-        .json(&json!({"email": "crash@example.com", "name": "Crash Test"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
+impl Rig {
+    async fn new() -> Rig {
+        spotbot::exchange::exchange_a::client::ensure_crypto_provider();
+        let mut sim_config = SimConfig::new(5, KEY, SECRET);
+        sim_config.initial_funds = vec![("USDT".into(), Decimal::from(10_000))];
+        let sim = spotbot_sim::serve(sim_config, "127.0.0.1:0").await.unwrap();
+        sim.sim.set_price("ETHUSDT", "3000".parse().unwrap()).unwrap();
+        let license_dir = tempfile::tempdir().unwrap();
+        let license = spotbot_license_server::LicenseServer::bind(
+            spotbot_license_server::Config::new(license_dir.path()),
+            "127.0.0.1:0".parse().unwrap(),
+        )
         .await
         .unwrap();
-    assert_eq!(registered["ok"], true, "{registered}");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.toml"),
+            format!(
+                "[exchange]\nmode = \"testnet\"\nbase_url = \"{}\"\nrequest_timeout_ms = 1500\n\
+                 [strategy.mr_combined]\nsize_pct = 10.0\n\
+                 [plugins]\ndir = {:?}\n\
+                 [license]\nserver_url = \"http://{}\"\npublic_key = \"{}\"\n",
+                sim.base_url(),
+                dir.path().join("plugins").display().to_string(),
+                license.addr(),
+                license.public_key_hex()
+            ),
+        )
+        .unwrap();
+        Rig { http: reqwest::Client::new(), sim, _license: license, _license_dir: license_dir, dir }
+    }
 
-    // The OCO request hangs before the exchange executes it: the host is killed meanwhile.
-    let mut hang = Fault::new(FaultKind::Delay { ms: 60_000, before: true });
-    hang.path = Some("/api/v3/orderList/oco".into());
-    hang.method = Some("POST".into());
-    sim.sim.inject(hang);
-    let trade = http
-        .post(format!(
-            "{}/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9",
-            host.base
-        ))
-        .send();
-    let trade = tokio::spawn(trade);
-    let entries = |sim: &spotbot_sim::RunningSim| {
-        sim.sim.orders().into_iter().filter(|o| o["type"] == "MARKET" && o["side"] == "BUY").count()
-    };
-    wait_until("the entry filled", Duration::from_secs(20), || entries(&sim) == 1).await;
-    // The host records the fill and sends the OCO, which hangs at the exchange (a request held
-    // there is only recorded once answered). Kill it inside that window.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    host.kill_9();
-    let _ = trade.await;
-    sim.sim.clear_faults();
-    let lists = |sim: &spotbot_sim::RunningSim| {
-        sim.sim.orders().into_iter().filter(|o| o["type"] == "LIMIT_MAKER").count()
-    };
-    assert_eq!(lists(&sim), 0, "killed before the OCO existed: the position is naked");
+    /// A host process on the rig's config and data folder.
+    fn start(&self) -> Process {
+        Process::start(&self.dir.path().join("config.toml"), &self.dir.path().join("data"))
+    }
 
-    let host = Process::start(&config, &data);
-    wait_until("reconciliation placed the OCO", Duration::from_secs(30), || lists(&sim) == 1).await;
-    assert_eq!(entries(&sim), 1, "the entry was never sent again");
-    let orders = sim.sim.orders();
-    let tp = orders.iter().find(|o| o["type"] == "LIMIT_MAKER").unwrap();
-    let sl = orders.iter().find(|o| o["type"] == "STOP_LOSS_LIMIT").unwrap();
-    assert_eq!(tp["orderListId"], sl["orderListId"]);
-    assert_eq!(tp["origQty"], sl["origQty"]);
-    // The exchange holds the OCO a moment before the host has recorded its answer.
-    let mut trades = Value::Null;
-    for _ in 0..100 {
-        trades = http
-            .get(format!("{}/api/trades", host.base))
+    async fn register(&self, host: &Process) {
+        let registered: Value = self
+            .http
+            .post(format!("{}/api/license/register", host.base))
+            .json(&json!({"email": "crash@example.com", "name": "Crash Test"}))
             .send()
             .await
             .unwrap()
             .json()
             .await
             .unwrap();
-        if trades["trades"][0]["protection"] == "protected" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(registered["ok"], true, "{registered}");
     }
-    assert_eq!(trades["count"], 1, "{trades}");
-    assert_eq!(trades["trades"][0]["protection"], "protected", "{trades}");
-    assert_eq!(trades["trades"][0]["sl_oid"], sl["orderId"], "{trades}");
+
+    /// The buy the tests confirm: ETHUSDT, 2 % stop, 5 % target.
+    fn trade(&self, host: &Process) -> reqwest::RequestBuilder {
+        self.http.post(format!(
+            "{}/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9",
+            host.base
+        ))
+    }
+
+    fn entries(&self) -> usize {
+        let orders = self.sim.sim.orders();
+        orders.iter().filter(|o| o["type"] == "MARKET" && o["side"] == "BUY").count()
+    }
+
+    fn lists(&self) -> usize {
+        self.sim.sim.orders().into_iter().filter(|o| o["type"] == "LIMIT_MAKER").count()
+    }
+
+    /// Waits until the host reports its one trade protected, and checks its stop is the OCO's.
+    async fn assert_protected_once(&self, host: &Process) {
+        let orders = self.sim.sim.orders();
+        let tp = orders.iter().find(|o| o["type"] == "LIMIT_MAKER").unwrap();
+        let sl = orders.iter().find(|o| o["type"] == "STOP_LOSS_LIMIT").unwrap();
+        assert_eq!(tp["orderListId"], sl["orderListId"]);
+        assert_eq!(tp["origQty"], sl["origQty"]);
+        // The exchange holds the OCO a moment before the host has recorded its answer.
+        let mut trades = Value::Null;
+        for _ in 0..100 {
+            trades = self
+                .http
+                .get(format!("{}/api/trades", host.base))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if trades["trades"][0]["protection"] == "protected" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(trades["count"], 1, "{trades}");
+        assert_eq!(trades["trades"][0]["protection"], "protected", "{trades}");
+        assert_eq!(trades["trades"][0]["sl_oid"], sl["orderId"], "{trades}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_between_fill_and_oco_is_protected_by_reconciliation_at_restart() {
+    let rig = Rig::new().await;
+    let host = rig.start();
+    rig.register(&host).await;
+
+    // The OCO request hangs before the exchange executes it: the host is killed meanwhile.
+    let mut hang = Fault::new(FaultKind::Delay { ms: 60_000, before: true });
+    hang.path = Some("/api/v3/orderList/oco".into());
+    hang.method = Some("POST".into());
+    rig.sim.sim.inject(hang);
+    let trade = tokio::spawn(rig.trade(&host).send());
+    wait_until("the entry filled", Duration::from_secs(20), || rig.entries() == 1).await;
+    // The host records the fill and sends the OCO, which hangs at the exchange (a request held
+    // there is only recorded once answered). Kill it inside that window.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    host.kill_9();
+    let _ = trade.await;
+    rig.sim.sim.clear_faults();
+    assert_eq!(rig.lists(), 0, "killed before the OCO existed: the position is naked");
+
+    let host = rig.start();
+    wait_until("reconciliation placed the OCO", Duration::from_secs(30), || rig.lists() == 1).await;
+    assert_eq!(rig.entries(), 1, "the entry was never sent again");
+    rig.assert_protected_once(&host).await;
+    host.kill_9();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_right_after_a_confirm_loses_nothing_the_exchange_did() {
+    let rig = Rig::new().await;
+    let host = rig.start();
+    rig.register(&host).await;
+    let answer: Value = rig.trade(&host).send().await.unwrap().json().await.unwrap();
+    assert_eq!(answer["ok"], true, "{answer}");
+    // The entry's and the OCO's settlements may still be only in memory: kill at once.
+    host.kill_9();
+    assert_eq!((rig.entries(), rig.lists()), (1, 1));
+    let sent = rig.sim.sim.orders().len();
+
+    let host = rig.start();
+    rig.assert_protected_once(&host).await;
+    assert_eq!(rig.sim.sim.orders().len(), sent, "nothing was sent again: {}", rig.entries());
     host.kill_9();
 }

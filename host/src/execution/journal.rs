@@ -153,6 +153,13 @@ impl Journal {
 
     /// Records the outcome of entry `seq`; `also` writes in the same transaction (e.g. the trade
     /// the fill opened), so a crash can never keep one without the other.
+    ///
+    /// The commit does not wait for the disk ([`Store::write_recoverable`]): [`Journal::begin`]
+    /// made the entry durable before the order was sent, so a crash that loses a settlement
+    /// leaves the entry unsettled, and reconciliation settles it again from the exchange
+    /// (looking the order up by client order id, rebuilding the trade of an entry fill from
+    /// its plan). The next `begin`, or any durable write, takes it to the disk. This halves
+    /// the disk flushes of a confirm (docs/benchmarks.md, "Confirm latency").
     pub fn settle(
         &self,
         seq: u64,
@@ -160,7 +167,7 @@ impl Journal {
         now: &str,
         also: impl FnOnce(&Writer) -> Result<(), StoreError>,
     ) -> Result<JournalEntry, StoreError> {
-        self.store.write(|w| {
+        self.store.write_recoverable(|w| {
             let mut entry: JournalEntry = w
                 .get_seq(tables::ORDER_JOURNAL, seq)?
                 .ok_or_else(|| StoreError::Database(format!("journal entry {seq} is missing")))?;

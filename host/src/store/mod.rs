@@ -11,7 +11,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use redb::{
-    Database, ReadTransaction, ReadableDatabase, ReadableTable, TableHandle, WriteTransaction,
+    Database, Durability, ReadTransaction, ReadableDatabase, ReadableTable, TableHandle,
+    WriteTransaction,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -124,7 +125,29 @@ impl Store {
         &self,
         f: impl FnOnce(&Writer) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let tx = self.db.begin_write().map_err(db_err)?;
+        self.write_with(Durability::Immediate, f)
+    }
+
+    /// Like [`Store::write`], but the commit does not wait for the disk (redb's
+    /// `Durability::None`): it is atomic and every later read sees it, and it reaches the disk
+    /// with the next durable commit or when the database closes cleanly; a crash before then
+    /// loses it. Only for writes whose loss the service recovers from on its own: the order
+    /// journal's settlements, which reconciliation redoes by looking the order up at the
+    /// exchange (`Journal::settle`).
+    pub fn write_recoverable<T>(
+        &self,
+        f: impl FnOnce(&Writer) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.write_with(Durability::None, f)
+    }
+
+    fn write_with<T>(
+        &self,
+        durability: Durability,
+        f: impl FnOnce(&Writer) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut tx = self.db.begin_write().map_err(db_err)?;
+        tx.set_durability(durability).map_err(db_err)?;
         let value = f(&Writer { tx: &tx })?;
         tx.commit().map_err(db_err)?;
         Ok(value)
