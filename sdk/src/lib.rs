@@ -27,7 +27,9 @@
 //! - [`sides`]: a one-timeframe strategy that weighs a buy checklist against a sell checklist
 //!   implements [`sides::OneTimeframe`] (its config, its minimum of candles, its judgement of
 //!   one symbol) and gets manifest, config parsing and the symbol loop; [`sides::Side`] names
-//!   the side a checklist looks at.
+//!   the side a checklist looks at, [`sides::HostKeys`] are its section's host keys,
+//!   [`sides::Oscillators`] its RSI, ADX, ATR and volume ratio, and [`sides::testing`] the
+//!   helpers and contract tests ([`one_timeframe_contract_tests!`]) of its native tests.
 //! - [`log!`]: one line into the plugin's log (stderr; the host logs it under the plugin's
 //!   name and a preview scan returns it).
 //! - [`testing`]: deterministic synthetic candles for native tests and benchmarks, scripted

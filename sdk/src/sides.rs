@@ -2,29 +2,39 @@
 //! such a strategy would otherwise write again (`ta_trend` and `ta_mean_revert` are two).
 //!
 //! Such a strategy reads one timeframe of each symbol (`timeframes = ["1h"]`, the host's
-//! override of its one candle need), judges each symbol on its own and keeps no state. It writes
-//! its [`Settings`] (config keys and their validation), its indicators and checks, and how a
-//! symbol's closed candles become a buy, a sell or a skip ([`OneTimeframe::judge`]); the
-//! manifest, the config parsing, the symbol loop and the refusal of stale or broken candles are
-//! here, written once.
+//! override of its one candle need, among its [`HostKeys`]), judges each symbol on its own and
+//! keeps no state. It writes its [`Settings`] (its own config keys and their validation), its
+//! indicators and checks (the usual [`Oscillators`] are here), and how a symbol's closed
+//! candles become a buy, a sell or a skip ([`OneTimeframe::judge`]); the manifest, the config
+//! parsing, the symbol loop and the refusal of stale or broken candles are here, written once,
+//! and so are the helpers of its native tests ([`testing`],
+//! [`crate::one_timeframe_contract_tests!`]).
 //!
 //! ```
 //! use serde::{Deserialize, Serialize};
-//! use spotbot_sdk::sides::{OneTimeframe, Opened, Settings, Side};
+//! use spotbot_sdk::sides::{HostKeys, OneTimeframe, Opened, Settings, Side};
 //! use spotbot_sdk::{ScanError, ScanResult, Strategy};
 //!
-//! #[derive(Default, Serialize, Deserialize)]
+//! #[derive(Serialize, Deserialize)]
 //! #[serde(default)]
 //! struct Config {
-//!     timeframes: Vec<String>,
+//!     #[serde(flatten)]
+//!     host: HostKeys,
+//!     min_passed: u32,
+//! }
+//!
+//! impl Default for Config {
+//!     fn default() -> Self {
+//!         Config { host: HostKeys::on("1h"), min_passed: 5 }
+//!     }
 //! }
 //!
 //! impl Settings for Config {
-//!     fn timeframe(&self) -> &str {
-//!         self.timeframes.first().map_or("1h", String::as_str)
+//!     fn host(&self) -> &HostKeys {
+//!         &self.host
 //!     }
 //!     fn validate(&self) -> Result<(), ScanError> {
-//!         spotbot_sdk::config::one_timeframe(&self.timeframes).map(|_| ())
+//!         spotbot_sdk::config::positive("min_passed", self.min_passed as f64)
 //!     }
 //! }
 //!
@@ -45,36 +55,94 @@
 //! }
 //!
 //! assert_eq!(Mine::describe().candles[0].timeframe, "1h");
+//! // The host's keys are published flat, before the strategy's own.
+//! assert!(Mine::describe().default_config.starts_with(r#"{"enabled":true,"#));
 //! assert!(matches!(Mine::scan(spotbot_sdk::testing::request(
 //!     &Mine::describe().candles, 2, r#"{"timeframes": ["4h", "1d"]}"#, 0)),
 //!     Err(ScanError::BadConfig(m)) if m.starts_with("timeframes: ")));
 //! assert_eq!(Side::Sell.as_str(), "sell");
 //! ```
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
+use crate::config::{ScanKeys, TradeKeys};
 use crate::{
     ClosedCandles, Direction, Manifest, PluginKind, ScanError, ScanRequest, ScanResponse,
     ScanResult, Strategy, SymbolData,
 };
 
+mod oscillators;
+pub mod testing;
+
+pub use oscillators::Oscillators;
+
 /// The config of a one-timeframe strategy: its `Default` is the manifest's default config (the
 /// one source of its keys), and every value is judged before a scan reads it.
 pub trait Settings: Default + Serialize + DeserializeOwned {
-    /// The one timeframe every check reads.
-    fn timeframe(&self) -> &str;
+    /// The keys the host reads, the timeframe among them (embedded as a [`HostKeys`]).
+    fn host(&self) -> &HostKeys;
 
-    /// Judges every value the strategy reads: a [`ScanError::BadConfig`] naming the key (the
-    /// helpers of [`crate::config`] word it), so the host refuses a bad section by name.
+    /// Judges every value of the strategy's own keys: a [`ScanError::BadConfig`] naming the
+    /// key (the helpers of [`crate::config`] word it), so the host refuses a bad section by
+    /// name.
     fn validate(&self) -> Result<(), ScanError>;
 
+    /// The one timeframe every check reads.
+    fn timeframe(&self) -> &str {
+        self.host().timeframe()
+    }
+
     /// Parses a request's config with [`crate::config::parse`] (unknown keys refused, a missing
-    /// key from `Default`, every error naming its key) and [`Settings::validate`]s it.
+    /// key from `Default`, every error naming its key), then judges the timeframe
+    /// ([`HostKeys::validate`]) and [`Settings::validate`]s the rest.
     fn parse(json: &str) -> Result<Self, ScanError> {
         let config: Self = crate::config::parse(json)?;
+        config.host().validate()?;
         config.validate()?;
         Ok(config)
+    }
+}
+
+/// The keys of a one-timeframe strategy's section that the service reads (docs/strategies.md,
+/// "Keys the host acts on"): which symbols it scans ([`ScanKeys`]), the one timeframe, and how
+/// it trades a signal ([`TradeKeys`], no tiers: every signal is `normal`). Embed it with
+/// `#[serde(flatten)]`: the keys stay flat in the published JSON, in this order. Declared in
+/// each strategy's section, with the service's defaults, so its trades never borrow another
+/// strategy's values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostKeys {
+    /// `enabled`, `use_universe`, `watchlist_override`, `min_quote_volume_usd`.
+    #[serde(flatten)]
+    pub scan: ScanKeys,
+    /// Host and plugin: the one timeframe every check reads, as a one-element list (the host's
+    /// `timeframes` replaces the manifest's candle needs in order).
+    pub timeframes: Vec<String>,
+    /// `size_pct`, `max_trades_per_day`, `trailing_*` and `risk_normal`.
+    #[serde(flatten)]
+    pub trade: TradeKeys,
+}
+
+impl HostKeys {
+    /// The service's defaults on `timeframe`: a strategy's default.
+    pub fn on(timeframe: &str) -> HostKeys {
+        HostKeys {
+            scan: ScanKeys::default(),
+            timeframes: vec![timeframe.to_string()],
+            trade: TradeKeys::default(),
+        }
+    }
+
+    /// The one timeframe (the first of a list [`HostKeys::validate`] refuses, `""` for an
+    /// empty one): a scan reads it only after the validation.
+    pub fn timeframe(&self) -> &str {
+        self.timeframes.first().map_or("", String::as_str)
+    }
+
+    /// Exactly one known timeframe ([`crate::config::one_timeframe`]), or a
+    /// [`ScanError::BadConfig`] naming `timeframes`. The service judges its other keys itself.
+    pub fn validate(&self) -> Result<(), ScanError> {
+        crate::config::one_timeframe(&self.timeframes).map(|_| ())
     }
 }
 
@@ -165,16 +233,4 @@ impl<S: OneTimeframe> Strategy for S {
         let config = S::Config::parse(&request.config)?;
         request.evaluate_each(|symbol| evaluate::<S>(&config, symbol, request.now_ms))
     }
-}
-
-/// For tests of a [`OneTimeframe`] strategy that signals with [`ScanResult::with_signal`] and
-/// explains every result: the contract's checks of a result
-/// ([`crate::testing::contract::result`]), the service's scores exactly on signals
-/// ([`crate::testing::contract::scored_like_the_service`]), no tier (every signal is sized
-/// `normal`), `ask_coo` set and a reason on every result, a signal's too.
-pub fn assert_result<S: OneTimeframe>(r: &ScanResult) {
-    crate::testing::contract::result(r, S::NAME);
-    crate::testing::contract::scored_like_the_service(r);
-    assert!(r.ask_coo && r.tier.is_none(), "{r:#?}");
-    assert!(!r.reason.as_deref().unwrap_or_default().is_empty(), "every result says why: {r:#?}");
 }

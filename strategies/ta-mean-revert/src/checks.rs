@@ -7,7 +7,7 @@
 //! upper band with RSI overbought.
 
 use spotbot_sdk::indicators::{self as ind, last_finite};
-use spotbot_sdk::sides::Side;
+use spotbot_sdk::sides::{Oscillators, Side};
 use spotbot_sdk::{Checklist, ClosedCandles};
 
 use crate::config::Config;
@@ -18,12 +18,6 @@ pub const SELL_CHECKS: u32 = 2;
 /// Buy checks that must pass whatever `min_passed` says: the setup itself, and a target worth
 /// the risk.
 pub const BUY_MUST_HAVE: [&str; 2] = ["at_lower_band", "reward_risk"];
-/// Periods of the oscillators (TA-Lib's classic values).
-pub const RSI_PERIOD: usize = 14;
-pub const ADX_PERIOD: usize = 14;
-pub const ATR_PERIOD: usize = 14;
-/// Candles of the volume mean the last candle is compared with.
-pub const VOLUME_PERIOD: usize = 20;
 
 /// The last closed candle.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,24 +28,23 @@ pub struct Candle {
     pub close: f64,
 }
 
-/// The values the checks read, each `None` when it does not exist (too little history) or is
-/// not a finite number (bad data): a missing value fails its check.
+/// The stretch the checks measure: the last candle and where it sits against the bands, with
+/// the SDK's [`Oscillators`] beside them. `None` where a value does not exist (too little
+/// history) or is not finite (bad data), and a check reading it fails.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     pub candle: Option<Candle>,
     pub bb_lower: Option<f64>,
     pub bb_mid: Option<f64>,
     pub bb_upper: Option<f64>,
-    pub rsi: Option<f64>,
-    pub adx: Option<f64>,
-    pub vol_ratio: Option<f64>,
-    pub atr: Option<f64>,
+    /// RSI (oversold, overbought), ADX (a range), the volume spike and ATR (the stop's pad).
+    pub osc: Oscillators,
 }
 
 impl Snapshot {
-    /// Every indicator over all the closed candles.
+    /// The bands, the last candle and the oscillators over all the closed candles.
     pub fn compute(bars: ClosedCandles<'_>, config: &Config) -> Snapshot {
-        let ClosedCandles { open, high, low, close, volume, .. } = bars;
+        let ClosedCandles { open, high, low, close, .. } = bars;
         let bands = ind::bollinger(close, config.bb_period as usize, config.bb_deviations);
         let candle = match (open.last(), high.last(), low.last(), close.last()) {
             (Some(&open), Some(&high), Some(&low), Some(&close)) => {
@@ -65,10 +58,7 @@ impl Snapshot {
             bb_lower: last_finite(&bands.lower),
             bb_mid: last_finite(&bands.middle),
             bb_upper: last_finite(&bands.upper),
-            rsi: last_finite(&ind::rsi(close, RSI_PERIOD)),
-            adx: last_finite(&ind::adx(high, low, close, ADX_PERIOD)),
-            vol_ratio: last_finite(&ind::volume_ratio(volume, VOLUME_PERIOD)),
-            atr: last_finite(&ind::atr(high, low, close, ATR_PERIOD)),
+            osc: Oscillators::compute(bars),
         }
     }
 
@@ -94,7 +84,7 @@ impl Bracket {
     /// on, or beyond the entry when the entry is already past the band (so the stop is never
     /// on the wrong side of the entry).
     pub fn compute(side: Side, s: &Snapshot, config: &Config, price: f64) -> Option<Bracket> {
-        let (mid, atr) = (s.bb_mid?, s.atr?);
+        let (mid, atr) = (s.bb_mid?, s.osc.atr?);
         let pad = config.sl_atr_multiplier * atr;
         let pct = |d: f64| d / price * 100.0;
         let b = match side {
@@ -130,27 +120,17 @@ pub fn buy_checklist(s: &Snapshot, config: &Config, bracket: Option<Bracket>) ->
     };
     c.check_value(
         "rsi_oversold",
-        s.rsi,
+        s.osc.rsi,
         |r| r <= config.rsi_oversold,
         |r| format!("RSI {r:.1} <= {:.1}", config.rsi_oversold),
     );
     c.check_value(
         "adx_ranging",
-        s.adx,
+        s.osc.adx,
         |a| a < config.adx_max,
         |a| format!("ADX {a:.1} < {:.1}", config.adx_max),
     );
-    c.check_value(
-        "volume_spike",
-        s.vol_ratio,
-        |v| v >= config.vol_ratio_min,
-        |v| {
-            format!(
-                "volume {v:.2}x the {VOLUME_PERIOD}-candle mean >= {:.2}x",
-                config.vol_ratio_min
-            )
-        },
-    );
+    s.osc.check_volume(&mut c, "volume_spike", config.vol_ratio_min);
     match s.candle {
         Some(k) => {
             let range = k.high - k.low;
@@ -197,7 +177,7 @@ pub fn sell_checklist(s: &Snapshot, config: &Config) -> Checklist {
     };
     c.check_value(
         "rsi_overbought",
-        s.rsi,
+        s.osc.rsi,
         |r| r >= config.rsi_overbought,
         |r| format!("RSI {r:.1} >= {:.1}", config.rsi_overbought),
     );
@@ -245,10 +225,12 @@ mod tests {
             bb_lower: Some(94.5),
             bb_mid: Some(99.0),
             bb_upper: Some(103.5),
-            rsi: Some(24.0),
-            adx: Some(18.0),
-            vol_ratio: Some(2.0),
-            atr: Some(1.0),
+            osc: Oscillators {
+                rsi: Some(24.0),
+                adx: Some(18.0),
+                vol_ratio: Some(2.0),
+                atr: Some(1.0),
+            },
         }
     }
 
@@ -278,10 +260,11 @@ mod tests {
         assert_eq!(buy.passed(), 5);
         assert!(!Side::Buy.qualifies(&buy, &config), "{buy:?}");
         // Bearish candle and no spike, but at the band with a good target: 4 of 6.
+        let s = oversold();
         let s = Snapshot {
             candle: Some(Candle { open: 95.0, high: 95.1, low: 94.0, close: 94.4 }),
-            vol_ratio: Some(1.0),
-            ..oversold()
+            osc: Oscillators { vol_ratio: Some(1.0), ..s.osc },
+            ..s
         };
         let b = Bracket::compute(Side::Buy, &s, &config, 94.4);
         let buy = buy_checklist(&s, &config, b);
@@ -293,10 +276,11 @@ mod tests {
     #[test]
     fn the_sell_mirrors_at_the_upper_band() {
         let config = Config::default();
+        let s = oversold();
         let s = Snapshot {
             candle: Some(Candle { open: 104.0, high: 104.2, low: 103.2, close: 103.4 }),
-            rsi: Some(76.0),
-            ..oversold()
+            osc: Oscillators { rsi: Some(76.0), ..s.osc },
+            ..s
         };
         assert_eq!(s.leaning(), Side::Sell);
         let sell = sell_checklist(&s, &config);
@@ -313,10 +297,7 @@ mod tests {
             bb_lower: None,
             bb_mid: None,
             bb_upper: None,
-            rsi: None,
-            adx: None,
-            vol_ratio: None,
-            atr: None,
+            osc: Oscillators::default(),
         };
         let config = Config::default();
         assert_eq!(Bracket::compute(Side::Buy, &none, &config, 1.0), None);

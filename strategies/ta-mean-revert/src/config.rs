@@ -1,17 +1,19 @@
 //! `[strategy.ta_mean_revert]`: every key, its default and its validation.
 //!
-//! The manifest publishes `serde_json::to_string(&Config::default())`, so this struct is the one
-//! source of the section's keys: the host refuses keys it lacks and values of another JSON type,
-//! and overlays the section on these defaults. Values are judged at every scan
-//! ([`Settings::parse`]): a bad one fails the scan with `bad-config` naming the key, never a
-//! signal. The keys marked "host" are read by the service (docs/strategies.md, "Keys the host
-//! acts on"), which checks their ranges itself; they are declared here so that this strategy's
-//! trades never borrow `mr_combined`'s values.
+//! The strategy's own keys say when a price is stretched far enough to bet on its return: the
+//! Bollinger bands and how near a band counts as "at" it, the RSI levels of oversold and
+//! overbought, how quiet the market must be (ADX below a cap), the volume spike and reversal
+//! candle that show buyers stepping in, and how much the middle band must pay per unit of
+//! stop. As for every one-timeframe strategy ([`Settings`]), `Config::default()` is what the
+//! manifest publishes and the host overlays a section on, and each scan judges every value
+//! first: a bad one is a `bad-config` naming its key, never a signal. The "host" keys are the
+//! service's own (docs/strategies.md, "Keys the host acts on"), declared here with the
+//! service's defaults so this strategy's trades use its own section.
 
 use serde::{Deserialize, Serialize};
 use spotbot_sdk::ScanError;
-use spotbot_sdk::config::{self, ScanKeys, TradeKeys, bad, within};
-use spotbot_sdk::sides::Settings;
+use spotbot_sdk::config::{bad, within};
+use spotbot_sdk::sides::{HostKeys, Settings};
 
 use crate::checks::BUY_CHECKS;
 
@@ -22,16 +24,10 @@ pub const MAX_BB_PERIOD: u32 = 100;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Config {
-    /// Host: `enabled`, `use_universe`, `watchlist_override`, `min_quote_volume_usd` (the
-    /// service's defaults).
+    /// Host: `enabled` ... `min_quote_volume_usd`, `timeframes` (the one timeframe every check
+    /// reads), `size_pct` ... `risk_normal`, with the service's defaults on 1h.
     #[serde(flatten)]
-    pub scan: ScanKeys,
-    /// Host and plugin: the one timeframe every check reads, as a one-element list.
-    pub timeframes: Vec<String>,
-    /// Host: `size_pct`, `max_trades_per_day`, `trailing_*` and `risk_normal` (the service's
-    /// defaults; results carry no tier, so every signal is `normal`).
-    #[serde(flatten)]
-    pub trade: TradeKeys,
+    pub host: HostKeys,
     /// Period of the Bollinger bands (SMA middle).
     pub bb_period: u32,
     /// Width of the bands in population standard deviations.
@@ -63,9 +59,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            scan: ScanKeys::default(),
-            timeframes: vec!["1h".into()],
-            trade: TradeKeys::default(),
+            host: HostKeys::on("1h"),
             bb_period: 20,
             bb_deviations: 2.0,
             band_tolerance_pct: 0.5,
@@ -82,13 +76,13 @@ impl Default for Config {
 }
 
 impl Settings for Config {
-    /// The one element of `timeframes` (validation guarantees there is one).
-    fn timeframe(&self) -> &str {
-        self.timeframes.first().map_or("1h", String::as_str)
+    fn host(&self) -> &HostKeys {
+        &self.host
     }
 
+    /// The bands' period within the manifest's candles, `min_passed` a count of the six buy
+    /// checks, and each level, width and ratio in its range.
     fn validate(&self) -> Result<(), ScanError> {
-        config::one_timeframe(&self.timeframes)?;
         if !(2..=MAX_BB_PERIOD).contains(&self.bb_period) {
             let got = format!("must be 2..={MAX_BB_PERIOD}, got {}", self.bb_period);
             return Err(bad("bb_period", got));

@@ -3,9 +3,9 @@
 //! the rest (manifest, config, the symbol loop, stale or broken candles).
 
 use spotbot_sdk::ScanResult;
-use spotbot_sdk::sides::{OneTimeframe, Opened, Settings, Side};
+use spotbot_sdk::sides::{OneTimeframe, Opened, Oscillators, Settings, Side};
 
-use crate::checks::{self, ADX_PERIOD, Bracket, SideRule, Snapshot};
+use crate::checks::{self, Bracket, SideRule, Snapshot};
 use crate::config::Config;
 use crate::{CANDLES, NAME, TaMeanRevert};
 
@@ -21,7 +21,7 @@ impl OneTimeframe for TaMeanRevert {
     /// The bands' window and ADX's lookback (2 × period), with some settling for the
     /// Wilder-type indicators.
     fn min_bars(config: &Config) -> usize {
-        (config.bb_period as usize).max(2 * ADX_PERIOD) + 10
+        (config.bb_period as usize).max(2 * Oscillators::ADX_PERIOD) + 10
     }
 
     /// The stretch whose checks qualify and whose bracket targets the middle band beyond the
@@ -32,9 +32,7 @@ impl OneTimeframe for TaMeanRevert {
         // Entry at the live price; the last close when the ticker has none.
         let price = live.or(snap.candle.map(|c| c.close)).unwrap_or(0.0);
         result.price = price;
-        result.rsi = snap.rsi;
-        result.adx = snap.adx;
-        result.vol_ratio = snap.vol_ratio;
+        snap.osc.report(&mut result);
         result.bb_lower = snap.bb_lower;
         result.bb_mid = snap.bb_mid;
         result.bb_upper = snap.bb_upper;

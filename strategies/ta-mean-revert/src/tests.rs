@@ -2,46 +2,22 @@
 //! determinism. The checks and brackets have their own unit tests in `checks.rs`.
 
 use serde_json::json;
-use spotbot_sdk::sides;
-use spotbot_sdk::testing::{self, contract, symbol_data};
-use spotbot_sdk::{
-    Candles, Direction, PluginKind, ScanError, ScanRequest, ScanResult, Strategy, SymbolData,
-};
+use spotbot_sdk::sides::testing::{self as kit, NOW, assert_result, names, request};
+use spotbot_sdk::testing::{contract, symbol_data};
+use spotbot_sdk::{Candles, Direction, ScanError, ScanResult, Strategy};
 
 use crate::scenarios::{overbought_spike, oversold_bounce, quiet_range};
-use crate::{CANDLES, Config, TaMeanRevert};
+use crate::{CANDLES, TaMeanRevert};
 
-/// 2026-01-01T00:00:00Z.
-const NOW: i64 = 1_767_225_600_000;
-
-fn request(config: &str, symbols: Vec<SymbolData>) -> ScanRequest {
-    testing::scan_request(NOW, config, symbols)
-}
-
+/// One symbol's result, checked like every result of the plugin.
 fn one(candles: Candles, config: &str) -> ScanResult {
-    let r = testing::scan_one::<TaMeanRevert>(NOW, config, symbol_data("SOLUSDT", vec![candles]));
-    assert_host_valid(&r);
-    r
+    kit::one::<TaMeanRevert>("SOLUSDT", candles, config)
 }
 
-/// The contract's checks of a result and what this plugin promises on every one: no tier,
-/// a reason on every result, the service's scores exactly on signals.
-fn assert_host_valid(r: &ScanResult) {
-    sides::assert_result::<TaMeanRevert>(r);
-}
-
-fn names(r: &ScanResult) -> Vec<(&str, bool)> {
-    r.checklist.iter().map(|c| (c.name.as_str(), c.pass)).collect()
-}
-
-spotbot_sdk::contract_tests! {
+spotbot_sdk::one_timeframe_contract_tests! {
     plugin: TaMeanRevert,
-    config: Config,
     name: "ta_mean_revert",
-    kind: PluginKind::Strategy,
-    candles: [("1h", CANDLES)],
-    needs_reference: false,
-    needs_market_context: false,
+    candles: ("1h", CANDLES),
     default_config: json!({
         "enabled": true, "use_universe": false, "watchlist_override": [],
         "min_quote_volume_usd": 1_000_000.0, "timeframes": ["1h"], "size_pct": 1.0,
@@ -52,7 +28,6 @@ spotbot_sdk::contract_tests! {
         "reversal_close_position": 0.5, "min_passed": 5, "sl_atr_multiplier": 1.0,
         "min_rr": 2.0,
     }),
-    each_result: assert_host_valid,
 }
 
 #[test]
@@ -198,7 +173,7 @@ fn broken_data_never_panics_and_never_signals() {
         let mut data = symbol_data("X", vec![c]);
         data.last_price = -1.0;
         let r = TaMeanRevert::scan(request("{}", vec![data])).unwrap();
-        assert_host_valid(&r.results[0]);
+        assert_result::<TaMeanRevert>(&r.results[0]);
         assert_eq!(r.results[0].direction, Direction::Skip, "{:#?}", r.results[0]);
     }
 }

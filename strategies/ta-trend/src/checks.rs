@@ -6,52 +6,43 @@
 //! EMA there is no trend to follow, whatever the oscillators say.
 
 use spotbot_sdk::indicators::{self as ind, last_finite, nth_last};
-use spotbot_sdk::sides::Side;
+use spotbot_sdk::sides::{Oscillators, Side};
 use spotbot_sdk::{Checklist, ClosedCandles};
 
 use crate::config::Config;
 
 /// Checks per side.
 pub const CHECKS: u32 = 6;
-/// Periods of the oscillators (TA-Lib's classic values).
-pub const ADX_PERIOD: usize = 14;
-pub const RSI_PERIOD: usize = 14;
-pub const ATR_PERIOD: usize = 14;
+/// Periods of MACD (fast EMA, slow EMA, signal; TA-Lib's classic values).
 pub const MACD: (usize, usize, usize) = (12, 26, 9);
-/// Candles of the volume mean the last candle is compared with.
-pub const VOLUME_PERIOD: usize = 20;
 
-/// The indicator values the checks read, each `None` when it does not exist (too little
-/// history) or is not a finite number (bad input data): a missing value fails its check.
+/// The trend's values the checks read beside the SDK's [`Oscillators`], each `None` when it
+/// does not exist (too little history) or is not a finite number (bad input data): a missing
+/// value fails its check.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     pub close: Option<f64>,
     pub ema_fast: Option<f64>,
     pub ema_slow: Option<f64>,
-    pub adx: Option<f64>,
     pub macd_hist: Option<f64>,
     pub macd_hist_prev: Option<f64>,
-    pub rsi: Option<f64>,
-    pub vol_ratio: Option<f64>,
-    pub atr: Option<f64>,
+    /// RSI, ADX, volume ratio and ATR (the stop's unit).
+    pub osc: Oscillators,
 }
 
 impl Snapshot {
-    /// Every indicator over all the closed candles (Wilder-type indicators remember history,
-    /// so the window is the manifest's fixed count).
+    /// The EMAs, MACD and the oscillators over all the closed candles (the window is the
+    /// manifest's fixed count, so EMA seeds and Wilder-type values are reproducible).
     pub fn compute(bars: ClosedCandles<'_>, config: &Config) -> Snapshot {
-        let ClosedCandles { high, low, close, volume, .. } = bars;
+        let close = bars.close;
         let hist = ind::macd(close, MACD.0, MACD.1, MACD.2).hist;
         Snapshot {
             close: last_finite(close),
             ema_fast: last_finite(&ind::ema(close, config.ema_fast as usize)),
             ema_slow: last_finite(&ind::ema(close, config.ema_slow as usize)),
-            adx: last_finite(&ind::adx(high, low, close, ADX_PERIOD)),
             macd_hist: last_finite(&hist),
             macd_hist_prev: nth_last(&hist, 1).filter(|v| v.is_finite()),
-            rsi: last_finite(&ind::rsi(close, RSI_PERIOD)),
-            vol_ratio: last_finite(&ind::volume_ratio(volume, VOLUME_PERIOD)),
-            atr: last_finite(&ind::atr(high, low, close, ATR_PERIOD)),
+            osc: Oscillators::compute(bars),
         }
     }
 
@@ -122,7 +113,7 @@ impl SideChecks for Side {
         };
         c.check_value(
             "adx_trending",
-            s.adx,
+            s.osc.adx,
             |a| a >= config.adx_min,
             |a| format!("ADX {a:.1} >= {:.1}", config.adx_min),
         );
@@ -143,21 +134,11 @@ impl SideChecks for Side {
         };
         c.check_value(
             if buy { "rsi_healthy" } else { "rsi_weak" },
-            s.rsi,
+            s.osc.rsi,
             |r| (lo..=hi).contains(&r),
             |r| format!("RSI {r:.1} in {lo:.1}..={hi:.1}"),
         );
-        c.check_value(
-            "volume",
-            s.vol_ratio,
-            |v| v >= config.vol_ratio_min,
-            |v| {
-                format!(
-                    "volume {v:.2}x the {VOLUME_PERIOD}-candle mean >= {:.2}x",
-                    config.vol_ratio_min
-                )
-            },
-        );
+        s.osc.check_volume(&mut c, "volume", config.vol_ratio_min);
         c
     }
 }
@@ -171,13 +152,21 @@ mod tests {
             close: Some(105.0),
             ema_fast: Some(104.0),
             ema_slow: Some(100.0),
-            adx: Some(30.0),
             macd_hist: Some(0.5),
             macd_hist_prev: Some(0.4),
-            rsi: Some(62.0),
-            vol_ratio: Some(1.3),
-            atr: Some(1.0),
+            osc: Oscillators {
+                rsi: Some(62.0),
+                adx: Some(30.0),
+                vol_ratio: Some(1.3),
+                atr: Some(1.0),
+            },
         }
+    }
+
+    /// [`snapshot`] with RSI at `rsi`.
+    fn with_rsi(rsi: f64) -> Snapshot {
+        let s = snapshot();
+        Snapshot { osc: Oscillators { rsi: Some(rsi), ..s.osc }, ..s }
     }
 
     #[test]
@@ -213,12 +202,9 @@ mod tests {
             close: None,
             ema_fast: None,
             ema_slow: None,
-            adx: None,
             macd_hist: None,
             macd_hist_prev: None,
-            rsi: None,
-            vol_ratio: None,
-            atr: None,
+            osc: Oscillators::default(),
         };
         let buy = Side::Buy.checklist(&empty, &config);
         assert_eq!((buy.passed(), buy.total()), (0, CHECKS));
@@ -229,12 +215,12 @@ mod tests {
     #[test]
     fn rsi_band_mirrors_for_a_sell() {
         let config = Config::default();
-        let weak = Snapshot { rsi: Some(35.0), ..snapshot() };
+        let weak = with_rsi(35.0);
         let sell = Side::Sell.checklist(&weak, &config);
         assert!(sell.passed_named("rsi_weak"), "{sell:?}");
-        let crashed = Snapshot { rsi: Some(25.0), ..snapshot() };
+        let crashed = with_rsi(25.0);
         assert!(!Side::Sell.checklist(&crashed, &config).passed_named("rsi_weak"));
-        let hot = Snapshot { rsi: Some(75.0), ..snapshot() };
+        let hot = with_rsi(75.0);
         assert!(!Side::Buy.checklist(&hot, &config).passed_named("rsi_healthy"));
     }
 }

@@ -10,8 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 use spotbot_sdk::ScanError;
-use spotbot_sdk::config::{self, ScanKeys, TradeKeys, bad, within};
-use spotbot_sdk::sides::Settings;
+use spotbot_sdk::config::{bad, within};
+use spotbot_sdk::sides::{HostKeys, Settings};
 
 use crate::checks::CHECKS;
 
@@ -23,16 +23,10 @@ pub const MAX_EMA_SLOW: u32 = 100;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Config {
-    /// Host: `enabled`, `use_universe`, `watchlist_override`, `min_quote_volume_usd` (the
-    /// service's defaults).
+    /// Host: `enabled` ... `min_quote_volume_usd`, `timeframes` (the one timeframe every check
+    /// reads), `size_pct` ... `risk_normal`, with the service's defaults on 1h.
     #[serde(flatten)]
-    pub scan: ScanKeys,
-    /// Host and plugin: the one timeframe every check reads, as a one-element list.
-    pub timeframes: Vec<String>,
-    /// Host: `size_pct`, `max_trades_per_day`, `trailing_*` and `risk_normal` (the service's
-    /// defaults; results carry no tier, so every signal is `normal`).
-    #[serde(flatten)]
-    pub trade: TradeKeys,
+    pub host: HostKeys,
     /// Period of the fast EMA.
     pub ema_fast: u32,
     /// Period of the slow EMA (the trend's backbone), at most [`MAX_EMA_SLOW`].
@@ -57,9 +51,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            scan: ScanKeys::default(),
-            timeframes: vec!["1h".into()],
-            trade: TradeKeys::default(),
+            host: HostKeys::on("1h"),
             ema_fast: 20,
             ema_slow: 50,
             adx_min: 25.0,
@@ -74,13 +66,13 @@ impl Default for Config {
 }
 
 impl Settings for Config {
-    /// The one element of `timeframes` (validation guarantees there is one).
-    fn timeframe(&self) -> &str {
-        self.timeframes.first().map_or("1h", String::as_str)
+    fn host(&self) -> &HostKeys {
+        &self.host
     }
 
+    /// The EMAs in order, the slow one short enough for the manifest's candles, every threshold
+    /// in its range and `min_passed` a count of the six checks.
     fn validate(&self) -> Result<(), ScanError> {
-        config::one_timeframe(&self.timeframes)?;
         if self.ema_fast < 2 {
             return Err(bad("ema_fast", format!("must be >= 2, got {}", self.ema_fast)));
         }

@@ -28,10 +28,8 @@ impl OneTimeframe for TaTrend {
         let snap = Snapshot::compute(bars, config);
         let buy = Side::Buy.checklist(&snap, config);
         let sell = Side::Sell.checklist(&snap, config);
-        result.rsi = snap.rsi;
+        snap.osc.report(&mut result);
         result.macd_hist = snap.macd_hist;
-        result.adx = snap.adx;
-        result.vol_ratio = snap.vol_ratio;
         result.buy_signals = Some(buy.passed());
         result.sell_signals = Some(sell.passed());
 
@@ -47,7 +45,7 @@ impl OneTimeframe for TaTrend {
         // Entry at the live price; the last close when the ticker has none.
         let price = live.or(snap.close).unwrap_or(0.0);
         result.price = price;
-        let stop = snap.atr.map(|atr| config.sl_atr_multiplier * atr / price * 100.0);
+        let stop = snap.osc.atr.map(|atr| config.sl_atr_multiplier * atr / price * 100.0);
         let Some(sl_pct) = stop.filter(|v| v.is_finite() && *v > 0.0) else {
             let why = "data: no ATR or price for a stop-loss";
             return result.with_reason(why).with_checklist(list);

@@ -2,26 +2,16 @@
 //! determinism. The check logic has its own unit tests in `checks.rs`.
 
 use serde_json::json;
-use spotbot_sdk::sides;
+use spotbot_sdk::sides::testing::{self as kit, NOW, assert_result, names, request};
 use spotbot_sdk::testing::{self, contract, symbol_data};
-use spotbot_sdk::{
-    Candles, Direction, PluginKind, ScanError, ScanRequest, ScanResult, Strategy, SymbolData,
-};
+use spotbot_sdk::{Candles, Direction, ScanError, ScanResult, Strategy};
 
 use crate::scenarios::{self, downtrend, range, uptrend};
-use crate::{CANDLES, Config, TaTrend};
+use crate::{CANDLES, TaTrend};
 
-/// 2026-01-01T00:00:00Z.
-const NOW: i64 = 1_767_225_600_000;
-
-fn request(config: &str, symbols: Vec<SymbolData>) -> ScanRequest {
-    testing::scan_request(NOW, config, symbols)
-}
-
+/// One symbol's result, checked like every result of the plugin.
 fn one(candles: Candles, config: &str) -> ScanResult {
-    let r = testing::scan_one::<TaTrend>(NOW, config, symbol_data("BTCUSDT", vec![candles]));
-    assert_host_valid(&r);
-    r
+    kit::one::<TaTrend>("BTCUSDT", candles, config)
 }
 
 fn bad_config(config: &str) -> String {
@@ -31,24 +21,10 @@ fn bad_config(config: &str) -> String {
     }
 }
 
-/// The contract's checks of a result and what this plugin promises on every one: no tier,
-/// a reason on every result, the service's scores exactly on signals.
-fn assert_host_valid(r: &ScanResult) {
-    sides::assert_result::<TaTrend>(r);
-}
-
-fn names(r: &ScanResult) -> Vec<(&str, bool)> {
-    r.checklist.iter().map(|c| (c.name.as_str(), c.pass)).collect()
-}
-
-spotbot_sdk::contract_tests! {
+spotbot_sdk::one_timeframe_contract_tests! {
     plugin: TaTrend,
-    config: Config,
     name: "ta_trend",
-    kind: PluginKind::Strategy,
-    candles: [("1h", CANDLES)],
-    needs_reference: false,
-    needs_market_context: false,
+    candles: ("1h", CANDLES),
     default_config: json!({
         "enabled": true, "use_universe": false, "watchlist_override": [],
         "min_quote_volume_usd": 1_000_000.0, "timeframes": ["1h"], "size_pct": 1.0,
@@ -57,7 +33,6 @@ spotbot_sdk::contract_tests! {
         "ema_fast": 20, "ema_slow": 50, "adx_min": 25.0, "rsi_min": 50.0, "rsi_max": 70.0,
         "vol_ratio_min": 1.0, "min_passed": 5, "sl_atr_multiplier": 2.0, "reward_risk": 2.0,
     }),
-    each_result: assert_host_valid,
 }
 
 #[test]
@@ -192,7 +167,7 @@ fn broken_data_never_panics_and_never_signals() {
         data.last_price = f64::NAN;
         let r = TaTrend::scan(request("{}", vec![data])).unwrap();
         let res = &r.results[0];
-        assert_host_valid(res);
+        assert_result::<TaTrend>(res);
         assert_eq!(res.direction, Direction::Skip, "{res:#?}");
     }
 }
