@@ -644,7 +644,7 @@ mod tests {
             "example_textbook_pullback_buys_then_cools_down ... ok",
             "state_records_the_buys_and_the_cooldown_survives_a_round_trip ... ok",
             "example_volume_spike_alerts_then_cools_down ... ok",
-            "alerts_only_for_requested_symbols_and_never_results ... ok",
+            "state_records_the_alerts_and_the_cooldown_survives_a_round_trip ... ok",
         ] {
             assert!(log.contains(test), "{test}: {log}");
         }
