@@ -57,6 +57,11 @@ async fn wait_until(what: &str, timeout: Duration, mut check: impl FnMut() -> bo
     }
 }
 
+/// The JSON body of the answer to `request`.
+async fn answer(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
+}
+
 /// The exchange simulator, the license server and a config for a host process on them.
 struct Rig {
     http: reqwest::Client,
@@ -104,16 +109,12 @@ impl Rig {
     }
 
     async fn register(&self, host: &Process) {
-        let registered: Value = self
-            .http
-            .post(format!("{}/api/license/register", host.base))
-            .json(&json!({"email": "crash@example.com", "name": "Crash Test"}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let registered = answer(
+            self.http
+                .post(format!("{}/api/license/register", host.base))
+                .json(&json!({"email": "crash@example.com", "name": "Crash Test"})),
+        )
+        .await;
         assert_eq!(registered["ok"], true, "{registered}");
     }
 
@@ -144,15 +145,7 @@ impl Rig {
         // The exchange holds the OCO a moment before the host has recorded its answer.
         let mut trades = Value::Null;
         for _ in 0..100 {
-            trades = self
-                .http
-                .get(format!("{}/api/trades", host.base))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            trades = answer(self.http.get(format!("{}/api/trades", host.base))).await;
             if trades["trades"][0]["protection"] == "protected" {
                 break;
             }
@@ -197,8 +190,8 @@ async fn sigkill_right_after_a_confirm_loses_nothing_the_exchange_did() {
     let rig = Rig::new().await;
     let host = rig.start();
     rig.register(&host).await;
-    let answer: Value = rig.trade(&host).send().await.unwrap().json().await.unwrap();
-    assert_eq!(answer["ok"], true, "{answer}");
+    let traded = answer(rig.trade(&host)).await;
+    assert_eq!(traded["ok"], true, "{traded}");
     // The entry's and the OCO's settlements may still be only in memory: kill at once.
     host.kill_9();
     assert_eq!((rig.entries(), rig.lists()), (1, 1));
