@@ -79,6 +79,13 @@ pub enum Admission {
 }
 
 /// Counts of the current windows.
+///
+/// Every count is what the exchange last reported for its window plus what is in flight
+/// (admitted, not answered yet): the exchange's count already holds every request it answered,
+/// whether its windows are fixed or sliding, so adding our own answered requests to it would
+/// count them twice (a sliding 10-s count of 80 taken over as the start of our fixed window,
+/// plus our next orders on top, held money paths back for up to 10 s at a quarter of the
+/// limit).
 #[derive(Debug, Default)]
 struct Windows {
     minute: i64,
@@ -88,9 +95,13 @@ struct Windows {
     /// Weight of requests admitted and not answered yet (the exchange has not reported them).
     in_flight: u64,
     ten_seconds: i64,
+    /// The exchange's last order count for 10 s, plus orders answered without one.
     orders_10s: u64,
     day: i64,
+    /// The exchange's last order count for the day, plus orders answered without one.
     orders_day: u64,
+    /// Orders admitted and not answered yet.
+    orders_in_flight: u64,
 }
 
 impl Windows {
@@ -114,12 +125,27 @@ impl Windows {
         self.reported + self.in_flight
     }
 
+    fn orders_10s(&self) -> u64 {
+        self.orders_10s + self.orders_in_flight
+    }
+
+    fn orders_day(&self) -> u64 {
+        self.orders_day + self.orders_in_flight
+    }
+
     fn count(&mut self, weight: u64, order: bool) {
         self.in_flight += weight;
-        if order {
-            self.orders_10s += 1;
-            self.orders_day += 1;
-        }
+        self.orders_in_flight += u64::from(order);
+    }
+
+    /// Takes the counts of an answer to a request of `weight` (`order` when it placed one).
+    fn answer(&mut self, weight: u64, order: bool, counts: Reported) {
+        self.in_flight = self.in_flight.saturating_sub(weight);
+        self.orders_in_flight = self.orders_in_flight.saturating_sub(u64::from(order));
+        let order = u64::from(order);
+        self.reported = counts.weight_1m.unwrap_or(self.reported + weight);
+        self.orders_10s = counts.orders_10s.unwrap_or(self.orders_10s + order);
+        self.orders_day = counts.orders_day.unwrap_or(self.orders_day + order);
     }
 }
 
@@ -207,10 +233,10 @@ impl Budget {
                 }
             }
             Class::Money => {
-                if order && w.orders_day + 1 > share(limits.orders_per_day, MONEY_CEILING_PCT) {
+                if order && w.orders_day() + 1 > share(limits.orders_per_day, MONEY_CEILING_PCT) {
                     return Admission::Refuse(ms_to((w.day + 1) * 86_400_000, now_ms));
                 }
-                if order && w.orders_10s + 1 > share(limits.orders_per_10s, MONEY_CEILING_PCT) {
+                if order && w.orders_10s() + 1 > share(limits.orders_per_10s, MONEY_CEILING_PCT) {
                     return Admission::Wait(ms_to((w.ten_seconds + 1) * 10_000, now_ms));
                 }
                 if w.used() + weight > share(limits.weight_per_minute, MONEY_CEILING_PCT) {
@@ -229,23 +255,13 @@ impl Budget {
         w.count(weight, order);
     }
 
-    /// A request of `weight` was answered (or failed): it leaves the in-flight count, and the
-    /// exchange's counts from the answer's headers replace ours. An answer without a weight
-    /// count keeps the request's own weight counted.
-    pub fn answered(&self, weight: u64, counts: Reported, now_ms: i64) {
+    /// A request of `weight` (`order` when it placed an order) was answered (or failed): it
+    /// leaves the in-flight counts, and the exchange's counts from the answer's headers replace
+    /// ours. An answer without a count keeps the request itself counted.
+    pub fn answered(&self, weight: u64, order: bool, counts: Reported, now_ms: i64) {
         let mut w = self.windows();
-        w.in_flight = w.in_flight.saturating_sub(weight);
         w.roll(now_ms);
-        match counts.weight_1m {
-            Some(used) => w.reported = used,
-            None => w.reported += weight,
-        }
-        if let Some(n) = counts.orders_10s {
-            w.orders_10s = w.orders_10s.max(n);
-        }
-        if let Some(n) = counts.orders_day {
-            w.orders_day = w.orders_day.max(n);
-        }
+        w.answer(weight, order, counts);
     }
 
     /// When reads are refused now: how long until the next minute gives them weight again.
@@ -266,8 +282,8 @@ impl Budget {
             weight_limit: limits.weight_per_minute,
             read_limit: share(limits.weight_per_minute, self.read_share_pct),
             money_limit: share(limits.weight_per_minute, MONEY_CEILING_PCT),
-            orders_10s: w.orders_10s,
-            orders_day: w.orders_day,
+            orders_10s: w.orders_10s(),
+            orders_day: w.orders_day(),
             refused_reads: self.refused_reads(),
         }
     }
@@ -295,7 +311,12 @@ mod tests {
         let t = 10 * MINUTE + 5_000;
         for i in 1..=45 {
             assert_eq!(budget.admit(Class::Read, 80, false, t), Admission::Go);
-            budget.answered(80, Reported { weight_1m: Some(80 * i), ..Reported::default() }, t);
+            budget.answered(
+                80,
+                false,
+                Reported { weight_1m: Some(80 * i), ..Reported::default() },
+                t,
+            );
         }
         // 3600 used: the 60 % share of 6000 is spent.
         assert_eq!(
@@ -313,7 +334,7 @@ mod tests {
     fn money_waits_at_its_ceiling_instead_of_passing_the_limit() {
         let budget = Budget::new(60);
         let t = 3 * MINUTE + 59_000;
-        budget.answered(0, Reported { weight_1m: Some(5_399), ..Reported::default() }, t);
+        budget.answered(0, false, Reported { weight_1m: Some(5_399), ..Reported::default() }, t);
         assert_eq!(budget.admit(Class::Money, 1, false, t), Admission::Go, "5400 is the ceiling");
         assert_eq!(
             budget.admit(Class::Money, 4, false, t),
@@ -326,15 +347,37 @@ mod tests {
     fn orders_respect_the_ten_second_and_daily_counts() {
         let budget = Budget::new(60);
         let t = 7 * MINUTE + 1_000;
-        budget.answered(0, Reported { orders_10s: Some(90), ..Reported::default() }, t);
+        budget.answered(0, false, Reported { orders_10s: Some(90), ..Reported::default() }, t);
         assert_eq!(
             budget.admit(Class::Money, 1, true, t),
             Admission::Wait(Duration::from_millis(9_000)),
             "90 of 100 orders in 10 s is the ceiling"
         );
         assert_eq!(budget.admit(Class::Money, 4, false, t), Admission::Go, "lookups still go");
-        budget.answered(0, Reported { orders_day: Some(180_000), ..Reported::default() }, t);
+        budget.answered(0, false, Reported { orders_day: Some(180_000), ..Reported::default() }, t);
         assert!(matches!(budget.admit(Class::Money, 1, true, t + 10_000), Admission::Refuse(_)));
+    }
+
+    #[test]
+    fn an_order_the_exchange_counted_is_not_counted_again() {
+        let budget = Budget::new(60);
+        // The exchange's window slides: at the start of ours it still holds 80 earlier orders.
+        let t = 9 * MINUTE;
+        let reported = |n| Reported { orders_10s: Some(n), ..Reported::default() };
+        budget.answered(0, false, reported(80), t);
+        assert_eq!(budget.admit(Class::Money, 1, true, t), Admission::Go);
+        assert_eq!(budget.usage(t).orders_10s, 81, "80 reported, one in flight");
+        budget.answered(1, true, reported(81), t);
+        assert_eq!(budget.usage(t).orders_10s, 81, "the answer's count holds our order");
+        // Seconds later the oldest orders have left the exchange's window.
+        for n in 42..=50 {
+            assert_eq!(budget.admit(Class::Money, 1, true, t + 4_000), Admission::Go);
+            budget.answered(1, true, reported(n), t + 4_000);
+        }
+        assert_eq!(budget.usage(t + 4_000).orders_10s, 50);
+        assert_eq!(budget.admit(Class::Money, 1, true, t + 4_000), Admission::Go);
+        budget.answered(1, true, Reported::default(), t + 4_000);
+        assert_eq!(budget.usage(t + 4_000).orders_10s, 51, "no count in the answer: ours is added");
     }
 
     #[test]
@@ -344,16 +387,16 @@ mod tests {
         assert_eq!(budget.admit(Class::Read, 80, false, t), Admission::Go);
         assert_eq!(budget.usage(t).weight_used, 80, "in flight");
         let counts = Reported { weight_1m: Some(2_999), ..Reported::default() };
-        budget.answered(80, counts, t);
+        budget.answered(80, false, counts, t);
         assert_eq!(budget.usage(t).weight_used, 2_999, "another user of the IP spent the rest");
         assert_eq!(budget.admit(Class::Read, 1, false, t), Admission::Go);
         assert!(matches!(budget.admit(Class::Read, 1, false, t), Admission::Refuse(_)));
-        budget.answered(1, Reported { weight_1m: Some(12), ..Reported::default() }, t);
+        budget.answered(1, false, Reported { weight_1m: Some(12), ..Reported::default() }, t);
         assert_eq!(budget.usage(t).weight_used, 12, "the exchange's window rolled first");
-        budget.answered(0, Reported::default(), t);
+        budget.answered(0, false, Reported::default(), t);
         assert_eq!(budget.usage(t).weight_used, 12);
         assert_eq!(budget.admit(Class::Read, 5, false, t), Admission::Go);
-        budget.answered(5, Reported::default(), t);
+        budget.answered(5, false, Reported::default(), t);
         assert_eq!(budget.usage(t).weight_used, 17, "no count in the answer: ours is kept");
     }
 

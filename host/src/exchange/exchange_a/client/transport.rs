@@ -40,7 +40,7 @@ impl ExchangeAClient {
         method: &Method,
         path: &str,
         params: &Params,
-    ) -> Result<u64, (ExchangeOutcome, ExchangeError)> {
+    ) -> Result<Admitted, (ExchangeOutcome, ExchangeError)> {
         let now = Instant::now();
         if let Some(until) = *lock(&self.banned_until)
             && until > now
@@ -63,7 +63,7 @@ impl ExchangeAClient {
         let order = weights::places_order(method, path);
         let refused = |error| Err((ExchangeOutcome::BudgetRefused, error));
         match self.budget.admit(budget::current_class(), weight, order, self.server_now_ms()) {
-            Admission::Go => Ok(weight),
+            Admission::Go => Ok(Admitted { weight, order }),
             Admission::Refuse(retry_after) if budget::current_class() == budget::Class::Read => {
                 refused(budget::refused(retry_after))
             }
@@ -79,7 +79,7 @@ impl ExchangeAClient {
                 );
                 tokio::time::sleep(wait + Duration::from_millis(50)).await;
                 self.budget.count_after_wait(weight, order, self.server_now_ms());
-                Ok(weight)
+                Ok(Admitted { weight, order })
             }
         }
     }
@@ -94,15 +94,18 @@ impl ExchangeAClient {
         params: &Params,
         security: Security,
     ) -> Result<axum::body::Bytes, ExchangeError> {
-        let weight = match self.respect_limits(method, path, params).await {
-            Ok(weight) => weight,
+        let admitted = match self.respect_limits(method, path, params).await {
+            Ok(admitted) => admitted,
             Err((outcome, refused)) => {
                 self.metrics.exchange_request(self.name(), method, path, outcome, None);
                 return Err(refused);
             }
         };
-        let mut in_flight =
-            InFlight { budget: &self.budget, weight, now_ms: || self.server_now_ms() };
+        let mut in_flight = InFlight {
+            budget: &self.budget,
+            admitted: Some(admitted),
+            now_ms: || self.server_now_ms(),
+        };
         let mut params = params.clone();
         let mut request = match security {
             Security::Public => None,
@@ -272,24 +275,33 @@ async fn round_trip<F: Fn() -> i64>(
     Ok((status, headers, body))
 }
 
+/// What the budget admitted one request as.
+#[derive(Debug, Clone, Copy)]
+struct Admitted {
+    weight: u64,
+    /// It places an order (counts against the exchange's order limits).
+    order: bool,
+}
+
 /// A request the budget admitted: when it is answered, or dropped on any early return, it
-/// leaves the budget's in-flight count.
+/// leaves the budget's in-flight counts.
 struct InFlight<'a, F: Fn() -> i64> {
     budget: &'a Budget,
-    weight: u64,
+    /// `None` once answered.
+    admitted: Option<Admitted>,
     now_ms: F,
 }
 
 impl<F: Fn() -> i64> InFlight<'_, F> {
     fn answered(&mut self, counts: Reported) {
-        self.budget.answered(std::mem::take(&mut self.weight), counts, (self.now_ms)());
+        if let Some(Admitted { weight, order }) = self.admitted.take() {
+            self.budget.answered(weight, order, counts, (self.now_ms)());
+        }
     }
 }
 
 impl<F: Fn() -> i64> Drop for InFlight<'_, F> {
     fn drop(&mut self) {
-        if self.weight > 0 {
-            self.budget.answered(self.weight, Reported::default(), (self.now_ms)());
-        }
+        self.answered(Reported::default());
     }
 }
