@@ -55,6 +55,27 @@ fn wrk(url: &str, seconds: u32, connections: u32) -> f64 {
         .unwrap_or_else(|| panic!("no Requests/sec in wrk's output:\n{text}"))
 }
 
+/// Nanoseconds one `GET /api/health` takes through `router` in process, without a socket:
+/// the user-space cost of routing, layers and handler, which `wrk` cannot separate from the
+/// kernel's loopback TCP and the machine's load. The best of three runs of `calls` requests.
+async fn in_process_ns(router: Router, calls: u32) -> f64 {
+    use tower::ServiceExt;
+    let request = || {
+        axum::http::Request::get("/api/health").body(axum::body::Body::empty()).expect("request")
+    };
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let started = std::time::Instant::now();
+        for _ in 0..calls {
+            let response = router.clone().oneshot(request()).await.expect("infallible");
+            assert!(response.status().is_success(), "GET /api/health: {}", response.status());
+            axum::body::to_bytes(response.into_body(), 1 << 16).await.expect("body");
+        }
+        best = best.min(started.elapsed().as_nanos() as f64 / f64::from(calls));
+    }
+    best
+}
+
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
@@ -90,6 +111,23 @@ fn main() {
         ];
         (app, targets)
     });
+    let calls = env("BENCH_IN_PROCESS_CALLS", 100_000);
+    let routers = [
+        ("service GET /api/health", spotbot::api::router(app.state.clone())),
+        ("bare axum hello", hello()),
+        (
+            "hello + metrics layer",
+            hello().layer(axum::middleware::from_fn_with_state(
+                Metrics::default(),
+                spotbot::metrics::record_http,
+            )),
+        ),
+    ];
+    println!("in process, no socket (best of 3 x {calls} requests):");
+    for (name, router) in routers {
+        let ns = runtime.block_on(in_process_ns(router, calls));
+        println!("  {name:<26} {:>8.2} µs per request", ns / 1000.0);
+    }
     let mut results: Vec<Vec<f64>> = vec![Vec::new(); targets.len()];
     for round in 1..=rounds {
         for ((name, url), samples) in targets.iter().zip(&mut results) {
