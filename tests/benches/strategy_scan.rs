@@ -23,6 +23,10 @@
 //!   answers one JSON result per symbol, more work than the scanner's few alerts, so it is no
 //!   floor there.)
 //!
+//! `STRATEGY_SCAN_AB=<file.wasm>` replaces criterion by a paired comparison of the MR call
+//! through `plugins/mr_combined.wasm` and through another build of it (e.g. other guest
+//! flags), see [`paired_mr_calls`].
+//!
 //! After criterion, when run by `cargo bench`, each full scan is also timed
 //! `STRATEGY_SCAN_RUNS` times (default 40, 0 skips it) and p50 / p95 / max are printed, and
 //! the phases of the full MR scans (contexts, request, call) are timed inside the same runs,
@@ -283,6 +287,11 @@ fn scans(c: &mut Criterion) {
         pump_ready.state.len(),
     );
 
+    if let Ok(other) = std::env::var("STRATEGY_SCAN_AB") {
+        paired_mr_calls(&runtime, &mr_plugin, &other, &ready, &check);
+        return;
+    }
+
     let mut g = c.benchmark_group("strategy_scan");
     g.sampling_mode(SamplingMode::Flat)
         .sample_size(20)
@@ -394,6 +403,56 @@ fn scans(c: &mut Criterion) {
             black_box(PumpMomentum::scan(pump_ready.clone()).unwrap());
         });
     }
+}
+
+/// `STRATEGY_SCAN_AB=<other mr_combined.wasm>`: instead of criterion, times the MR call of
+/// `plugins/mr_combined.wasm` (A), of the other build (B) and of the native scan, alternating
+/// A and B on the same request `STRATEGY_SCAN_AB_RUNS` times (default 80), and prints their
+/// medians and the median of the paired B/A ratios. On the shared VM the speed of the same
+/// code drifts by up to 1.6x over seconds; pairing the calls cancels most of that drift.
+fn paired_mr_calls(
+    runtime: &std::sync::Arc<Runtime>,
+    a: &StandalonePlugin,
+    other: &str,
+    ready: &host::ScanRequest,
+    a_response: &host::ScanResponse,
+) {
+    let wasm = std::fs::read(other).unwrap_or_else(|e| panic!("{other}: {e}"));
+    let b = StandalonePlugin::load(runtime, &wasm).expect("the B build loads");
+    let b_response = b.scan(ready.clone()).expect("the B scan succeeds");
+    assert_eq!(format!("{b_response:?}"), format!("{a_response:?}"), "A and B disagree");
+    let runs: usize =
+        std::env::var("STRATEGY_SCAN_AB_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(80);
+    let time = |f: &dyn Fn(host::ScanRequest)| {
+        let request = ready.clone();
+        let t = Instant::now();
+        f(request);
+        t.elapsed().as_secs_f64() * 1e3
+    };
+    let call_a = || time(&|r| drop(black_box(a.scan(r).unwrap())));
+    let call_b = || time(&|r| drop(black_box(b.scan(r).unwrap())));
+    let mut samples = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    for i in 0..runs {
+        let (ta, tb) = if i % 2 == 0 {
+            let ta = call_a();
+            (ta, call_b())
+        } else {
+            let tb = call_b();
+            (call_a(), tb)
+        };
+        let tn = time(&|r| drop(black_box(MrCombined::scan(r).unwrap())));
+        for (k, v) in [ta, tb, tn, tb / ta].into_iter().enumerate() {
+            samples[k].push(v);
+        }
+    }
+    let [a, b, native, ratio] = samples.map(|mut v| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    });
+    println!(
+        "mr_call_200 paired, {runs} runs: A {a:.2} ms, B {b:.2} ms, native {native:.2} ms \
+         (medians); B/A {ratio:.3} (median of the paired ratios)"
+    );
 }
 
 criterion_group!(benches, scans);
