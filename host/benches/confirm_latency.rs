@@ -45,11 +45,11 @@ const SYMBOLS: &[(&str, i64)] =
 /// (5400, `exchange::budget::MONEY_CEILING_PCT`); an iteration costs about 65, so start one
 /// only below this.
 const WEIGHT_BUDGET: u64 = 5300;
-/// The host sends at most 90 orders in 10 s (its 90 % share of exchange A's 100; it also
-/// trusts the exchange's own count, which the simulator keeps over the last 10 s). An
-/// iteration sends 4 (the entry, the OCO's two legs, the close's sell), so iterations start at
-/// least this far apart: 20 in any 10 s, 80 orders. Without it every 23rd confirm waited
-/// inside the host's order budget for the next window, about 10 s.
+/// The host sends at most 90 orders in 10 s (its 90 % share of exchange A's 100, counted as
+/// the exchange's last reported count plus its orders in flight; the simulator counts over the
+/// last 10 s). An iteration sends 4 (the entry, the OCO's two legs, the close's sell), so
+/// iterations start at least this far apart: 20 in any 10 s, 80 orders. Back to back, every
+/// 23rd confirm would wait inside the host's order budget for the next window, rightly.
 const ITERATION_SPACING: Duration = Duration::from_millis(500);
 /// Durable store writes one confirm commits: the journal entries of the entry and of the OCO,
 /// each before its order is sent; their settlements (with the trade) commit without waiting
