@@ -51,10 +51,10 @@ const WEIGHT_BUDGET: u64 = 5300;
 /// iterations start at least this far apart: 20 in any 10 s, 80 orders. Back to back, every
 /// 23rd confirm would wait inside the host's order budget for the next window, rightly.
 const ITERATION_SPACING: Duration = Duration::from_millis(500);
-/// Durable store writes one confirm commits: the journal entries of the entry and of the OCO,
-/// each before its order is sent; their settlements (with the trade) commit without waiting
-/// for the disk (host/src/execution/journal.rs).
-const WRITES_PER_CONFIRM: usize = 2;
+/// Durable store writes one confirm commits: the entry's journal row before it is sent, which
+/// also names the OCO's client id; the OCO's row and both settlements (with the trade) commit
+/// without waiting for the disk (host/src/execution/journal.rs).
+const WRITES_PER_CONFIRM: usize = 1;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;

@@ -1,8 +1,9 @@
 //! The host as a real process, killed with SIGKILL, then started again on the same data
 //! folder: between the entry fill and the OCO, reconciliation at start protects the position
-//! with exactly one OCO; right after a confirm answered (its journal settlements are committed
-//! without waiting for the disk, so a crash may lose them), reconciliation settles them again
-//! from the exchange. Either way the entry is never sent twice.
+//! with exactly one OCO; right after a confirm answered (its journal settlements and the OCO's
+//! own row are committed without waiting for the disk, so a crash may lose them),
+//! reconciliation settles them again from the exchange, finding the OCO by the client id the
+//! entry's durable row names. Either way nothing is sent twice.
 
 #![cfg(unix)]
 
@@ -192,7 +193,8 @@ async fn sigkill_right_after_a_confirm_loses_nothing_the_exchange_did() {
     rig.register(&host).await;
     let traded = answer(rig.trade(&host)).await;
     assert_eq!(traded["ok"], true, "{traded}");
-    // The entry's and the OCO's settlements may still be only in memory: kill at once.
+    // The entry's settlement and the OCO's rows may still be only in memory: kill at once.
+    // Without its row, the OCO is found by its client id (a second one would be refused).
     host.kill_9();
     assert_eq!((rig.entries(), rig.lists()), (1, 1));
     let sent = rig.sim.sim.orders().len();

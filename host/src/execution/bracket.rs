@@ -9,7 +9,7 @@ use rust_decimal::Decimal;
 
 use super::book::{open_trade_in, put_trade_in};
 use super::client_id::ClientOrderId;
-use super::journal::OrderKind;
+use super::journal::{Commit, OrderKind};
 use super::plan::EntryPlan;
 use super::sizing::{bracket_prices, size_entry};
 use super::trade::{Direction, Legs, ProtectionState, StopPlacement, Trade, held_position};
@@ -133,22 +133,26 @@ impl Execution {
             &format!("entry filled: {} {} @ {}", trade.symbol, trade.size, trade.entry_px),
             "ok",
         );
-        Ok(self.protect_and_report(trade).await)
+        // The list's client id is in the entry's durable journal row (its plan), so the list's
+        // own row need not wait for the disk (docs/benchmarks.md, "Confirm to OCO accepted").
+        Ok(self.protect_and_report(trade, Commit::Recoverable).await)
     }
 
     /// Protects a freshly opened trade and sends the boss the result (entry, size, stop,
     /// target, order ids).
-    pub(crate) async fn protect_and_report(&self, trade: Trade) -> Trade {
-        let trade = self.protect(trade).await;
+    pub(crate) async fn protect_and_report(&self, trade: Trade, commit: Commit) -> Trade {
+        let trade = self.protect(trade, commit).await;
         self.notify(templates::trade_opened(&opened_message(&trade)), "trade result");
         trade
     }
 
     /// Places the protection of `trade` (client id `trade.protection_client_id`), retrying
     /// transient failures. Returns the trade as stored afterwards: protected, or unprotected
-    /// with the boss alerted.
-    pub(crate) async fn protect(&self, trade: Trade) -> Trade {
-        match self.try_protect(trade).await {
+    /// with the boss alerted. `commit` says how the list's journal row is committed
+    /// ([`Commit::Recoverable`] only for a trade's first list, whose client id its entry's
+    /// durable row already holds).
+    pub(crate) async fn protect(&self, trade: Trade, commit: Commit) -> Trade {
+        match self.try_protect(trade, commit).await {
             Ok(trade) => trade,
             Err((trade, reason)) => self.mark_unprotected(trade, reason),
         }
@@ -158,7 +162,11 @@ impl Execution {
     /// take-profit — retrying transient failures (and, right after a cancel, a balance the
     /// exchange has not freed yet). `Err` gives the trade back unchanged in the store with the
     /// reason; the caller decides what an unprotected position means.
-    pub(crate) async fn try_protect(&self, trade: Trade) -> Result<Trade, (Trade, String)> {
+    pub(crate) async fn try_protect(
+        &self,
+        trade: Trade,
+        commit: Commit,
+    ) -> Result<Trade, (Trade, String)> {
         let Ok(orders) = self.orders() else {
             return Err((trade, format!("no exchange client for {}", self.exchange_name())));
         };
@@ -175,7 +183,7 @@ impl Execution {
                     let oco = oco_of(&trade, &client_id);
                     let placed = trade.clone();
                     orders
-                        .place_oco(&oco, &cause, |w, list| {
+                        .place_oco(&oco, &cause, commit, |w, list| {
                             put_trade_in(w, &protected(&placed, list))
                         })
                         .await

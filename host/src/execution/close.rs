@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use super::book::close_trade_in;
 use super::client_id::{ClientOrderId, Purpose};
 use super::entry_cancel::{EntryCancelRow, EntryCancelStatus};
-use super::journal::OrderKind;
+use super::journal::{Commit, OrderKind};
 use super::sizing::exit_qty;
 use super::trade::{CloseReason, ClosedTrade, Direction, Legs, ProtectionState, Trade, pnl_of};
 use super::{Execution, ExecutionError};
@@ -331,7 +331,7 @@ impl Execution {
         trade.legs = None;
         trade.protection = ProtectionState::Pending;
         if self.inner.book.put_trade(&trade).is_ok() {
-            self.protect(trade).await;
+            self.protect(trade, Commit::Durable).await;
         }
     }
 

@@ -118,6 +118,15 @@ pub enum JournalError {
     Store(#[from] StoreError),
 }
 
+/// How an entry's first row reaches the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commit {
+    /// Flushed before the order is sent.
+    Durable,
+    /// Committed without waiting for the disk (see [`Journal::begin_recoverable`]).
+    Recoverable,
+}
+
 /// The order journal's face. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Journal {
@@ -129,12 +138,24 @@ impl Journal {
         Self { store }
     }
 
-    /// Writes `entry` (outcome `Sending`) before it is sent. Refused while an earlier entry
-    /// with the same client order id is unsettled.
+    /// Writes `entry` (outcome `Sending`) before it is sent, durably. Refused while an earlier
+    /// entry with the same client order id is unsettled.
     pub fn begin(&self, entry: &JournalEntry) -> Result<u64, JournalError> {
+        self.begin_committed(entry, Commit::Durable)
+    }
+
+    /// [`Journal::begin`] for an order whose client order id an earlier durable entry already
+    /// holds (a trade's first OCO, named in its entry's plan): the commit does not wait for
+    /// the disk. A crash that loses it leaves no row, and reconciliation looks the order up by
+    /// that id before it would send one (`reconcile.rs`, an open trade without protection).
+    pub fn begin_recoverable(&self, entry: &JournalEntry) -> Result<u64, JournalError> {
+        self.begin_committed(entry, Commit::Recoverable)
+    }
+
+    fn begin_committed(&self, entry: &JournalEntry, commit: Commit) -> Result<u64, JournalError> {
         let id = entry.client_order_id.as_str();
         let mut unsettled = false;
-        let seq = self.store.write(|w| {
+        let write = |w: &Writer| {
             if let Some(row) = w.get::<IndexRow>(tables::JOURNAL_INDEX, id)?
                 && !row.settled
             {
@@ -144,7 +165,11 @@ impl Journal {
             let seq = w.append(tables::ORDER_JOURNAL, entry)?;
             w.put(tables::JOURNAL_INDEX, id, &IndexRow { seq, settled: false })?;
             Ok(seq)
-        })?;
+        };
+        let seq = match commit {
+            Commit::Durable => self.store.write(write)?,
+            Commit::Recoverable => self.store.write_recoverable(write)?,
+        };
         if unsettled {
             return Err(JournalError::Unsettled { client_order_id: id.to_string() });
         }
@@ -155,11 +180,13 @@ impl Journal {
     /// the fill opened), so a crash can never keep one without the other.
     ///
     /// The commit does not wait for the disk ([`Store::write_recoverable`]): [`Journal::begin`]
-    /// made the entry durable before the order was sent, so a crash that loses a settlement
-    /// leaves the entry unsettled, and reconciliation settles it again from the exchange
-    /// (looking the order up by client order id, rebuilding the trade of an entry fill from
-    /// its plan). The next `begin`, or any durable write, takes it to the disk. This halves
-    /// the disk flushes of a confirm (docs/benchmarks.md, "Confirm latency").
+    /// made the entry durable before the order was sent (or, after
+    /// [`Journal::begin_recoverable`], an earlier durable entry names its client id), so a
+    /// crash that loses a settlement leaves the entry unsettled (or the trade unprotected), and
+    /// reconciliation settles it again from the exchange (looking the order up by client order
+    /// id, rebuilding the trade of an entry fill from its plan). The next `begin`, or any
+    /// durable write, takes it to the disk. With `begin_recoverable` for its OCO, a confirm
+    /// flushes once (docs/benchmarks.md, "Confirm to OCO accepted").
     pub fn settle(
         &self,
         seq: u64,

@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 
 use super::book::open_trade_in;
 use super::client_id::{ClientOrderId, Purpose, fresh_cause};
-use super::journal::OrderKind;
+use super::journal::{Commit, OrderKind};
 use super::plan::EntryPlan;
 use super::sizing::{BracketPrices, bracket_prices, size_entry};
 use super::trade::{Direction, Trade, TradeSource, TradeView};
@@ -418,7 +418,7 @@ impl Execution {
             }
         }
         Ok(match trade {
-            Some(trade) => Some(self.protect_and_report(trade).await.view()),
+            Some(trade) => Some(self.protect_and_report(trade, Commit::Durable).await.view()),
             None => None,
         })
     }

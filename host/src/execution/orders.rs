@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rust_decimal::Decimal;
 
-use super::journal::{Journal, JournalEntry, JournalError, OrderKind, Outcome};
+use super::journal::{Commit, Journal, JournalEntry, JournalError, OrderKind, Outcome};
 use super::plan::EntryPlan;
 use crate::clock::SharedClock;
 use crate::exchange::{
@@ -184,6 +184,7 @@ impl Orders {
         &self,
         oco: &NewOco,
         cause: &str,
+        commit: Commit,
         on_placed: impl FnOnce(&Writer, &OrderList) -> Result<(), StoreError>,
     ) -> Result<OrderList, SendError> {
         let id = oco.list_client_order_id.as_str();
@@ -213,10 +214,12 @@ impl Orders {
             "type": "OCO", "side": oco.side, "quantity": oco.qty, "take_profit": oco.take_profit,
             "stop_price": oco.stop_price, "stop_limit_price": oco.stop_limit_price,
         });
-        let seq = self
-            .journal
-            .begin(&self.entry(id, OrderKind::Oco, &oco.symbol, cause, request, None))
-            .map_err(SendError::Unsettled)?;
+        let entry = self.entry(id, OrderKind::Oco, &oco.symbol, cause, request, None);
+        let seq = match commit {
+            Commit::Durable => self.journal.begin(&entry),
+            Commit::Recoverable => self.journal.begin_recoverable(&entry),
+        }
+        .map_err(SendError::Unsettled)?;
         match self.exchange.place_oco(oco).await {
             Ok(list) => {
                 self.metrics.order(self.exchange.name(), OrderKind::Oco, Ok(()));
@@ -292,6 +295,16 @@ impl Orders {
     async fn look_up_order(&self, symbol: &str, client_id: &str) -> Lookup<Order> {
         let id = OrderRef::Client(client_id.to_string());
         self.look_up(|| self.exchange.order(symbol, &id)).await
+    }
+
+    /// The list with this client order id at the exchange, with its legs: `None` when two
+    /// lookups a moment apart both say it does not exist, `Err` when the exchange cannot tell.
+    pub(crate) async fn find_list(&self, client_id: &str) -> Result<Option<OrderList>, String> {
+        match self.look_up_list(client_id).await {
+            Lookup::Found(list) => Ok(Some(list)),
+            Lookup::Absent => Ok(None),
+            Lookup::CannotTell(why) => Err(why),
+        }
     }
 
     async fn look_up_list(&self, client_id: &str) -> Lookup<OrderList> {

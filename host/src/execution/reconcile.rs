@@ -5,8 +5,10 @@
 //! 1. a journal entry with an unknown outcome is looked up by its client order id: a found
 //!    entry becomes its trade (and is protected), a found OCO is attached to its trade, a found
 //!    exit closes its trade; an absent one is recorded as never placed;
-//! 2. an open trade without an OCO (the process died between the fill and the OCO, or the OCO
-//!    failed) gets its OCO;
+//! 2. an open trade without an OCO (the process died between the fill and the OCO, the OCO
+//!    failed, or a crash lost the row of an OCO a confirm had placed: that row does not wait
+//!    for the disk) is first looked up by its protection client id, and gets its OCO only
+//!    when the exchange has none;
 //! 3. an open trade whose OCO finished while the service was down is closed with its pnl;
 //! 4. an open OCO list on the exchange for a symbol the store does not track is adopted as a
 //!    trade with source `recovered`.
@@ -20,7 +22,7 @@ use utoipa::ToSchema;
 use super::book::{close_trade_in, open_trade_in};
 use super::bracket::protected;
 use super::close::{CloseRow, closed_by};
-use super::journal::{JournalEntry, OrderKind};
+use super::journal::{Commit, JournalEntry, OrderKind};
 use super::orders::Settled;
 use super::trade::{
     CloseReason, Direction, Legs, ProtectionState, StopPlacement, Trade, TradeSource, TradeView,
@@ -185,17 +187,12 @@ impl Execution {
                 continue;
             };
             match &trade.protection {
-                ProtectionState::Protected => {
-                    if let Some(closed) = self.settle_finished(&trade, false).await? {
-                        report.actions.push(format!(
-                            "{}: {:?} filled at {} while the service was away; pnl {}",
-                            trade.symbol, closed.reason, closed.exit_px, closed.pnl
-                        ));
-                        report.closed.push(CloseRow::closed(&closed));
-                    }
-                }
+                ProtectionState::Protected => self.close_if_finished(&trade, report).await?,
                 ProtectionState::Pending | ProtectionState::Unprotected { .. } => {
-                    let after = self.protect(trade.clone()).await;
+                    if self.found_its_list(&trade, report).await? {
+                        continue;
+                    }
+                    let after = self.protect(trade.clone(), Commit::Durable).await;
                     let outcome = match &after.protection {
                         ProtectionState::Protected => "OCO placed".to_string(),
                         ProtectionState::Unprotected { reason } => {
@@ -208,6 +205,61 @@ impl Execution {
                         .push(format!("{}: filled entry without an OCO; {outcome}", trade.symbol));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A trade without protection whose list is on the exchange after all: a confirm journals
+    /// a trade's first list without waiting for the disk ([`Commit::Recoverable`]), so a crash
+    /// can lose the row of a list that was placed. Looked up by the trade's protection client
+    /// id before anything is sent (a second list with that id would be refused as a
+    /// duplicate); a found list protects the trade, and one that finished while the service
+    /// was down closes it. True when the list was found (or the exchange could not tell, so
+    /// nothing is sent this time).
+    async fn found_its_list(
+        &self,
+        trade: &Trade,
+        report: &mut ReconcileReport,
+    ) -> Result<bool, ExecutionError> {
+        let (StopPlacement::Exchange, Some(client_id)) =
+            (trade.stop, trade.protection_client_id.as_deref())
+        else {
+            return Ok(false);
+        };
+        let list = match self.orders()?.find_list(client_id).await {
+            Ok(Some(list)) => list,
+            Ok(None) => return Ok(false),
+            Err(why) => {
+                report.actions.push(format!(
+                    "{}: cannot tell whether OCO {client_id} exists ({why}); nothing sent, \
+                     retried at the next reconciliation",
+                    trade.symbol
+                ));
+                return Ok(true);
+            }
+        };
+        let trade = protected(trade, &list);
+        self.inner.book.put_trade(&trade)?;
+        report.actions.push(format!(
+            "{}: OCO {client_id} had been placed; trade marked protected",
+            trade.symbol
+        ));
+        self.close_if_finished(&trade, report).await?;
+        Ok(true)
+    }
+
+    /// Closes a protected trade whose list finished while the service was away.
+    async fn close_if_finished(
+        &self,
+        trade: &Trade,
+        report: &mut ReconcileReport,
+    ) -> Result<(), ExecutionError> {
+        if let Some(closed) = self.settle_finished(trade, false).await? {
+            report.actions.push(format!(
+                "{}: {:?} filled at {} while the service was away; pnl {}",
+                trade.symbol, closed.reason, closed.exit_px, closed.pnl
+            ));
+            report.closed.push(CloseRow::closed(&closed));
         }
         Ok(())
     }

@@ -9,6 +9,7 @@
 use rust_decimal::Decimal;
 
 use super::client_id::{ClientOrderId, Purpose};
+use super::journal::Commit;
 use super::sizing::stop_limit_px;
 use super::trade::{ClosedTrade, Direction, Legs, ProtectionState, Trade};
 use super::{Execution, ExecutionError};
@@ -92,12 +93,12 @@ impl Execution {
         };
         // Stored before the send: a crash now leaves a trade reconciliation protects.
         self.inner.book.put_trade(&moved)?;
-        match self.try_protect(moved).await {
+        match self.try_protect(moved, Commit::Durable).await {
             Ok(moved) => Ok(StopMove::Moved(moved)),
             Err((_, reason)) => {
                 let old = self.unplaced(&trade, Purpose::Reprotect);
                 self.inner.book.put_trade(&old)?;
-                let restored = self.protect(old).await;
+                let restored = self.protect(old, Commit::Durable).await;
                 if restored.protection == ProtectionState::Protected {
                     self.notify(
                         templates::stop_move_failed(&templates::StopMoveFailed {
