@@ -3,27 +3,37 @@
 //! and third-party client libraries work against it.
 //!
 //! The map:
+//! - [`core`]: the exchange-neutral matching core (accounts, orders and lists, fills, fees,
+//!   triggers); pure, no wire, no clock, no I/O.
+//! - [`exchange_a`]: exchange A's REST front end over the core (parameters, signatures,
+//!   endpoints, JSON shapes).
 //! - [`clock`]: the one source of "now" (wall clock with an advanceable offset, or manual).
 //! - [`symbols`]: the listing (many USDT symbols, BTCUSDT as the reference coin) and filters.
 //! - [`market`]: prices — seeded synthetic market, scripted paths, CSV replay; klines.
-//! - [`params`]: query/body parameters, decimal rules, HMAC signature verification.
-//! - [`engine`]: matching engine, OCO lists, balances free/locked, fees, trades.
-//! - [`wire`]: JSON shapes with the exchange's field names.
-//! - [`server`]: the HTTP server, fault injection, the loopback-only admin API under `/sim/`.
+//! - [`faults`]: faults a test arms (delays, 5xx, rate limits, bans, rejects, dropped answers).
+//! - [`limits`]: request weight per minute and IP bans.
+//! - [`transport`]: connections a fault can cut.
+//! - [`admin`]: the loopback-only admin API under `/sim/`.
+//! - [`server`]: building, sharing and serving a simulator.
 //!
 //! The simulator never talks to the network beyond the socket it serves on.
 
+pub mod admin;
 pub mod clock;
-pub mod engine;
+pub mod core;
+pub mod exchange_a;
+pub mod faults;
+pub mod limits;
 pub mod market;
-pub mod params;
 pub mod server;
 pub mod symbols;
-pub mod wire;
+pub mod transport;
+
+/// Exchange A's parameter rules and request signing (tests sign their requests with it).
+pub use exchange_a::params;
 
 pub use clock::{Clock, ManualClock, Millis, SystemClock};
-pub use engine::EngineConfig;
+pub use core::EngineConfig;
+pub use faults::{Fault, FaultKind};
 pub use params::ApiError;
-pub use server::{
-    Fault, FaultKind, RequestRecord, RunningSim, Sim, SimConfig, router, serve, serve_sim,
-};
+pub use server::{RequestRecord, RunningSim, Sim, SimConfig, router, serve, serve_sim};

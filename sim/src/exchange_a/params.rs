@@ -133,6 +133,18 @@ impl Params {
     }
 }
 
+/// The `limit` parameter: `default` when absent, at most `max`.
+pub fn limit_param(p: &Params, default: usize, max: usize) -> Result<usize, ApiError> {
+    match p.long("limit")? {
+        None => Ok(default),
+        Some(l) if l >= 1 => Ok((l as usize).min(max)),
+        Some(_) => Err(ApiError::bad(
+            -1100,
+            "Illegal characters found in parameter 'limit'; legal range is '1-1000'.",
+        )),
+    }
+}
+
 pub fn valid_client_id(v: &str) -> bool {
     !v.is_empty()
         && v.len() <= 36

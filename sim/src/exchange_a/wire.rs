@@ -1,7 +1,18 @@
 //! JSON shapes of the wire protocol, field names exactly as exchange A spells them (including
 //! `cummulativeQuoteQty`). Decimals are strings padded to 8 places, ids and times are numbers.
 
+use rust_decimal::Decimal;
 use serde::Serialize;
+
+/// Formats a decimal the way the exchange does: 8 decimals, padded.
+pub fn fmt8(v: Decimal) -> String {
+    format!("{:.8}", v.round_dp(8))
+}
+
+/// A wire shape as a JSON value.
+pub fn to_value<T: Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
 
 /// Error body: `{"code": -2010, "msg": "..."}`.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

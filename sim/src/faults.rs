@@ -1,0 +1,80 @@
+//! Injected faults: what a test arms through `POST /sim/faults` (or `Sim::inject`) to make the
+//! next matching requests slow, failing, rate limited, banned, rejected, or executed without
+//! an answer.
+
+use axum::http::Method;
+use serde::{Deserialize, Serialize};
+
+/// What an injected fault does.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FaultKind {
+    /// Hold the response for `ms` (after executing, unless `before`).
+    Delay {
+        ms: u64,
+        #[serde(default)]
+        before: bool,
+    },
+    /// Answer with a 5xx; with `execute` the request is executed first (outcome unknown to the
+    /// client, as on the real exchange).
+    ServerError {
+        #[serde(default = "default_5xx")]
+        status: u16,
+        #[serde(default)]
+        execute: bool,
+    },
+    /// HTTP 429, -1003, with Retry-After; not executed.
+    RateLimit { retry_after: u64 },
+    /// HTTP 418 IP ban, -1003, with Retry-After; not executed.
+    Ban { retry_after: u64 },
+    /// Execute the request, then cut the connection without answering.
+    DropAfterExecute,
+    /// Reject with this code (HTTP 400, or 429 for -1003/-1015); not executed.
+    Reject {
+        code: i64,
+        #[serde(default)]
+        msg: Option<String>,
+    },
+}
+
+fn default_5xx() -> u16 {
+    500
+}
+
+/// A fault armed through `POST /sim/faults`: applies to the next `count` matching requests.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Fault {
+    #[serde(flatten)]
+    pub kind: FaultKind,
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Exact path to match; default: the order-placing endpoints (POST /api/v3/order,
+    /// /api/v3/orderList/oco, /api/v3/order/oco).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// HTTP method to match (with `path`); any if absent.
+    #[serde(default)]
+    pub method: Option<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Fault {
+    pub fn new(kind: FaultKind) -> Self {
+        Self { kind, count: 1, path: None, method: None }
+    }
+    pub(crate) fn matches(&self, method: &Method, path: &str) -> bool {
+        match &self.path {
+            Some(p) => {
+                p == path
+                    && self
+                        .method
+                        .as_deref()
+                        .is_none_or(|m| m.eq_ignore_ascii_case(method.as_str()))
+            }
+            None => method == Method::POST && crate::exchange_a::rest::is_order_placement(path),
+        }
+    }
+}
