@@ -4,7 +4,7 @@
 use crate::clock::Millis;
 use crate::exchange_a::params::ApiError;
 use crate::exchange_a::wire::{fmt8, to_value};
-use crate::faults::Fault;
+use crate::faults::{Fault, StreamFault};
 use crate::market;
 use crate::server::Sim;
 use crate::transport::Conn;
@@ -30,6 +30,7 @@ pub fn routes() -> Router<Sim> {
         .route("/sim/fund", post(admin_fund))
         .route("/sim/accounts", post(admin_account))
         .route("/sim/faults", post(admin_fault).delete(admin_clear_faults).get(admin_list_faults))
+        .route("/sim/streams/faults", post(admin_stream_fault))
         .route("/sim/requests", get(admin_requests))
         .route("/sim/orders", get(admin_orders))
         .route_layer(axum::middleware::from_fn(loopback_only))
@@ -163,6 +164,11 @@ async fn admin_account(State(sim): State<Sim>, Json(r): Json<AccountReq>) -> Adm
 
 async fn admin_fault(State(sim): State<Sim>, Json(f): Json<Fault>) -> AdminResult {
     sim.inject(f);
+    ok()
+}
+
+async fn admin_stream_fault(State(sim): State<Sim>, Json(f): Json<StreamFault>) -> AdminResult {
+    sim.stream_fault(f);
     ok()
 }
 

@@ -78,3 +78,43 @@ impl Fault {
         }
     }
 }
+
+/// A fault on the WebSocket connections that are open when it is armed
+/// (`POST /sim/streams/faults`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StreamFault {
+    #[serde(flatten)]
+    pub kind: StreamFaultKind,
+    /// Which connections: the WebSocket API (user data) or market streams; all if absent.
+    #[serde(default)]
+    pub service: Option<StreamService>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamService {
+    UserData,
+    Market,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StreamFaultKind {
+    /// Cut the connection without a close frame.
+    Drop,
+    /// Send nothing for `ms` (events of that time are lost, as on a dead link; no pings).
+    Silence { ms: u64 },
+    /// Hold every event `ms` before sending it, until a delay of 0 is armed.
+    Delay { ms: u64 },
+    /// Announce `serverShutdown`, then close after the configured grace.
+    ServerShutdown,
+}
+
+impl StreamFault {
+    pub fn new(kind: StreamFaultKind) -> Self {
+        Self { kind, service: None }
+    }
+    pub(crate) fn applies_to(&self, service: StreamService) -> bool {
+        self.service.is_none_or(|s| s == service)
+    }
+}

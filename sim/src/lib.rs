@@ -5,12 +5,14 @@
 //! The map:
 //! - [`core`]: the exchange-neutral matching core (accounts, orders and lists, fills, fees,
 //!   triggers); pure, no wire, no clock, no I/O.
-//! - [`exchange_a`]: exchange A's REST front end over the core (parameters, signatures,
-//!   endpoints, JSON shapes).
+//! - [`exchange_a`]: exchange A's front ends over the core: REST (parameters, signatures,
+//!   endpoints, JSON shapes) and its WebSocket services (the API with the user data stream,
+//!   market streams) on their own port.
 //! - [`clock`]: the one source of "now" (wall clock with an advanceable offset, or manual).
 //! - [`symbols`]: the listing (many USDT symbols, BTCUSDT as the reference coin) and filters.
 //! - [`market`]: prices — seeded synthetic market, scripted paths, CSV replay; klines.
-//! - [`faults`]: faults a test arms (delays, 5xx, rate limits, bans, rejects, dropped answers).
+//! - [`faults`]: faults a test arms (delays, 5xx, rate limits, bans, rejects, dropped answers;
+//!   on streams: drop, silence, delay, `serverShutdown`).
 //! - [`limits`]: request weight per minute and IP bans.
 //! - [`transport`]: connections a fault can cut.
 //! - [`admin`]: the loopback-only admin API under `/sim/`.
@@ -34,6 +36,9 @@ pub use exchange_a::params;
 
 pub use clock::{Clock, ManualClock, Millis, SystemClock};
 pub use core::EngineConfig;
-pub use faults::{Fault, FaultKind};
+pub use exchange_a::streams::{RunningStreams, serve_streams};
+pub use faults::{Fault, FaultKind, StreamFault, StreamFaultKind, StreamService};
 pub use params::ApiError;
-pub use server::{RequestRecord, RunningSim, Sim, SimConfig, router, serve, serve_sim};
+pub use server::{
+    RequestRecord, RunningSim, Sim, SimConfig, StreamConfig, router, serve, serve_sim,
+};

@@ -1,4 +1,5 @@
-//! `spotbot-sim --addr HOST:PORT [--seed N]`: serves the exchange A simulator.
+//! `spotbot-sim --addr HOST:PORT [--streams-addr HOST:PORT] [--seed N]`: serves the exchange A
+//! simulator: REST on one port, the WebSocket services on another.
 
 use clap::Parser;
 use spotbot_sim::SimConfig;
@@ -12,6 +13,9 @@ struct Args {
     /// Address to listen on (the admin API under /sim/ only answers loopback clients).
     #[arg(long, default_value = "127.0.0.1:9100")]
     addr: String,
+    /// Address of the WebSocket services (`/ws-api/v3`, `/ws/<stream>`, `/stream`).
+    #[arg(long, default_value = "127.0.0.1:9101")]
+    streams_addr: String,
     /// Seed of the synthetic market.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -45,7 +49,15 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(1);
         }
     };
+    let streams = match spotbot_sim::serve_streams(running.sim.clone(), &args.streams_addr).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("cannot listen on {}: {e}", args.streams_addr);
+            return std::process::ExitCode::from(1);
+        }
+    };
     println!("spotbot-sim listening on http://{} (seed {})", running.addr, args.seed);
+    println!("WebSocket API and market streams on {}", streams.base_url());
     if generated {
         // Generated test credentials of a local simulator: printing them is how a user gets them.
         println!("EXCHANGE_API_KEY={key}");
@@ -54,6 +66,7 @@ async fn main() -> std::process::ExitCode {
         println!("using EXCHANGE_API_KEY / EXCHANGE_API_SECRET from the environment");
     }
     let _ = tokio::signal::ctrl_c().await;
+    drop(streams);
     running.stop().await;
     std::process::ExitCode::SUCCESS
 }

@@ -6,7 +6,7 @@ use crate::admin;
 use crate::clock::{Clock, Millis, SystemClock};
 use crate::core::{Engine, EngineConfig};
 use crate::exchange_a::{self, errors::default_msg, params::ApiError, render, wire::to_value};
-use crate::faults::Fault;
+use crate::faults::{Fault, StreamFault};
 use crate::limits::Limits;
 use crate::market::Market;
 use crate::symbols::{self, SymbolRules};
@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio::sync::broadcast;
 
 /// What the simulator saw: one record per request to an `/api/` path.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -43,6 +45,8 @@ pub struct Shared {
     faults: Mutex<Vec<Fault>>,
     log: Mutex<Vec<RequestRecord>>,
     limits: Mutex<Limits>,
+    streams: StreamConfig,
+    stream_faults: broadcast::Sender<StreamFault>,
     pub api_key: String,
     pub api_secret: String,
 }
@@ -61,6 +65,37 @@ pub struct SimConfig {
     pub rules: Vec<SymbolRules>,
     /// Free balances the default account starts with.
     pub initial_funds: Vec<(String, Decimal)>,
+    /// Rules of the WebSocket connections (exchange values by default).
+    pub streams: StreamConfig,
+}
+
+/// Rules of the simulator's WebSocket connections. The defaults are the exchange's; tests
+/// shorten them.
+#[derive(Debug, Clone)]
+pub struct StreamConfig {
+    /// How often the server pings each connection (exchange: 20 s).
+    pub ping_interval: Duration,
+    /// How long the server waits for a pong before it closes (exchange: 60 s).
+    pub pong_timeout: Duration,
+    /// The longest a connection lives, on the simulator's clock (exchange: 24 h).
+    pub max_lifetime_ms: Millis,
+    /// How often the engine catches up with the market while streams are served, and market
+    /// streams look at the prices (real time).
+    pub tick: Duration,
+    /// Time from a `serverShutdown` event to the close.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for StreamConfig {
+    fn default() -> Self {
+        Self {
+            ping_interval: Duration::from_secs(20),
+            pong_timeout: Duration::from_secs(60),
+            max_lifetime_ms: 24 * 3_600_000,
+            tick: Duration::from_millis(50),
+            shutdown_grace: Duration::from_secs(1),
+        }
+    }
 }
 
 impl SimConfig {
@@ -74,6 +109,7 @@ impl SimConfig {
             engine: EngineConfig::default(),
             rules: symbols::default_listing(),
             initial_funds: vec![("USDT".to_string(), Decimal::from(10_000))],
+            streams: StreamConfig::default(),
         }
     }
 
@@ -113,7 +149,7 @@ impl Sim {
         let mut engine = Engine::new(config.rules, Market::new(config.seed), config.engine);
         let acc = engine.add_account(&config.api_key, &config.api_secret);
         for (asset, amount) in &config.initial_funds {
-            engine.fund(acc, asset, *amount);
+            engine.fund(acc, asset, *amount, config.clock.now_ms());
         }
         Self {
             shared: Arc::new(Shared {
@@ -122,6 +158,8 @@ impl Sim {
                 faults: Mutex::new(Vec::new()),
                 log: Mutex::new(Vec::new()),
                 limits: Mutex::new(Limits::default()),
+                streams: config.streams,
+                stream_faults: broadcast::channel(64).0,
                 api_key: config.api_key,
                 api_secret: config.api_secret,
             }),
@@ -186,7 +224,7 @@ impl Sim {
         let key = api_key.unwrap_or(&self.shared.api_key);
         let acc =
             e.account_by_key(key).ok_or_else(|| ApiError::new(401, -2015, default_msg(-2015)))?;
-        e.fund(acc, asset, amount);
+        e.fund(acc, asset, amount, self.now_ms());
         Ok(())
     }
     pub fn add_account(&self, api_key: &str, secret: &str) {
@@ -209,6 +247,16 @@ impl Sim {
     pub fn price(&self, symbol: &str) -> Result<Decimal, ApiError> {
         let now = self.now_ms();
         Ok(self.engine().price(symbol, now)?)
+    }
+    /// Arms a fault on the WebSocket connections open now.
+    pub fn stream_fault(&self, fault: StreamFault) {
+        let _ = self.shared.stream_faults.send(fault);
+    }
+    pub(crate) fn stream_faults(&self) -> broadcast::Receiver<StreamFault> {
+        self.shared.stream_faults.subscribe()
+    }
+    pub(crate) fn stream_config(&self) -> &StreamConfig {
+        &self.shared.streams
     }
     /// The request-weight meter.
     pub(crate) fn limits(&self) -> MutexGuard<'_, Limits> {

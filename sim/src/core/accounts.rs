@@ -2,6 +2,7 @@
 //! lists hold until they finish.
 
 use super::{Account, Balance, Engine, Order, Side};
+use crate::clock::Millis;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 
@@ -24,12 +25,14 @@ impl Engine {
         self.accounts.iter().position(|a| a.api_key == api_key)
     }
 
-    /// Adds (or with a negative amount removes, down to zero) free balance.
-    pub fn fund(&mut self, account: usize, asset: &str, amount: Decimal) {
-        if let Some(acc) = self.accounts.get_mut(account) {
-            let b = acc.balances.entry(asset.to_string()).or_default();
-            b.free = b.free.checked_add(amount).unwrap_or(b.free).max(Decimal::ZERO);
-        }
+    /// Adds (or with a negative amount removes, down to zero) free balance at `t`.
+    pub fn fund(&mut self, account: usize, asset: &str, amount: Decimal, t: Millis) {
+        let Some(b) = self.balance_mut(account, asset) else { return };
+        let before = b.free;
+        b.free = b.free.checked_add(amount).unwrap_or(b.free).max(Decimal::ZERO);
+        let delta = b.free - before;
+        self.emit_transfer(account, asset, delta, t);
+        self.flush_balances(t);
     }
 
     /// The account's balance of `asset` (zero if it never held any).
@@ -37,7 +40,11 @@ impl Engine {
         self.accounts.get(account).and_then(|a| a.balances.get(asset)).cloned().unwrap_or_default()
     }
 
+    /// The balance to change; the change is reported with the action's next flush.
     pub(super) fn balance_mut(&mut self, account: usize, asset: &str) -> Option<&mut Balance> {
+        if account < self.accounts.len() {
+            self.touch(account, asset);
+        }
         self.accounts.get_mut(account).map(|a| a.balances.entry(asset.to_string()).or_default())
     }
 

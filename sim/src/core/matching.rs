@@ -2,6 +2,7 @@
 //! order (and the release of its lock), and the catch-up that walks the market's price path
 //! since the last look, triggering stops and filling resting limits at the time it happened.
 
+use super::events::OrderChange;
 use super::{Engine, Expiry, Fill, Reject, Side, Status, Trade};
 use crate::clock::Millis;
 use crate::market::round_to;
@@ -68,7 +69,10 @@ impl Engine {
             is_buyer: side == Side::Buy,
             is_maker: maker,
         });
-        Fill { price, qty, commission, commission_asset: get_asset, trade_id }
+        let fill =
+            Fill { price, qty, commission, commission_asset: get_asset, trade_id, is_maker: maker };
+        self.emit_order(idx, OrderChange::Trade(fill.clone()), t);
+        fill
     }
 
     /// Test control: a counterparty takes `qty` of resting LIMIT order `order_id` at the
@@ -83,20 +87,29 @@ impl Engine {
         }
         let price = o.price;
         self.fill(idx, price, qty, true, t);
+        self.flush_balances(t);
         Ok(())
     }
 
-    /// Ends an order (CANCELED or EXPIRED) and releases what it still locks.
-    pub(super) fn finish(&mut self, idx: usize, status: Status, reason: Option<Expiry>, t: Millis) {
+    /// Ends an open order and releases what it still locks.
+    pub(super) fn finish(&mut self, idx: usize, end: End, t: Millis) {
         let o = &mut self.orders[idx];
         if !o.status.is_open() {
             return;
         }
-        o.status = status;
         o.update_time = t;
-        if status == Status::Expired {
-            o.expiry_reason = reason;
-        }
+        let change = match end {
+            End::Canceled { cancel_client_id } => {
+                o.status = Status::Canceled;
+                OrderChange::Canceled { cancel_client_id }
+            }
+            End::Expired(reason) => {
+                o.status = Status::Expired;
+                o.expiry_reason = Some(reason);
+                OrderChange::Expired
+            }
+        };
+        self.emit_order(idx, change, t);
         self.release_if_done(idx);
     }
 
@@ -113,8 +126,11 @@ impl Engine {
                 .all(|i| !self.orders[i].status.is_open());
             if all_done {
                 let amount = std::mem::take(&mut self.lists[li].lock);
-                self.lists[li].done = true;
                 self.unlock(o.account, &asset, amount);
+                if !self.lists[li].done {
+                    self.lists[li].done = true;
+                    self.emit_list(li, o.update_time);
+                }
             }
         } else if !o.status.is_open() {
             let amount = std::mem::take(&mut self.orders[idx].lock);
@@ -174,6 +190,7 @@ impl Engine {
             let from = self.last_eval.get(symbol).copied().unwrap_or(now);
             for (t, p) in self.market.samples(&rules, from, now) {
                 self.evaluate(&rules, t, p);
+                self.flush_balances(t);
             }
         }
         // Every window ends now; symbols without open orders simply start theirs now.
@@ -211,9 +228,11 @@ impl Engine {
             let list_id = o.order_list_id;
             let limit = o.order_type.has_limit_price().then_some(o.price);
             self.expire_partners(list_id, i, t);
+            // The stop works from now on (the stream shows it as a repeated NEW).
+            self.emit_order(i, OrderChange::New, t);
             self.take(i, p, limit, t);
             if limit.is_none() && self.orders[i].status.is_open() {
-                self.finish(i, Status::Expired, Some(Expiry::InsufficientLiquidity), t);
+                self.finish(i, End::Expired(Expiry::InsufficientLiquidity), t);
             }
             self.release_if_done(i);
         }
@@ -231,8 +250,8 @@ impl Engine {
                 continue;
             }
             let (price, qty, list_id) = (o.price, o.remaining(), o.order_list_id);
-            self.expire_partners(list_id, i, t);
             self.fill(i, price, qty, true, t);
+            self.expire_partners(list_id, i, t);
             self.release_if_done(i);
         }
     }
@@ -256,9 +275,17 @@ impl Engine {
                 o.status = Status::Expired;
                 o.expiry_reason = Some(Expiry::PartnerTriggered);
                 o.update_time = t;
+                self.emit_order(j, OrderChange::Expired, t);
             }
         }
         self.lists[li].done = true;
         self.lists[li].transaction_time = t;
+        self.emit_list(li, t);
     }
+}
+
+/// How an open order ends other than by filling.
+pub(super) enum End {
+    Canceled { cancel_client_id: String },
+    Expired(Expiry),
 }

@@ -12,12 +12,14 @@
 //! - `placement`: checks and placement of orders and lists.
 //! - `matching`: fills, fees, triggers and the catch-up along the price path.
 //! - `cancel`: cancelling an order or a list.
+//! - [`events`]: the log of what happened, for front ends that push.
 //!
 //! The core never reads the clock: every call takes "now" from its front end.
 
 mod accounts;
 mod book;
 mod cancel;
+pub mod events;
 mod matching;
 mod placement;
 pub mod reject;
@@ -26,6 +28,7 @@ pub mod types;
 #[cfg(test)]
 mod tests;
 
+pub use events::{Event, EventKind, OrderChange};
 pub use reject::{Filter, Reject};
 pub use types::{
     Account, Balance, Book, EngineConfig, Expiry, Fill, Leg, Order, OrderList, OrderType, Placed,
@@ -51,6 +54,9 @@ pub struct Engine {
     pub lists: Vec<OrderList>,
     pub trades: Vec<Trade>,
     pub accounts: Vec<Account>,
+    /// Everything that happened, in order (see [`events`]).
+    pub events: Vec<Event>,
+    touched: events::Touched,
     last_eval: HashMap<String, Millis>,
     id_seed: u64,
     /// Every order below this index is finished: scans for open orders start here.
@@ -70,6 +76,8 @@ impl Engine {
             lists: Vec::new(),
             trades: Vec::new(),
             accounts: Vec::new(),
+            events: Vec::new(),
+            touched: events::Touched::new(),
             last_eval: HashMap::new(),
             id_seed,
             first_open: 0,

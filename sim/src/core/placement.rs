@@ -2,6 +2,8 @@
 //! limits, balance checks and locks, and the immediate part of the execution (market and
 //! crossing limit orders take from the book on arrival).
 
+use super::events::OrderChange;
+use super::matching::End;
 use super::{Engine, Expiry, Filter, Leg, Order, OrderList, OrderType, Placed, Reject, Side};
 use super::{Status, Tif};
 use crate::clock::Millis;
@@ -18,87 +20,90 @@ impl Engine {
         leg: Leg,
         now: Millis,
     ) -> Result<Placed, Reject> {
-        self.catch_up(now);
-        let rules = self.rules(symbol)?.clone();
-        let last = self.market.price(&rules, now);
-        if let Some(c) = &leg.client_id {
-            self.ensure_client_id_free(account, c)?;
-        }
-        let Leg { order_type, side, qty, price, stop, tif, .. } = leg;
-        check_filters(&rules, &leg, last)?;
-        self.check_open_counts(account, symbol, &rules, 1, usize::from(order_type.is_stop()))?;
-        if let Some(s) = stop
-            && stop_would_trigger(order_type, side, s, last)
-        {
-            return Err(Reject::StopWouldTrigger);
-        }
-        let book = self.book(&rules, last);
-        let best_bid = book.bids.first().map_or(Decimal::ZERO, |b| b.0);
-        let best_ask = book.asks.first().map_or(Decimal::MAX, |a| a.0);
-        if order_type == OrderType::LimitMaker {
-            let px = price.unwrap_or_default();
-            let crosses = match side {
-                Side::Buy => px >= best_ask,
-                Side::Sell => px <= best_bid,
-            };
-            if crosses {
-                return Err(Reject::WouldTake);
+        self.action(now, |e| {
+            let rules = e.rules(symbol)?.clone();
+            let last = e.market.price(&rules, now);
+            if let Some(c) = &leg.client_id {
+                e.ensure_client_id_free(account, c)?;
             }
-        }
-        // Balance check and lock.
-        let (pay_asset, need) = match side {
-            Side::Sell => (rules.base.clone(), qty),
-            Side::Buy => {
-                let need = match order_type {
-                    OrderType::Market | OrderType::StopLoss | OrderType::TakeProfit => {
-                        let ref_px = stop.unwrap_or(last);
-                        let (_, cost) = self.market_cost(&rules, side, ref_px, qty);
-                        cost
-                    }
-                    _ => price.unwrap_or_default() * qty,
+            let Leg { order_type, side, qty, price, stop, tif, .. } = leg;
+            check_filters(&rules, &leg, last)?;
+            e.check_open_counts(account, symbol, &rules, 1, usize::from(order_type.is_stop()))?;
+            if let Some(s) = stop
+                && stop_would_trigger(order_type, side, s, last)
+            {
+                return Err(Reject::StopWouldTrigger);
+            }
+            let book = e.book(&rules, last);
+            let best_bid = book.bids.first().map_or(Decimal::ZERO, |b| b.0);
+            let best_ask = book.asks.first().map_or(Decimal::MAX, |a| a.0);
+            if order_type == OrderType::LimitMaker {
+                let px = price.unwrap_or_default();
+                let crosses = match side {
+                    Side::Buy => px >= best_ask,
+                    Side::Sell => px <= best_bid,
                 };
-                (rules.quote.clone(), need.round_dp(8))
-            }
-        };
-        if self.free(account, &pay_asset) < need {
-            return Err(Reject::InsufficientBalance);
-        }
-        if order_type == OrderType::Limit && tif == Tif::Fok {
-            let avail = self.available(&rules, side, last, price);
-            if avail < qty {
-                let idx = self.push_order(account, symbol, &leg, -1, now);
-                let o = &mut self.orders[idx];
-                o.status = Status::Expired;
-                o.expiry_reason = Some(Expiry::UnfilledFok);
-                return Ok(Placed { order_id: o.order_id, fills: Vec::new() });
-            }
-        }
-        let idx = self.push_order(account, symbol, &leg, -1, now);
-        let rests =
-            order_type != OrderType::Market && !(order_type == OrderType::Limit && tif != Tif::Gtc);
-        if rests {
-            self.lock(account, &pay_asset, need);
-            self.orders[idx].lock = need;
-        }
-        let fills = match order_type {
-            OrderType::Market => {
-                let f = self.take(idx, last, None, now);
-                if self.orders[idx].status.is_open() {
-                    self.finish(idx, Status::Expired, Some(Expiry::InsufficientLiquidity), now);
+                if crosses {
+                    return Err(Reject::WouldTake);
                 }
-                f
             }
-            OrderType::Limit => {
-                let f = self.take(idx, last, price, now);
-                if tif != Tif::Gtc && self.orders[idx].status.is_open() {
-                    self.finish(idx, Status::Expired, Some(Expiry::UnfilledIoc), now);
+            // Balance check and lock.
+            let (pay_asset, need) = match side {
+                Side::Sell => (rules.base.clone(), qty),
+                Side::Buy => {
+                    let need = match order_type {
+                        OrderType::Market | OrderType::StopLoss | OrderType::TakeProfit => {
+                            let ref_px = stop.unwrap_or(last);
+                            let (_, cost) = e.market_cost(&rules, side, ref_px, qty);
+                            cost
+                        }
+                        _ => price.unwrap_or_default() * qty,
+                    };
+                    (rules.quote.clone(), need.round_dp(8))
                 }
-                f
+            };
+            if e.free(account, &pay_asset) < need {
+                return Err(Reject::InsufficientBalance);
             }
-            _ => Vec::new(),
-        };
-        self.release_if_done(idx);
-        Ok(Placed { order_id: self.orders[idx].order_id, fills })
+            if order_type == OrderType::Limit && tif == Tif::Fok {
+                let avail = e.available(&rules, side, last, price);
+                if avail < qty {
+                    let idx = e.push_order(account, symbol, &leg, -1, now);
+                    let o = &mut e.orders[idx];
+                    o.status = Status::Expired;
+                    o.expiry_reason = Some(Expiry::UnfilledFok);
+                    let order_id = o.order_id;
+                    e.emit_order(idx, OrderChange::Expired, now);
+                    return Ok(Placed { order_id, fills: Vec::new() });
+                }
+            }
+            let idx = e.push_order(account, symbol, &leg, -1, now);
+            let rests = order_type != OrderType::Market
+                && !(order_type == OrderType::Limit && tif != Tif::Gtc);
+            if rests {
+                e.lock(account, &pay_asset, need);
+                e.orders[idx].lock = need;
+            }
+            let fills = match order_type {
+                OrderType::Market => {
+                    let f = e.take(idx, last, None, now);
+                    if e.orders[idx].status.is_open() {
+                        e.finish(idx, End::Expired(Expiry::InsufficientLiquidity), now);
+                    }
+                    f
+                }
+                OrderType::Limit => {
+                    let f = e.take(idx, last, price, now);
+                    if tif != Tif::Gtc && e.orders[idx].status.is_open() {
+                        e.finish(idx, End::Expired(Expiry::UnfilledIoc), now);
+                    }
+                    f
+                }
+                _ => Vec::new(),
+            };
+            e.release_if_done(idx);
+            Ok(Placed { order_id: e.orders[idx].order_id, fills })
+        })
     }
 
     /// Places a market order for `quote_qty` of the quote asset: the base quantity is what
@@ -112,7 +117,17 @@ impl Engine {
         client_id: Option<String>,
         now: Millis,
     ) -> Result<Placed, Reject> {
-        self.catch_up(now);
+        self.action(now, |e| e.take_by_quote(account, symbol, (side, quote_qty), client_id, now))
+    }
+
+    fn take_by_quote(
+        &mut self,
+        account: usize,
+        symbol: &str,
+        (side, quote_qty): (Side, Decimal),
+        client_id: Option<String>,
+        now: Millis,
+    ) -> Result<Placed, Reject> {
         let rules = self.rules(symbol)?.clone();
         let last = self.market.price(&rules, now);
         if let Some(c) = &client_id {
@@ -154,7 +169,7 @@ impl Engine {
         self.orders[idx].orig_quote_order_qty = quote_qty;
         let fills = self.take(idx, last, None, now);
         if self.orders[idx].status.is_open() {
-            self.finish(idx, Status::Expired, Some(Expiry::InsufficientLiquidity), now);
+            self.finish(idx, End::Expired(Expiry::InsufficientLiquidity), now);
         }
         Ok(Placed { order_id: self.orders[idx].order_id, fills })
     }
@@ -170,75 +185,76 @@ impl Engine {
         list_client_id: Option<String>,
         now: Millis,
     ) -> Result<i64, Reject> {
-        self.catch_up(now);
-        let rules = self.rules(symbol)?.clone();
-        let [a, b] = legs;
-        let (sl, tp) = match (a.order_type.is_stop_loss(), b.order_type.is_stop_loss()) {
-            (true, false) => (&a, &b),
-            (false, true) => (&b, &a),
-            _ => return Err(Reject::ListWithoutStopLoss),
-        };
-        let last = self.market.price(&rules, now);
-        for leg in [&a, &b] {
-            check_filters(&rules, leg, last)?;
-        }
-        let side = a.side;
-        let tp_px = if tp.order_type == OrderType::LimitMaker { tp.price } else { tp.stop }
-            .unwrap_or_default();
-        let sl_px = sl.stop.unwrap_or_default();
-        let ordered = match side {
-            Side::Sell => tp_px > last && last > sl_px,
-            Side::Buy => tp_px < last && last < sl_px,
-        };
-        if !ordered {
-            return Err(Reject::ListPrices);
-        }
-        for c in [&a.client_id, &b.client_id].into_iter().flatten() {
-            self.ensure_client_id_free(account, c)?;
-        }
-        if let Some(lc) = &list_client_id
-            && self
-                .lists
-                .iter()
-                .any(|l| l.account == account && !l.done && &l.list_client_order_id == lc)
-        {
-            return Err(Reject::DuplicateClientId);
-        }
-        self.check_open_counts(account, symbol, &rules, 2, 1)?;
-        let qty = a.qty;
-        let (asset, need) = match side {
-            Side::Sell => (rules.base.clone(), qty),
-            Side::Buy => {
-                let px = [a.price, a.stop, b.price, b.stop]
-                    .into_iter()
-                    .flatten()
-                    .max()
-                    .unwrap_or_default();
-                (rules.quote.clone(), (px * qty).round_dp(8))
+        self.action(now, |e| {
+            let rules = e.rules(symbol)?.clone();
+            let [a, b] = legs;
+            let (sl, tp) = match (a.order_type.is_stop_loss(), b.order_type.is_stop_loss()) {
+                (true, false) => (&a, &b),
+                (false, true) => (&b, &a),
+                _ => return Err(Reject::ListWithoutStopLoss),
+            };
+            let last = e.market.price(&rules, now);
+            for leg in [&a, &b] {
+                check_filters(&rules, leg, last)?;
             }
-        };
-        if self.free(account, &asset) < need {
-            return Err(Reject::InsufficientBalance);
-        }
-        let list_id = self.lists.len() as i64 + 1;
-        let list_client_order_id = match list_client_id {
-            Some(c) => c,
-            None => self.new_client_id(),
-        };
-        let i1 = self.push_order(account, symbol, sl, list_id, now);
-        let i2 = self.push_order(account, symbol, tp, list_id, now);
-        self.lock(account, &asset, need);
-        self.lists.push(OrderList {
-            account,
-            order_list_id: list_id,
-            list_client_order_id,
-            symbol: symbol.to_string(),
-            orders: vec![self.orders[i1].order_id, self.orders[i2].order_id],
-            done: false,
-            transaction_time: now,
-            lock: need,
-        });
-        Ok(list_id)
+            let side = a.side;
+            let tp_px = if tp.order_type == OrderType::LimitMaker { tp.price } else { tp.stop }
+                .unwrap_or_default();
+            let sl_px = sl.stop.unwrap_or_default();
+            let ordered = match side {
+                Side::Sell => tp_px > last && last > sl_px,
+                Side::Buy => tp_px < last && last < sl_px,
+            };
+            if !ordered {
+                return Err(Reject::ListPrices);
+            }
+            for c in [&a.client_id, &b.client_id].into_iter().flatten() {
+                e.ensure_client_id_free(account, c)?;
+            }
+            if let Some(lc) = &list_client_id
+                && e.lists
+                    .iter()
+                    .any(|l| l.account == account && !l.done && &l.list_client_order_id == lc)
+            {
+                return Err(Reject::DuplicateClientId);
+            }
+            e.check_open_counts(account, symbol, &rules, 2, 1)?;
+            let qty = a.qty;
+            let (asset, need) = match side {
+                Side::Sell => (rules.base.clone(), qty),
+                Side::Buy => {
+                    let px = [a.price, a.stop, b.price, b.stop]
+                        .into_iter()
+                        .flatten()
+                        .max()
+                        .unwrap_or_default();
+                    (rules.quote.clone(), (px * qty).round_dp(8))
+                }
+            };
+            if e.free(account, &asset) < need {
+                return Err(Reject::InsufficientBalance);
+            }
+            let list_id = e.lists.len() as i64 + 1;
+            let list_client_order_id = match list_client_id {
+                Some(c) => c,
+                None => e.new_client_id(),
+            };
+            let i1 = e.push_order(account, symbol, sl, list_id, now);
+            let i2 = e.push_order(account, symbol, tp, list_id, now);
+            e.lock(account, &asset, need);
+            e.lists.push(OrderList {
+                account,
+                order_list_id: list_id,
+                list_client_order_id,
+                symbol: symbol.to_string(),
+                orders: vec![e.orders[i1].order_id, e.orders[i2].order_id],
+                done: false,
+                transaction_time: now,
+                lock: need,
+            });
+            e.emit_list(e.lists.len() - 1, now);
+            Ok(list_id)
+        })
     }
 
     fn check_open_counts(
@@ -297,7 +313,9 @@ impl Engine {
             lock: Decimal::ZERO,
         };
         self.orders.push(order);
-        self.orders.len() - 1
+        let idx = self.orders.len() - 1;
+        self.emit_order(idx, OrderChange::New, now);
+        idx
     }
 }
 

@@ -13,7 +13,7 @@ const ETH: &str = "ETHUSDT";
 fn core() -> (Engine, usize) {
     let mut e = Engine::new(default_listing(), Market::new(7), EngineConfig::default());
     let acc = e.add_account("key", "secret");
-    e.fund(acc, "USDT", dec!(10000));
+    e.fund(acc, "USDT", dec!(10000), T0);
     e.market.set_price(ETH, T0, dec!(3000));
     e.catch_up(T0);
     (e, acc)
@@ -81,7 +81,7 @@ fn a_resting_limit_locks_its_cost_and_fills_at_its_price_when_the_market_trades_
 #[test]
 fn a_take_profit_fill_expires_the_stop_and_frees_the_list_s_lock() {
     let (mut e, acc) = core();
-    e.fund(acc, "ETH", dec!(1));
+    e.fund(acc, "ETH", dec!(1), T0);
     let list_id = e.place_oco(acc, ETH, sell_oco_legs(dec!(1)), None, T0).unwrap();
     assert_eq!(bal(&e, acc, "ETH"), (dec!(0), dec!(1)));
     let [stop_id, tp_id] = e.list(list_id).unwrap().orders[..] else { panic!("two legs") };
@@ -103,7 +103,7 @@ fn a_take_profit_fill_expires_the_stop_and_frees_the_list_s_lock() {
 #[test]
 fn a_gap_through_a_stop_limit_leaves_it_triggered_unfilled_and_still_locking() {
     let (mut e, acc) = core();
-    e.fund(acc, "ETH", dec!(1));
+    e.fund(acc, "ETH", dec!(1), T0);
     let list_id = e.place_oco(acc, ETH, sell_oco_legs(dec!(1)), None, T0).unwrap();
     let [stop_id, tp_id] = e.list(list_id).unwrap().orders[..] else { panic!("two legs") };
 
@@ -116,16 +116,16 @@ fn a_gap_through_a_stop_limit_leaves_it_triggered_unfilled_and_still_locking() {
     assert!(e.trades.is_empty());
 
     // Cancelling the leg of a finished list still cancels it and frees the coin.
-    e.cancel_order(stop_id, T0 + 120_000).unwrap();
+    e.cancel_order(stop_id, "cx".to_string(), T0 + 120_000).unwrap();
     assert_eq!(e.order(stop_id).unwrap().status, Status::Canceled);
     assert_eq!(bal(&e, acc, "ETH"), (dec!(1), dec!(0)));
-    assert_eq!(e.cancel_order(stop_id, T0 + 120_000), Err(Reject::UnknownOrder));
+    assert_eq!(e.cancel_order(stop_id, "cx".to_string(), T0 + 120_000), Err(Reject::UnknownOrder));
 }
 
 #[test]
 fn a_list_needs_a_stop_loss_leg_and_prices_in_order() {
     let (mut e, acc) = core();
-    e.fund(acc, "ETH", dec!(1));
+    e.fund(acc, "ETH", dec!(1), T0);
     let [tp, _] = sell_oco_legs(dec!(1));
     let no_stop = e.place_oco(acc, ETH, [tp.clone(), tp.clone()], None, T0);
     assert_eq!(no_stop, Err(Reject::ListWithoutStopLoss));
@@ -139,7 +139,7 @@ fn a_list_needs_a_stop_loss_leg_and_prices_in_order() {
 #[test]
 fn coin_locked_by_a_list_cannot_be_sold_again() {
     let (mut e, acc) = core();
-    e.fund(acc, "ETH", dec!(1));
+    e.fund(acc, "ETH", dec!(1), T0);
     e.place_oco(acc, ETH, sell_oco_legs(dec!(1)), None, T0).unwrap();
     let sell = e.place_order(acc, ETH, leg(OrderType::Market, Side::Sell, dec!(1)), T0);
     assert_eq!(sell.map(|p| p.order_id), Err(Reject::InsufficientBalance));
@@ -148,7 +148,7 @@ fn coin_locked_by_a_list_cannot_be_sold_again() {
 #[test]
 fn a_fill_or_kill_the_book_cannot_fill_expires_and_touches_nothing() {
     let (mut e, acc) = core();
-    e.fund(acc, "USDT", dec!(90000));
+    e.fund(acc, "USDT", dec!(90000), T0);
     // Only the best ask (16.6666 ETH) is at or below 3001.
     let fok = limit(Side::Buy, dec!(20), dec!(3001), Tif::Fok);
     let placed = e.place_order(acc, ETH, fok, T0).unwrap();
@@ -178,7 +178,7 @@ fn a_client_id_is_refused_while_an_open_order_carries_it() {
         Err(Reject::DuplicateClientId)
     );
     assert_eq!(e.order_by_client_id(acc, ETH, "x1"), Some(first.order_id));
-    e.cancel_order(first.order_id, T0).unwrap();
+    e.cancel_order(first.order_id, "cx".to_string(), T0).unwrap();
     assert_eq!(bal(&e, acc, "USDT"), (dec!(10000), dec!(0)));
     let again = e.place_order(acc, ETH, named("x1"), T0).unwrap();
     assert_eq!(e.order_by_client_id(acc, ETH, "x1"), Some(again.order_id), "the newest wins");
@@ -244,4 +244,75 @@ fn order_counts_cover_the_window_asked_for() {
     }
     assert_eq!(e.order_count_since(acc, T0 + 11_000 - 10_000), 2);
     assert_eq!(e.order_count_since(acc, T0), 3);
+}
+
+/// The log as (order id or 0, a short name of the change) pairs, from `from` on.
+fn log(e: &Engine, from: u64) -> Vec<(i64, &'static str)> {
+    e.events_since(from)
+        .iter()
+        .map(|ev| match &ev.kind {
+            EventKind::Order { order, change } => (
+                order.order_id,
+                match change {
+                    OrderChange::New => "new",
+                    OrderChange::Trade(_) => "trade",
+                    OrderChange::Canceled { .. } => "canceled",
+                    OrderChange::Expired => "expired",
+                },
+            ),
+            EventKind::List(l) => (l.order_list_id, if l.done { "list done" } else { "list open" }),
+            EventKind::Balances { .. } => (0, "balances"),
+            EventKind::Transfer { .. } => (0, "transfer"),
+        })
+        .collect()
+}
+
+#[test]
+fn the_log_tells_each_order_change_then_the_balances_it_moved() {
+    let (mut e, acc) = core();
+    assert_eq!(log(&e, 0), vec![(0, "transfer"), (0, "balances")]);
+    let from = e.event_count();
+    e.place_order(acc, ETH, leg(OrderType::Market, Side::Buy, dec!(1)), T0).unwrap();
+    assert_eq!(log(&e, from), vec![(1, "new"), (1, "trade"), (0, "balances")]);
+    let EventKind::Balances { balances, .. } = &e.events.last().unwrap().kind else { panic!() };
+    let assets: Vec<&str> = balances.iter().map(|(a, _)| a.as_str()).collect();
+    assert_eq!(assets, ["ETH", "USDT"], "only the assets the trade moved");
+
+    let from = e.event_count();
+    let list = e.place_oco(acc, ETH, sell_oco_legs(dec!(0.5)), None, T0).unwrap();
+    assert_eq!(log(&e, from), vec![(2, "new"), (3, "new"), (list, "list open"), (0, "balances")]);
+    let from = e.event_count();
+    move_price(&mut e, T0 + 60_000, dec!(3310));
+    assert_eq!(
+        log(&e, from),
+        vec![(3, "trade"), (2, "expired"), (list, "list done"), (0, "balances")],
+        "the take-profit's fill, its partner's expiry, the list, the balances"
+    );
+
+    move_price(&mut e, T0 + 60_500, dec!(3000));
+    let from = e.event_count();
+    let list = e.place_oco(acc, ETH, sell_oco_legs(dec!(0.4)), None, T0 + 60_500).unwrap();
+    e.cancel_list(list, "cx9", T0 + 61_000).unwrap();
+    let cancels: Vec<_> = e.events_since(from + 4).iter().map(|ev| &ev.kind).collect();
+    assert!(
+        matches!(cancels[0], EventKind::Order { change: OrderChange::Canceled { cancel_client_id }, .. } if cancel_client_id == "cx9")
+    );
+    assert_eq!(
+        log(&e, from + 4),
+        vec![(4, "canceled"), (5, "canceled"), (list, "list done"), (0, "balances")]
+    );
+    let EventKind::List(l) = &e.events[e.events.len() - 2].kind else { panic!() };
+    assert_eq!(l.transaction_time, T0 + 61_000);
+}
+
+#[test]
+fn a_triggered_stop_shows_as_new_again_once_it_works() {
+    let (mut e, acc) = core();
+    e.fund(acc, "ETH", dec!(1), T0);
+    let list = e.place_oco(acc, ETH, sell_oco_legs(dec!(1)), None, T0).unwrap();
+    let from = e.event_count();
+    move_price(&mut e, T0 + 60_000, dec!(2600));
+    assert_eq!(log(&e, from), vec![(2, "expired"), (list, "list done"), (1, "new")]);
+    let EventKind::Order { order, .. } = &e.events.last().unwrap().kind else { panic!() };
+    assert!(order.is_working() && order.status.is_open());
 }

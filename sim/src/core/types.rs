@@ -233,6 +233,8 @@ pub struct Fill {
     pub commission: Decimal,
     pub commission_asset: String,
     pub trade_id: i64,
+    /// The order rested on the book (it did not take).
+    pub is_maker: bool,
 }
 
 /// An accepted order: its id and what it filled on arrival.

@@ -193,7 +193,7 @@ pub fn cancel_list(
         Some(c) => c,
         None => e.new_client_id(),
     };
-    e.cancel_list(id, now).map_err(|_| unknown)?;
+    e.cancel_list(id, &cancel_id, now).map_err(|_| unknown)?;
     let l = list(e, id)?;
     let reports = render::legs(e, l).map(|o| render::cancel(o, &cancel_id, now)).collect();
     Ok(to_value(&render::list(e, l, Some(reports))))

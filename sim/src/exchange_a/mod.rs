@@ -8,6 +8,7 @@
 //! - [`orders`], [`lists`], [`account`], [`market_data`]: the endpoints, by area.
 //! - [`exchange_info`]: the listing and rate limits as `exchangeInfo` shows them.
 //! - [`render`], [`wire`]: the JSON shapes.
+//! - [`streams`]: the WebSocket API with the user data stream, and the market streams.
 
 pub mod account;
 pub mod errors;
@@ -19,4 +20,5 @@ pub mod orders;
 pub mod params;
 pub mod render;
 pub mod rest;
+pub mod streams;
 pub mod wire;

@@ -147,7 +147,7 @@ pub fn cancel_order(
         Some(c) => c,
         None => e.new_client_id(),
     };
-    e.cancel_order(id, now).map_err(|_| unknown)?;
+    e.cancel_order(id, cancel_id.clone(), now).map_err(|_| unknown)?;
     Ok(to_value(&render::cancel(order(e, id)?, &cancel_id, now)))
 }
 
@@ -197,7 +197,7 @@ pub fn cancel_open_orders(
         }
         let cancel_id = e.new_client_id();
         let list_id = order(e, id)?.order_list_id;
-        e.cancel_order(id, now)?;
+        e.cancel_order(id, cancel_id.clone(), now)?;
         match e.list(list_id) {
             Some(l) if list_id > 0 => {
                 let reports =

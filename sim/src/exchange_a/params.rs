@@ -186,6 +186,43 @@ pub fn parse_decimal(name: &str, raw: &str) -> Result<Decimal, ApiError> {
     Decimal::from_str(&trimmed).map_err(|_| illegal())
 }
 
+/// The `timestamp` of a signed request in ms (microseconds are accepted and scaled).
+pub fn timestamp(raw: &str) -> Result<i64, ApiError> {
+    let ts: i64 = raw.parse().map_err(|_| ApiError::mandatory("timestamp"))?;
+    Ok(if ts > 100_000_000_000_000 { ts / 1000 } else { ts })
+}
+
+/// The timing rule of signed requests: not 1 s or more ahead of the server, and not older than
+/// `recvWindow` (default 5000, at most 60000).
+pub fn check_timestamp(ts: i64, recv_window: Option<&str>, now: i64) -> Result<(), ApiError> {
+    let recv_window = match recv_window {
+        None => Decimal::from(5000),
+        Some(v) => {
+            let d = parse_decimal("recvWindow", v)?;
+            if d > Decimal::from(60_000) {
+                return Err(ApiError::bad(
+                    -1102,
+                    "'recvWindow' contains unexpected value. Cannot be greater than 60000.",
+                ));
+            }
+            d
+        }
+    };
+    if ts >= now.saturating_add(1000) {
+        return Err(ApiError::bad(
+            -1021,
+            "Timestamp for this request was 1000ms ahead of the server's time.",
+        ));
+    }
+    if Decimal::from(now.saturating_sub(ts)) > recv_window {
+        return Err(ApiError::bad(
+            -1021,
+            "Timestamp for this request is outside of the recvWindow.",
+        ));
+    }
+    Ok(())
+}
+
 /// Removes every `signature=` pair from a raw `a=1&b=2` string, keeping the rest byte for byte.
 fn strip_signature(raw: &str) -> String {
     raw.split('&')
@@ -227,6 +264,35 @@ pub fn verify_signature(
     if ok { Ok(()) } else { Err(ApiError::bad(-1022, "Signature for this request is not valid.")) }
 }
 
+/// The WebSocket API's signature payload: every param but `signature`, sorted by name, as
+/// `name=value` joined with `&`; strings as they are, numbers and booleans as their JSON text,
+/// nothing percent-encoded.
+pub fn ws_payload(params: &serde_json::Map<String, serde_json::Value>) -> String {
+    let mut pairs: Vec<(&String, String)> = params
+        .iter()
+        .filter(|(k, _)| k.as_str() != "signature")
+        .map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+        .collect();
+    pairs.sort();
+    pairs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("&")
+}
+
+/// Verifies `params.signature` of a WebSocket API request against `secret`.
+pub fn verify_ws_signature(
+    secret: &str,
+    params: &serde_json::Map<String, serde_json::Value>,
+) -> Result<(), ApiError> {
+    let given = params
+        .get("signature")
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| ApiError::mandatory("signature"))?;
+    if given.eq_ignore_ascii_case(&sign(secret, &ws_payload(params))) {
+        Ok(())
+    } else {
+        Err(ApiError::bad(-1022, "Signature for this request is not valid."))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,6 +319,28 @@ mod tests {
         let bad = body.replace("quantity=1", "quantity=2");
         let p = Params::parse(query, &bad).unwrap_or_default();
         assert_eq!(verify_signature(SECRET, query, &bad, &p).map_err(|e| e.code), Err(-1022));
+    }
+
+    #[test]
+    fn websocket_api_vectors_verify() {
+        let key = "vmPUZE6mv9SD5VNHk4HlWFsOr6aKE2zvsw0MuIgwCIPy6utIco14y7Ju91duEh8A";
+        let order = serde_json::json!({
+            "symbol": "BTCUSDT", "side": "SELL", "type": "LIMIT", "timeInForce": "GTC",
+            "quantity": "0.01000000", "price": "52000.00", "recvWindow": 100,
+            "timestamp": 1645423376532i64, "apiKey": key,
+            "signature": "aa1b5712c094bc4e57c05a1a5c1fd8d88dcd628338ea863fec7b88e59fe2db24"
+        });
+        let order = order.as_object().cloned().unwrap_or_default();
+        assert!(verify_ws_signature(SECRET, &order).is_ok());
+        let subscribe = serde_json::json!({
+            "apiKey": key, "recvWindow": 5000, "timestamp": 1747385641636i64,
+            "signature": "49601FFC5B0122C3C7EE3EA85EF7D6CD76256F5191A57C976418FAA32E917653"
+        });
+        let mut subscribe = subscribe.as_object().cloned().unwrap_or_default();
+        assert!(verify_ws_signature(SECRET, &subscribe).is_ok(), "hex case does not matter");
+        subscribe.insert("recvWindow".into(), serde_json::json!(6000));
+        let refused = verify_ws_signature(SECRET, &subscribe).map_err(|e| e.code);
+        assert_eq!(refused, Err(-1022));
     }
 
     #[test]

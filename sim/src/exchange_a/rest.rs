@@ -5,7 +5,7 @@
 use super::account;
 use super::errors::default_msg;
 use super::exchange_info::WEIGHT_LIMIT_PER_MINUTE;
-use super::params::{ApiError, Params, parse_decimal, verify_signature};
+use super::params::{ApiError, Params, check_timestamp, timestamp, verify_signature};
 use super::wire::{ErrorJson, to_value};
 use super::{lists, market_data, orders};
 use crate::clock::Millis;
@@ -17,7 +17,6 @@ use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use rust_decimal::Decimal;
 use std::time::Duration;
 
 const JSON_CT: &str = "application/json;charset=UTF-8";
@@ -300,38 +299,9 @@ fn check_signed(
             e.account_by_key(key).ok_or_else(|| ApiError::new(401, -2015, default_msg(-2015)))?;
         (a, e.accounts[a].secret.clone())
     };
-    let ts_raw = p.req("timestamp")?;
-    let mut ts: i64 = ts_raw.parse().map_err(|_| ApiError::mandatory("timestamp"))?;
-    if ts > 100_000_000_000_000 {
-        ts /= 1000; // microseconds
-    }
+    let ts = timestamp(p.req("timestamp")?)?;
     verify_signature(&secret, raw_query, raw_body, p)?;
-    let recv_window = match p.get("recvWindow") {
-        None => Decimal::from(5000),
-        Some(v) => {
-            let d = parse_decimal("recvWindow", v)?;
-            if d > Decimal::from(60_000) {
-                return Err(ApiError::bad(
-                    -1102,
-                    "'recvWindow' contains unexpected value. Cannot be greater than 60000.",
-                ));
-            }
-            d
-        }
-    };
-    let now = sim.now_ms();
-    if ts >= now.saturating_add(1000) {
-        return Err(ApiError::bad(
-            -1021,
-            "Timestamp for this request was 1000ms ahead of the server's time.",
-        ));
-    }
-    if Decimal::from(now.saturating_sub(ts)) > recv_window {
-        return Err(ApiError::bad(
-            -1021,
-            "Timestamp for this request is outside of the recvWindow.",
-        ));
-    }
+    check_timestamp(ts, p.get("recvWindow"), sim.now_ms())?;
     Ok(account)
 }
 
