@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 
 use crate::activity::Dashboard;
 use crate::api;
+use crate::background::Background;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::execution::{Execution, Parts, Timing};
@@ -22,9 +23,9 @@ use crate::messenger::Messenger;
 use crate::news::News;
 use crate::protection::{self, Protection};
 use crate::scans::Scans;
-use crate::scheduler::{self, Reporting, Scheduler, SchedulerTask};
+use crate::scheduler::{self, Reporting, Scheduler};
 use crate::signals::Signals;
-use crate::signals::replies::{self, RepliesTask};
+use crate::signals::replies;
 use crate::state::AppState;
 use crate::store::Store;
 
@@ -40,11 +41,15 @@ pub struct RunningApp {
     /// every step restartable).
     reconciliation: Option<JoinHandle<()>>,
     /// The boss-reply loop (`[messenger] handle_replies`), when it runs.
-    replies: Option<RepliesTask>,
+    replies: Option<Background>,
     /// The built-in scheduler's loop (`[scheduler] enabled`, `poll_seconds > 0`), when it runs.
-    scheduler: Option<SchedulerTask>,
+    scheduler: Option<Background>,
     /// The loop that checks the stops the service watches (with an exchange client).
-    watch: Option<protection::watch::WatchTask>,
+    watch: Option<Background>,
+    /// Protection's reactions to the exchange's streams, when they are followed.
+    reactions: Option<Background>,
+    /// The exchange's streams (`[exchange] streams`); dropping them closes the links.
+    streams: Option<crate::exchange::paper::Streams>,
 }
 
 impl RunningApp {
@@ -62,8 +67,12 @@ impl RunningApp {
         if let Some(watch) = self.watch.take() {
             watch.stop().await;
         }
+        if let Some(reactions) = self.reactions.take() {
+            reactions.stop().await;
+        }
+        drop(self.streams.take());
         if let Some(replies) = self.replies.take() {
-            replies.stop().await;
+            replies.stop_within(replies::STOP_GRACE).await;
         }
         if let Some(reconciliation) = self.reconciliation.take() {
             reconciliation.abort();
@@ -108,6 +117,14 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     )
     .await
     .context("cannot set up the exchange")?;
+    let streams = match &connected {
+        Some(c) => c
+            .start_streams(&config.exchange, clock.clone())
+            .await
+            .context("cannot start the exchange's streams")?,
+        None => None,
+    };
+    let feed = streams.as_ref().map(|s| s.feed.clone());
     let (exchange, paper) = match connected {
         Some(c) => (Some(c.exchange), c.paper),
         None => (None, None),
@@ -183,6 +200,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         exchange: reads,
         market,
         paper,
+        feed: feed.clone(),
         messenger,
         execution,
         signals,
@@ -222,7 +240,9 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     let watch = protection::watch::spawn(
         &state.protection,
         std::time::Duration::from_millis(state.config.protection.watch_interval_ms),
+        feed.clone(),
     );
+    let reactions = feed.map(|feed| protection::reactions::spawn(&state.protection, feed));
     Ok(RunningApp {
         addr,
         state,
@@ -232,6 +252,8 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         replies,
         scheduler,
         watch,
+        reactions,
+        streams,
     })
 }
 

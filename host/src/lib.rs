@@ -41,6 +41,7 @@
 pub mod activity;
 pub mod api;
 pub mod app;
+pub mod background;
 pub mod backtest;
 pub mod clock;
 pub mod config;

@@ -45,6 +45,8 @@ pub struct Areas {
     /// The in-process exchange simulator in paper mode (kept alive here; tests and the demo
     /// read it).
     pub paper: Option<Arc<spotbot_sim::RunningSim>>,
+    /// The exchange's streams as the host follows them (`[exchange] streams`).
+    pub feed: Option<Arc<crate::exchange::feed::Feed>>,
     pub messenger: crate::messenger::Messenger,
     pub execution: crate::execution::Execution,
     pub signals: crate::signals::Signals,

@@ -102,7 +102,8 @@ pub enum StreamService {
 pub enum StreamFaultKind {
     /// Cut the connection without a close frame.
     Drop,
-    /// Send nothing for `ms` (events of that time are lost, as on a dead link; no pings).
+    /// Send nothing for `ms` (events of that time are lost, as on a dead link; no pings), on the
+    /// open connections and on those opened meanwhile.
     Silence { ms: u64 },
     /// Hold every event `ms` before sending it, until a delay of 0 is armed.
     Delay { ms: u64 },

@@ -6,7 +6,7 @@ use crate::admin;
 use crate::clock::{Clock, Millis, SystemClock};
 use crate::core::{Engine, EngineConfig};
 use crate::exchange_a::{self, errors::default_msg, params::ApiError, render, wire::to_value};
-use crate::faults::{Fault, StreamFault};
+use crate::faults::{Fault, StreamFault, StreamFaultKind, StreamService};
 use crate::limits::Limits;
 use crate::market::Market;
 use crate::symbols::{self, SymbolRules};
@@ -47,6 +47,8 @@ pub struct Shared {
     limits: Mutex<Limits>,
     streams: StreamConfig,
     stream_faults: broadcast::Sender<StreamFault>,
+    /// Until when new connections of a service start silent (the last silence fault).
+    silent_until: Mutex<Vec<(tokio::time::Instant, Option<StreamService>)>>,
     pub api_key: String,
     pub api_secret: String,
 }
@@ -160,6 +162,7 @@ impl Sim {
                 limits: Mutex::new(Limits::default()),
                 streams: config.streams,
                 stream_faults: broadcast::channel(64).0,
+                silent_until: Mutex::new(Vec::new()),
                 api_key: config.api_key,
                 api_secret: config.api_secret,
             }),
@@ -248,9 +251,21 @@ impl Sim {
         let now = self.now_ms();
         Ok(self.engine().price(symbol, now)?)
     }
-    /// Arms a fault on the WebSocket connections open now.
+    /// Arms a fault on the WebSocket connections open now; a silence also holds for the
+    /// connections opened while it lasts (the service stalled, not one connection).
     pub fn stream_fault(&self, fault: StreamFault) {
+        if let StreamFaultKind::Silence { ms } = fault.kind {
+            let until = tokio::time::Instant::now() + Duration::from_millis(ms);
+            lock(&self.shared.silent_until).push((until, fault.service));
+        }
         let _ = self.shared.stream_faults.send(fault);
+    }
+    /// Until when a new connection of `service` stays silent, if a silence holds.
+    pub(crate) fn silent_until(&self, service: StreamService) -> Option<tokio::time::Instant> {
+        let now = tokio::time::Instant::now();
+        let mut windows = lock(&self.shared.silent_until);
+        windows.retain(|(until, _)| *until > now);
+        windows.iter().filter(|(_, s)| s.is_none_or(|s| s == service)).map(|(u, _)| *u).max()
     }
     pub(crate) fn stream_faults(&self) -> broadcast::Receiver<StreamFault> {
         self.shared.stream_faults.subscribe()

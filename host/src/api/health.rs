@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::AppState;
+use crate::exchange::feed::FeedStatus;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Health {
@@ -16,6 +17,10 @@ pub struct Health {
     pub plan: String,
     /// Short source revision from GIT_COMMIT, or `dev`.
     pub commit: String,
+    /// The exchange's streams: whether order updates and prices arrive live (`live`) or the
+    /// polled path covers them (`reconnecting`, `off`); absent when streams are not followed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<FeedStatus>,
 }
 
 /// Service health.
@@ -28,6 +33,7 @@ pub(super) async fn health(State(state): State<AppState>) -> Json<Health> {
         license_status: if plan.is_some() { "active" } else { "required" }.into(),
         plan: plan.unwrap_or_else(|| "none".into()),
         commit: state.config.secrets.git_commit.clone(),
+        streams: state.feed.as_ref().map(|f| f.status()),
     })
 }
 

@@ -54,6 +54,16 @@ pub struct ExchangeConfig {
     /// portfolio) may use per minute; the rest is reserved for orders, cancels, lookups and
     /// the prices protection needs. Past it reads answer 429 `rate_limited`.
     pub read_share_pct: u64,
+    /// Follow the exchange's streams (order updates, prices of open trades) besides polling.
+    pub streams: bool,
+    /// Overrides the WebSocket API URL derived from `mode`; with `base_url` set and no stream
+    /// URLs, streams are off (nothing to derive them from).
+    pub ws_api_url: Option<String>,
+    /// Overrides the market streams' base URL derived from `mode`.
+    pub stream_url: Option<String>,
+    /// A stream that says nothing (not even a ping) this long is dead; the polled path covers
+    /// it until it is back, milliseconds.
+    pub stream_silence_ms: u64,
 }
 
 impl Default for ExchangeConfig {
@@ -66,6 +76,10 @@ impl Default for ExchangeConfig {
             paper_usdt: Decimal::from(10_000),
             request_timeout_ms: 10_000,
             read_share_pct: 60,
+            streams: true,
+            ws_api_url: None,
+            stream_url: None,
+            stream_silence_ms: 45_000,
         }
     }
 }

@@ -94,6 +94,7 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
     exchange.in_range("paper_usdt", config.exchange.paper_usdt, 0, 1_000_000_000_000_u64)?;
     exchange.in_range("request_timeout_ms", config.exchange.request_timeout_ms, 99, 60_000)?;
     exchange.in_range("read_share_pct", config.exchange.read_share_pct, 10, 80)?;
+    exchange.in_range("stream_silence_ms", config.exchange.stream_silence_ms, 499, 300_000)?;
 
     Checker { prefix: "risk" }.non_negative("max_trading_usdt", config.risk.max_trading_usdt)?;
     let protection = Checker { prefix: "protection" };

@@ -7,11 +7,15 @@
 //!
 //! - [`budget`]: the request budget that keeps money paths alive under a burst of reads;
 //!   [`ReadHandle`] is the handle agent reads go through.
-//! - [`exchange_a`]: exchange A's REST client (signer, wire types, filters, client).
+//! - [`exchange_a`]: exchange A's REST client (signer, wire types, filters, client) and its
+//!   stream links.
+//! - [`feed`]: what the exchange pushes (order updates, prices) in the host's terms, and
+//!   whether each stream link is live.
 //! - [`paper`]: paper mode — the simulator in-process, reached by the real client on loopback.
 
 pub mod budget;
 pub mod exchange_a;
+pub mod feed;
 pub mod paper;
 mod read_handle;
 mod short_cache;

@@ -1,13 +1,19 @@
 //! Paper mode: the exchange simulator runs inside the process on 127.0.0.1 with a synthetic
 //! market, and the real exchange A client talks to it over loopback — the demo exercises the
-//! same wire code as live trading and needs no keys.
+//! same wire code as live trading and needs no keys. Also where the active exchange is built
+//! for any mode ([`connect`]) and its streams are started ([`ConnectedExchange::start_streams`]).
 
 use std::sync::Arc;
 
 use rust_decimal::Decimal;
-use spotbot_sim::{RunningSim, SimConfig};
+use spotbot_sim::{RunningSim, RunningStreams, SimConfig};
 
+use super::exchange_a::stream::{
+    self, MAINNET_STREAMS, MAINNET_WS_API, StreamSettings, StreamTasks, TESTNET_STREAMS,
+    TESTNET_WS_API,
+};
 use super::exchange_a::{ClientConfig, ExchangeAClient, MAINNET_URL, Signer, TESTNET_URL};
+use super::feed::Feed;
 use super::{Exchange, ExchangeError};
 use crate::clock::SharedClock;
 use crate::config::{ExchangeConfig, ExchangeMode, ExchangeName, Secret, Secrets};
@@ -33,6 +39,73 @@ pub struct ConnectedExchange {
     pub exchange: Arc<dyn Exchange>,
     /// The in-process simulator (paper mode only); dropping the last handle stops it.
     pub paper: Option<Arc<RunningSim>>,
+    /// The account's keys, for the account stream's subscription.
+    signer: Option<Signer>,
+}
+
+/// The exchange's streams as the host follows them: the feed, and what keeps it running.
+pub struct Streams {
+    pub feed: Arc<Feed>,
+    _links: StreamTasks,
+    /// The simulator's WebSocket services (paper mode).
+    _served: Option<RunningStreams>,
+}
+
+impl ConnectedExchange {
+    /// Starts following the exchange's streams (`[exchange] streams`): in paper mode the
+    /// simulator serves them on another loopback port; otherwise the URLs come from `mode`
+    /// or the config. `None` when streams are off or there is nothing to connect to.
+    pub async fn start_streams(
+        &self,
+        config: &ExchangeConfig,
+        clock: SharedClock,
+    ) -> Result<Option<Streams>, ExchangeError> {
+        if !config.streams {
+            return Ok(None);
+        }
+        let silence = std::time::Duration::from_millis(config.stream_silence_ms);
+        let (settings, served) = match (&self.paper, stream_urls(config)) {
+            (Some(sim), _) => {
+                let served = spotbot_sim::serve_streams(sim.sim.clone(), "127.0.0.1:0")
+                    .await
+                    .map_err(|e| ExchangeError::NotConfigured {
+                        detail: format!("paper simulator streams: {e}"),
+                    })?;
+                let base = served.base_url();
+                (StreamSettings::new(format!("{base}/ws-api/v3"), base, silence), Some(served))
+            }
+            (None, Some((ws_api, streams))) => {
+                (StreamSettings::new(ws_api, streams, silence), None)
+            }
+            (None, None) => return Ok(None),
+        };
+        let feed = Arc::new(Feed::default());
+        let links = stream::start(
+            feed.clone(),
+            settings,
+            self.signer.clone(),
+            self.exchange.clone(),
+            clock,
+        );
+        Ok(Some(Streams { feed, _links: links, _served: served }))
+    }
+}
+
+/// The stream URLs for a mode: both overrides when set; none when only `base_url` is
+/// overridden (a custom REST base says nothing about its streams); else mainnet or testnet.
+pub fn stream_urls(config: &ExchangeConfig) -> Option<(String, String)> {
+    let given = |u: &Option<String>| u.clone().filter(|u| !u.trim().is_empty());
+    if let (Some(ws_api), Some(streams)) = (given(&config.ws_api_url), given(&config.stream_url)) {
+        return Some((ws_api, streams));
+    }
+    if given(&config.base_url).is_some() {
+        return None;
+    }
+    match config.mode {
+        ExchangeMode::Mainnet => Some((MAINNET_WS_API.into(), MAINNET_STREAMS.into())),
+        ExchangeMode::Testnet => Some((TESTNET_WS_API.into(), TESTNET_STREAMS.into())),
+        ExchangeMode::Paper => None,
+    }
 }
 
 impl std::fmt::Debug for ConnectedExchange {
@@ -80,14 +153,19 @@ pub async fn start_paper(
     let sim = spotbot_sim::serve(config, "127.0.0.1:0")
         .await
         .map_err(|e| ExchangeError::NotConfigured { detail: format!("paper simulator: {e}") })?;
+    let signer = Signer::new(Secret::new(key), Secret::new(secret));
     let client = ExchangeAClient::new(
         client_config(client, sim.base_url()),
-        Some(Signer::new(Secret::new(key), Secret::new(secret))),
+        Some(signer.clone()),
         clock,
         metrics,
     )?;
     tracing::info!(addr = %sim.addr, seed = settings.seed, "paper mode: exchange simulator running in-process");
-    Ok(ConnectedExchange { exchange: Arc::new(client), paper: Some(Arc::new(sim)) })
+    Ok(ConnectedExchange {
+        exchange: Arc::new(client),
+        paper: Some(Arc::new(sim)),
+        signer: Some(signer),
+    })
 }
 
 /// The REST base for a mode: `base_url` when set, else mainnet or testnet.
@@ -130,6 +208,6 @@ pub async fn connect(
             None
         }
     };
-    let client = ExchangeAClient::new(client_config(config, url), signer, clock, metrics)?;
-    Ok(Some(ConnectedExchange { exchange: Arc::new(client), paper: None }))
+    let client = ExchangeAClient::new(client_config(config, url), signer.clone(), clock, metrics)?;
+    Ok(Some(ConnectedExchange { exchange: Arc::new(client), paper: None, signer }))
 }

@@ -12,11 +12,14 @@
 //! - [`health`]: the health check (exchange, clock, license, stops, messenger).
 //! - [`trailing`]: the protection run, every minute: exits the exchange made, gapped stops,
 //!   the trailing stop.
-//! - [`watch`]: the stops the service watches, checked every second.
+//! - [`watch`]: the stops the service watches, checked every second while no price stream
+//!   is live.
+//! - [`reactions`]: the same safety nets driven by the exchange's streams (fills, prices).
 
 mod drawdown;
 mod equity;
 mod health;
+pub mod reactions;
 mod report;
 mod trailing;
 pub mod watch;

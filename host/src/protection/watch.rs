@@ -1,4 +1,4 @@
-//! The stops the service watches: every `[protection] watch_interval_ms` (1 s by default) the
+//! The stops the service watches, polled: every `[protection] watch_interval_ms` (1 s by default) the
 //! last prices are read once (one request for all symbols, from the money share of the
 //! request budget), and every open trade whose stop lives with the service and whose price
 //! crossed it is exited at market through execution (see `execution::watched`). The loop reads
@@ -6,47 +6,41 @@
 //! without such trades it asks the exchange nothing.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rust_decimal::Decimal;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 use super::Protection;
+use crate::background::Background;
+use crate::exchange::feed::Feed;
 use crate::execution::watched::stop_crossed;
 
-/// The running watch loop.
-pub struct WatchTask {
-    stop: Option<oneshot::Sender<()>>,
-    task: JoinHandle<()>,
-}
-
-impl WatchTask {
-    /// Ends the loop after the check in progress (an exit under way finishes).
-    pub async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        let _ = (&mut self.task).await;
-    }
-}
-
-/// Starts the watch loop (with an exchange client only).
-pub fn spawn(protection: &Protection, every: Duration) -> Option<WatchTask> {
+/// Starts the watch loop (with an exchange client only). While `feed`'s price stream is live
+/// the loop asks the exchange nothing: the stream's prices reach the same check
+/// ([`super::reactions`]). Stopping ends the loop after the check in progress (an exit under
+/// way finishes).
+pub fn spawn(
+    protection: &Protection,
+    every: Duration,
+    feed: Option<Arc<Feed>>,
+) -> Option<Background> {
     protection.inner.exchange.as_ref()?;
     let protection = protection.clone();
-    let (stop, mut stopped) = oneshot::channel();
-    let task = tokio::spawn(async move {
+    Some(Background::spawn(|mut stopped| async move {
         let mut interval = tokio::time::interval(every);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 _ = &mut stopped => break,
-                _ = interval.tick() => protection.check_watched_stops().await,
+                _ = interval.tick() => {
+                    if !feed.as_ref().is_some_and(|f| f.prices_live()) {
+                        protection.check_watched_stops().await;
+                    }
+                }
             }
         }
-    });
-    Some(WatchTask { stop: Some(stop), task })
+    }))
 }
 
 impl Protection {

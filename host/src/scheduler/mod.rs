@@ -22,6 +22,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use utoipa::ToSchema;
 
+use crate::background::Background;
+
 use crate::activity::Dashboard;
 use crate::clock::SharedClock;
 use crate::config::SchedulerConfig;
@@ -29,7 +31,7 @@ use crate::metrics::Metrics;
 pub use job::{Job, Outcome, Run};
 pub use schedule::Schedule;
 
-/// How long [`SchedulerTask::stop`] lets running jobs finish before it cancels them (a money
+/// How long stopping the scheduler's loop lets running jobs finish before it cancels them (a money
 /// step inside a job runs in its own task and finishes regardless, see `run_bounded`).
 const STOP_GRACE: Duration = Duration::from_secs(10);
 
@@ -364,30 +366,14 @@ pub struct ScheduleView {
     pub human: String,
 }
 
-/// The background loop; [`SchedulerTask::stop`] ends it.
-pub struct SchedulerTask {
-    stop: Option<oneshot::Sender<()>>,
-    task: JoinHandle<()>,
-}
-
-impl SchedulerTask {
-    /// Ends the loop, lets running jobs finish (up to 10 s, then cancels them) and waits until
-    /// it has let go of the other areas.
-    pub async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        let _ = (&mut self.task).await;
-    }
-}
-
 /// Starts the background loop of `scheduler` when `[scheduler] enabled` and
-/// `poll_seconds > 0`; every run gets a clone of `context`.
+/// `poll_seconds > 0`; every run gets a clone of `context`. Stopping it lets running jobs
+/// finish (up to 10 s, then cancels them) and waits until it has let go of the other areas.
 pub fn spawn<C: Clone + Send + Sync + 'static>(
     config: &SchedulerConfig,
     scheduler: &Scheduler<C>,
     context: &C,
-) -> Option<SchedulerTask> {
+) -> Option<Background> {
     if !config.enabled || config.poll_seconds == 0 {
         return None;
     }
@@ -395,9 +381,7 @@ pub fn spawn<C: Clone + Send + Sync + 'static>(
     scheduler.inner.polling.store(true, Ordering::Relaxed);
     let context = context.clone();
     let every = Duration::from_secs(config.poll_seconds);
-    let (stop, stopped) = oneshot::channel();
-    let task = tokio::spawn(run_loop(scheduler, context, every, stopped));
-    Some(SchedulerTask { stop: Some(stop), task })
+    Some(Background::spawn(move |stopped| run_loop(scheduler, context, every, stopped)))
 }
 
 async fn run_loop<C: Clone + Send + Sync + 'static>(

@@ -16,10 +16,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 use super::{ConfirmAnswer, SignalError, SignalStatus, Signals};
 use crate::activity::Dashboard;
+use crate::background::Background;
 use crate::config::{MessengerConfig, Secrets};
 use crate::license::License;
 use crate::messenger::bot_api::{BotApi, CallError};
@@ -39,7 +39,7 @@ const BACKOFF_MAX: Duration = Duration::from_secs(60);
 /// Only the two kinds of update we act on. The Bot API keeps this setting between calls.
 const ALLOWED_UPDATES: [&str; 2] = ["message", "callback_query"];
 /// How long `stop` waits for the loop to notice before aborting it.
-const STOP_GRACE: Duration = Duration::from_secs(5);
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// The boss's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,31 +124,13 @@ pub struct Parts<'a> {
     pub dashboard: Arc<Dashboard>,
 }
 
-/// The running loop; [`RepliesTask::stop`] ends it. Dropping it ends it too, at the loop's
-/// next step.
-pub struct RepliesTask {
-    stop: Option<oneshot::Sender<()>>,
-    task: JoinHandle<()>,
-}
-
-impl RepliesTask {
-    /// Ends the loop (a poll or a reply in progress is dropped; a confirm already executing
-    /// goes on in its own task) and waits until it has let go of the other areas.
-    pub async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if tokio::time::timeout(STOP_GRACE, &mut self.task).await.is_err() {
-            self.task.abort();
-            let _ = (&mut self.task).await;
-        }
-    }
-}
-
 /// Starts the loop when `handle_replies` is on and the messenger is configured for it;
 /// otherwise nothing polls. A configuration that cannot work is logged and put on the
 /// dashboard, and the service runs without it.
-pub fn spawn(parts: Parts<'_>) -> Option<RepliesTask> {
+///
+/// Stop it with `stop_within(`[`STOP_GRACE`]`)`: a poll or a reply in progress is dropped; a
+/// confirm already executing goes on in its own task.
+pub fn spawn(parts: Parts<'_>) -> Option<Background> {
     if !parts.config.handle_replies {
         return None;
     }
@@ -180,9 +162,7 @@ pub fn spawn(parts: Parts<'_>) -> Option<RepliesTask> {
         user_id = boss.user_id,
         "handling the boss's replies: polling getUpdates (no other consumer may poll this bot token)"
     );
-    let (stop, stopped) = oneshot::channel();
-    let task = tokio::spawn(poller.run(stopped));
-    Some(RepliesTask { stop: Some(stop), task })
+    Some(Background::spawn(|stopped| poller.run(stopped)))
 }
 
 /// The parts of an update we read; unknown fields and other kinds of update are ignored.

@@ -27,6 +27,7 @@ mod execution_faults;
 mod exits;
 mod license_flow;
 mod license_routes;
+mod live_streams;
 mod manual_entries;
 mod market_context;
 mod mcp;

@@ -82,6 +82,21 @@ impl Signer {
         hmac_sha256_hex(self.secret.expose(), &format!("{query}{body}"))
     }
 
+    /// The signed params of the WebSocket API's `userDataStream.subscribe.signature`: the
+    /// payload is every param sorted by name, `name=value` joined with `&`, unencoded.
+    pub fn subscription_params(&self, timestamp_ms: i64, recv_window_ms: u64) -> serde_json::Value {
+        let payload = format!(
+            "apiKey={}&recvWindow={recv_window_ms}&timestamp={timestamp_ms}",
+            self.api_key()
+        );
+        serde_json::json!({
+            "apiKey": self.api_key(),
+            "recvWindow": recv_window_ms,
+            "timestamp": timestamp_ms,
+            "signature": hmac_sha256_hex(self.secret.expose(), &payload),
+        })
+    }
+
     /// Appends `timestamp`, `recvWindow` and then `signature` (last) to `params`.
     pub fn sign_params(&self, params: &mut Params, timestamp_ms: i64, recv_window_ms: u64) {
         params.push("recvWindow", recv_window_ms.to_string());
@@ -145,6 +160,16 @@ mod tests {
             ),
             "0fd168b8ddb4876a0358a8d14d0c9f3da0e9b20c5d52b2a00fcf7d1c602f9a77"
         );
+    }
+
+    #[test]
+    fn the_subscription_is_signed_over_its_sorted_params() {
+        let params = signer().subscription_params(1747385641636, 5000);
+        assert_eq!(
+            params["signature"],
+            "49601ffc5b0122c3c7ee3ea85ef7d6cd76256f5191a57c976418faa32e917653"
+        );
+        assert_eq!(params["apiKey"], KEY);
     }
 
     #[test]

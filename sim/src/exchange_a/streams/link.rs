@@ -50,7 +50,7 @@ pub(super) async fn run(mut ws: Socket, sim: Sim, mut service: impl Service) {
         tokio::time::interval_at(Instant::now() + config.ping_interval, config.ping_interval);
     let mut tick = tokio::time::interval(config.tick);
     let mut last_pong = Instant::now();
-    let mut silent_until: Option<Instant> = None;
+    let mut silent_until: Option<Instant> = sim.silent_until(service.kind());
     let mut delay = Duration::ZERO;
     let mut held: VecDeque<(Instant, String)> = VecDeque::new();
     let mut close_at: Option<Instant> = None;

@@ -40,6 +40,8 @@ impl spotbot_sim::Clock for RigClock {
 pub struct Trading {
     pub rig: Rig,
     pub sim: RunningSim,
+    /// The simulator's WebSocket services, when the host follows streams.
+    pub streams: Option<spotbot_sim::RunningStreams>,
     pub messenger: FakeMessenger,
     pub host: Host,
     toml: String,
@@ -55,35 +57,62 @@ impl Trading {
     /// As [`Trading::start`] with `extra` appended to the host's config (inside its
     /// `[strategy.mr_combined]` table until `extra` opens another).
     pub async fn start_with(extra: &str) -> Self {
-        Self::start_inner(extra, false).await
+        Self::start_inner(extra, false, false).await
+    }
+
+    /// As [`Trading::start_with`], with the simulator's WebSocket services on another port and
+    /// the host following them (account stream and prices; silence after 1.5 s, the
+    /// simulator pings every 300 ms).
+    pub async fn start_streaming(extra: &str) -> Self {
+        Self::start_inner(extra, false, true).await
     }
 
     /// As [`Trading::start_with`], with the simulator on the rig's test clock: advancing the
     /// rig moves the exchange's candles too (scripted candle paths, market context, scans).
     pub async fn start_synced(extra: &str) -> Self {
-        Self::start_inner(extra, true).await
+        Self::start_inner(extra, true, false).await
     }
 
-    async fn start_inner(extra: &str, synced: bool) -> Self {
+    async fn start_inner(extra: &str, synced: bool, streaming: bool) -> Self {
         let rig = Rig::new().await;
         let mut sim_config = SimConfig::new(11, KEY, SECRET);
         if synced {
             sim_config.clock = std::sync::Arc::new(RigClock(rig.clock.clone()));
         }
         sim_config.initial_funds = vec![("USDT".into(), Decimal::from(10_000))];
+        sim_config.streams = spotbot_sim::StreamConfig {
+            ping_interval: Duration::from_millis(300),
+            pong_timeout: Duration::from_secs(3),
+            tick: Duration::from_millis(10),
+            shutdown_grace: Duration::from_millis(200),
+            ..spotbot_sim::StreamConfig::default()
+        };
         let sim = spotbot_sim::serve(sim_config, "127.0.0.1:0").await.expect("simulator binds");
         sim.sim.set_price("ETHUSDT", d("3000")).expect("price");
         sim.sim.set_price("SOLUSDT", d("150")).expect("price");
+        let streams = if streaming {
+            let served = spotbot_sim::serve_streams(sim.sim.clone(), "127.0.0.1:0").await;
+            Some(served.expect("simulator streams bind"))
+        } else {
+            None
+        };
+        let stream_keys = match &streams {
+            Some(s) => format!(
+                "ws_api_url = \"{0}/ws-api/v3\"\nstream_url = \"{0}\"\nstream_silence_ms = 1500\n",
+                s.base_url()
+            ),
+            None => String::new(),
+        };
         let messenger = FakeMessenger::start(BOT_TOKEN, CHAT_ID).await;
         let toml = format!(
-            "[exchange]\nmode = \"testnet\"\nbase_url = \"{}\"\nrequest_timeout_ms = 1500\n\
+            "[exchange]\nmode = \"testnet\"\nbase_url = \"{}\"\nrequest_timeout_ms = 1500\n{stream_keys}\
              [messenger]\napi_base = \"{}\"\n\
              [strategy.mr_combined]\nsize_pct = 10.0\nmax_trades_per_day = 5\n{extra}\n",
             sim.base_url(),
             messenger.base_url()
         );
         let host = start_host(&rig, &toml, tempfile::tempdir().unwrap()).await;
-        let mut trading = Trading { rig, sim, messenger, host, toml, registrations: 0 };
+        let mut trading = Trading { rig, sim, streams, messenger, host, toml, registrations: 0 };
         trading.register().await;
         trading
     }

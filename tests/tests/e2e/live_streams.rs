@@ -1,0 +1,121 @@
+//! The exchange's streams, followed by the host, against the simulator's WebSocket services:
+//! a take-profit the market fills at the exchange closes the trade within a second without a
+//! protection run, a watched stop exits on the price stream, and a stream that goes silent
+//! falls back to the polled path (health says so), comes back and catches up with what it
+//! missed — each fill settled exactly once.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use spotbot_sim::{StreamFault, StreamFaultKind, StreamService};
+
+use crate::trading_support::Trading;
+
+/// Waits (up to `within`) until `check` holds for the host's `GET /api/health` streams.
+async fn until_streams(t: &Trading, within: Duration, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let (_, health) = t.get("/api/health").await;
+        if check(&health["streams"]) {
+            return health["streams"].clone();
+        }
+        assert!(Instant::now() < deadline, "streams never got there: {health}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn until_account_live(t: &Trading) {
+    until_streams(t, Duration::from_secs(5), |s| s["account"] == "live").await;
+}
+
+/// How long until no trade is open (panics after `within`).
+async fn time_to_close(t: &Trading, within: Duration) -> Duration {
+    let start = Instant::now();
+    while !t.open_trades().await.is_empty() {
+        assert!(start.elapsed() < within, "the trade is still open: {:?}", t.orders());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    start.elapsed()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_take_profit_filled_at_the_exchange_closes_the_trade_within_a_second() {
+    let t = Trading::start_streaming("").await;
+    until_account_live(&t).await;
+    t.buy("ETHUSDT").await;
+    until_streams(&t, Duration::from_secs(5), |s| s["prices"] == "live").await;
+
+    // The market reaches the take-profit (3150) at the exchange; nobody asks the service.
+    t.set_price("ETHUSDT", "3160");
+    let took = time_to_close(&t, Duration::from_secs(1)).await;
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    assert!(!t.seen("GET", "/api/v3/openOrderList").is_empty(), "settled through the usual path");
+
+    let (_, history) = t.get("/api/trades/history").await;
+    let closed = &history["trades"][0];
+    assert_eq!(closed["symbol"], "ETHUSDT", "{history}");
+    assert_eq!(closed["reason"], "take_profit", "{history}");
+    t.message_containing("ETHUSDT").await;
+    // Settled once: a protection run afterwards finds nothing more to do.
+    let (_, report) = t.get("/api/trailing").await;
+    assert_eq!(report["exits"], serde_json::json!([]), "{report}");
+    assert_eq!(t.get("/api/trades/history").await.1["trades"].as_array().map(Vec::len), Some(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_account_stream_falls_back_comes_back_and_catches_up() {
+    let t = Trading::start_streaming("").await;
+    until_account_live(&t).await;
+    t.buy("ETHUSDT").await;
+
+    // The account stream service goes silent for 4 s; the host notices after 1.5 s, and its
+    // new connections get no answer either until the silence ends.
+    let mut silence = StreamFault::new(StreamFaultKind::Silence { ms: 4000 });
+    silence.service = Some(StreamService::UserData);
+    t.sim.sim.stream_fault(silence);
+    let down = until_streams(&t, Duration::from_secs(3), |s| s["account"] != "live").await;
+    assert_eq!(down["account"], "reconnecting", "{down}");
+
+    // Meanwhile the take-profit fills; its events are lost with the silence.
+    t.set_price("ETHUSDT", "3160");
+    // Back after the silence: the host resubscribes and catches up.
+    let back = until_streams(&t, Duration::from_secs(6), |s| s["account"] == "live").await;
+    assert!(back["reconnects"].as_u64() >= Some(1), "{back}");
+    time_to_close(&t, Duration::from_secs(3)).await;
+    let (_, history) = t.get("/api/trades/history").await;
+    assert_eq!(history["trades"].as_array().map(Vec::len), Some(1), "{history}");
+    assert_eq!(history["trades"][0]["reason"], "take_profit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watched_stop_exits_on_the_price_stream() {
+    let t =
+        Trading::start_streaming("\n[protection]\nstop = \"service\"\nwatch_interval_ms = 200\n")
+            .await;
+    until_account_live(&t).await;
+    t.buy("ETHUSDT").await;
+    until_streams(&t, Duration::from_secs(5), |s| s["prices"] == "live").await;
+
+    // While prices stream, the polled watch asks the exchange nothing.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let polled = t.seen("GET", "/api/v3/ticker/price").len();
+    let crossed = Instant::now();
+    t.set_price("ETHUSDT", "2930"); // below the watched stop (2940)
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while t.orders_of("MARKET", "SELL").is_empty() {
+        assert!(Instant::now() < deadline, "no exit within 1 s: {:?}", t.orders());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let exit_after = crossed.elapsed();
+    assert_eq!(t.orders_of("MARKET", "SELL").len(), 1, "sold once");
+    time_to_close(&t, Duration::from_secs(2)).await;
+    assert!(exit_after < Duration::from_secs(1), "{exit_after:?}");
+    assert_eq!(t.seen("GET", "/api/v3/ticker/price").len(), polled, "the stream's price did it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_stream_urls_the_host_polls_and_says_so() {
+    let t = Trading::start().await;
+    let (_, health) = t.get("/api/health").await;
+    assert!(health["streams"].is_null(), "{health}");
+}
