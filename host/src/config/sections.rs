@@ -170,6 +170,9 @@ pub struct ProtectionConfig {
     pub stop: StopPlacement,
     /// How often the service checks the prices of the stops it watches, milliseconds.
     pub watch_interval_ms: u64,
+    /// Trailing on streamed prices moves a symbol's stop at most once per this many
+    /// milliseconds, so the exchange's order-count limits hold.
+    pub trail_interval_ms: u64,
 }
 
 impl Default for ProtectionConfig {
@@ -179,6 +182,7 @@ impl Default for ProtectionConfig {
             gap_exit: GapExit::Market,
             stop: StopPlacement::Exchange,
             watch_interval_ms: 1000,
+            trail_interval_ms: 10_000,
         }
     }
 }

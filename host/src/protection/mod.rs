@@ -87,6 +87,9 @@ struct Inner {
     tz: Tz,
     /// One trailing run at a time (the scheduler's and an agent's never overlap).
     trailing: tokio::sync::Mutex<()>,
+    /// Stops raised on streamed prices since the last run; the run tells the boss of them
+    /// together with its own.
+    raised: std::sync::Mutex<Vec<TrailUpdate>>,
 }
 
 /// The protection area's public face. Cheap to clone.
@@ -117,6 +120,7 @@ impl Protection {
                 metrics: parts.metrics,
                 tz,
                 trailing: tokio::sync::Mutex::new(()),
+                raised: std::sync::Mutex::new(Vec::new()),
             }),
         }
     }
@@ -132,7 +136,10 @@ impl Protection {
             .as_ref()
             .ok_or(ProtectionError::NoExchange(self.inner.execution.exchange_name()))?;
         let gap_exit = self.inner.config.protection.gap_exit;
-        let report = trailing::run(&self.inner.execution, exchange.as_ref(), gap_exit).await;
+        let mut report = trailing::run(&self.inner.execution, exchange.as_ref(), gap_exit).await;
+        let streamed =
+            std::mem::take(&mut *self.inner.raised.lock().unwrap_or_else(|e| e.into_inner()));
+        report.updated.splice(0..0, streamed);
         if !report.updated.is_empty() {
             self.alert(trailing::raised_message(&report.updated), "trailing stop update");
         }

@@ -1,13 +1,16 @@
 //! Protection driven by the exchange's streams: an order update on a symbol with an open trade
 //! settles what the exchange did (a filled take-profit or stop closes its trade, with the same
 //! settlement as the minute's run), a filled pending LIMIT entry gets its protection, a price
-//! that crosses a watched stop exits at once, and every (re)subscription catches up with what
-//! the stream missed. Everything here is idempotent with the polled paths: a settled exit is
-//! settled once, an exit is journaled before it is sent.
+//! that crosses a watched stop exits at once, a price past an exchange stop's limit checks for
+//! a gap at once (at most every 2 s per symbol), trailing follows streamed prices (at most one
+//! move per symbol per `[protection] trail_interval_ms`; the boss hears of those moves with the
+//! minute's run), and every (re)subscription catches up with what the stream missed.
+//! Everything here is idempotent with the polled paths: a settled exit is settled once, an exit
+//! is journaled before it is sent.
 //!
 //! The loop also tells the feed which symbols to follow: those of the open trades.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,28 +18,40 @@ use rust_decimal::Decimal;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::Protection;
+use super::trailing::{self, TrailSettings, wanted_stop};
 use crate::background::Background;
 use crate::exchange::OrderStatus;
 use crate::exchange::feed::{ExchangeEvent, Feed, OrderUpdate};
-use crate::execution::{ListRead, watched::stop_crossed};
+use crate::execution::{Direction, ListRead, watched::stop_crossed};
 
 /// How often the followed symbols are brought in line with the open trades.
 const SYMBOLS_EVERY: Duration = Duration::from_secs(1);
+/// How often a symbol's stop is checked for a gap on streamed prices at most, ms.
+const GAP_CHECK_EVERY_MS: i64 = 2_000;
 
 /// Starts reacting to `feed`; stopping ends the loop after the reaction in progress.
 pub fn spawn(protection: &Protection, feed: Arc<Feed>) -> Background {
     let protection = protection.clone();
     Background::spawn(|mut stopped| async move {
         let mut events = feed.subscribe();
+        let mut due = Due::default();
         let mut symbols = tokio::time::interval(SYMBOLS_EVERY);
         loop {
             tokio::select! {
                 _ = &mut stopped => break,
-                _ = symbols.tick() => feed.watch_symbols(protection.open_symbols()),
+                _ = symbols.tick() => {
+                    feed.watch_symbols(protection.open_symbols());
+                    // Prices that came too soon for trailing: their turn may have come.
+                    for (symbol, price) in std::mem::take(&mut due.deferred) {
+                        protection.exchange_stop_at(&symbol, price, &mut due).await;
+                    }
+                }
                 event = events.recv() => match event {
-                    Ok(event) => protection.react(event).await,
+                    Ok(event) => protection.react(event, &mut due).await,
                     // Events were dropped: read everything through the polled path once.
-                    Err(RecvError::Lagged(_)) => protection.react(ExchangeEvent::CaughtUp).await,
+                    Err(RecvError::Lagged(_)) => {
+                        protection.react(ExchangeEvent::CaughtUp, &mut due).await;
+                    }
                     Err(RecvError::Closed) => break,
                 },
             }
@@ -55,7 +70,7 @@ impl Protection {
             .unwrap_or_default()
     }
 
-    async fn react(&self, event: ExchangeEvent) {
+    async fn react(&self, event: ExchangeEvent, due: &mut Due) {
         match event {
             ExchangeEvent::Order(update) => {
                 if self.has_open_trade(&update.symbol) {
@@ -66,7 +81,8 @@ impl Protection {
                 }
             }
             ExchangeEvent::Price { symbol, price, .. } => {
-                self.watched_stop_at(&symbol, price).await
+                self.watched_stop_at(&symbol, price).await;
+                self.exchange_stop_at(&symbol, price, due).await;
             }
             ExchangeEvent::CaughtUp => {
                 self.settle_pushed_exits().await;
@@ -126,6 +142,80 @@ impl Protection {
                 "error",
             );
         }
+    }
+}
+
+impl Protection {
+    /// A streamed price for a trade whose stop rests on the exchange: a gap check once the
+    /// price is past the stop's limit, else the trailing rule.
+    async fn exchange_stop_at(&self, symbol: &str, price: Decimal, due: &mut Due) {
+        let execution = &self.inner.execution;
+        let Ok(trades) = execution.book().open_trades() else { return };
+        let Some(trade) = trades.into_iter().find(|t| t.symbol == symbol && !t.stop_watched())
+        else {
+            return;
+        };
+        let now = self.inner.clock.now_ms();
+        let past_limit = match trade.direction {
+            Direction::Buy => price < trade.sl_limit_px,
+            Direction::Sell => price > trade.sl_limit_px,
+        };
+        if past_limit {
+            if due.take(symbol, Step::Gap, now, GAP_CHECK_EVERY_MS) {
+                let _one = self.inner.trailing.lock().await;
+                let gap_exit = self.inner.config.protection.gap_exit;
+                if let Err(err) = trailing::gap_of(execution, &trade, gap_exit).await {
+                    tracing::warn!(%err, "gap check on a streamed price failed");
+                }
+            }
+            return;
+        }
+        let settings = TrailSettings::of(&execution.strategy_keys(&trade.bot));
+        if wanted_stop(&trade, price, &settings).is_none() {
+            return;
+        }
+        let every =
+            i64::try_from(self.inner.config.protection.trail_interval_ms).unwrap_or(i64::MAX);
+        if !due.take(symbol, Step::Trail, now, every) {
+            // Too soon after the last move: the latest such price is tried again later.
+            due.deferred.insert(symbol.to_string(), price);
+            return;
+        }
+        let _one = self.inner.trailing.lock().await;
+        match trailing::trail_at(execution, &trade, price).await {
+            Ok(Some(update)) => {
+                self.inner.raised.lock().unwrap_or_else(|e| e.into_inner()).push(update);
+            }
+            Ok(None) => {}
+            Err(err) => tracing::warn!(%err, "trailing on a streamed price failed"),
+        }
+    }
+}
+
+/// What a streamed price may set off, per symbol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Step {
+    Gap,
+    Trail,
+}
+
+/// When each (symbol, step) last ran, on the service's clock, and the latest price per symbol
+/// that came too soon to trail on.
+#[derive(Default)]
+struct Due {
+    last: HashMap<(String, Step), i64>,
+    deferred: HashMap<String, Decimal>,
+}
+
+impl Due {
+    /// Whether the step may run now (at least `every` ms after its last run); if so, records it.
+    fn take(&mut self, symbol: &str, step: Step, now: i64, every: i64) -> bool {
+        let key = (symbol.to_string(), step);
+        if self.last.get(&key).is_some_and(|last| now - last < every) {
+            return false;
+        }
+        self.last.insert(key, now);
+        true
     }
 }
 

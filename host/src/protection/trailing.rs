@@ -123,13 +123,13 @@ pub async fn run(
         }
     };
     for trade in trades {
-        match execution.stop_gap(&trade).await {
-            Ok(Some(price)) => {
-                report.gaps.push(exit_gap(execution, &trade, price, gap_exit).await);
+        match gap_of(execution, &trade, gap_exit).await {
+            Ok(Some(row)) => {
+                report.gaps.push(row);
                 continue;
             }
             Ok(None) => {}
-            Err(err) => report.errors.push(format!("{}: stop not checked: {err}", trade.symbol)),
+            Err(err) => report.errors.push(err),
         }
         let settings = TrailSettings::of(&execution.strategy_keys(&trade.bot));
         if !settings.enabled || trade.legs.is_none() {
@@ -142,26 +142,57 @@ pub async fn run(
                 continue;
             }
         };
-        let Some((stop, profit_pct)) = wanted_stop(&trade, price, &settings) else {
-            continue;
-        };
-        match execution.move_stop(&trade.symbol, stop).await {
-            Ok(StopMove::Moved(moved)) => report.updated.push(TrailUpdate {
-                symbol: trade.symbol.clone(),
-                old_sl: json_number(trade.sl_px),
-                new_sl: json_number(moved.sl_px),
-                profit_pct: json_number(profit_pct),
-            }),
-            Ok(StopMove::Restored { reason, .. }) => {
-                report.errors.push(format!("{}: kept the old stop: {reason}", trade.symbol));
-            }
-            Ok(StopMove::Closed(_)) => {}
-            // Rounding to the tick made the move a no-op: nothing to do.
-            Err(crate::execution::ExecutionError::Refused(_)) => {}
-            Err(err) => report.errors.push(format!("{}: {err}", trade.symbol)),
+        match trail_at(execution, &trade, price).await {
+            Ok(Some(update)) => report.updated.push(update),
+            Ok(None) => {}
+            Err(err) => report.errors.push(err),
         }
     }
     report
+}
+
+/// The gap check of one trade: a row when its stop triggered without filling (reported, and
+/// with `gap_exit = market` the position closed).
+pub async fn gap_of(
+    execution: &Execution,
+    trade: &Trade,
+    gap_exit: GapExit,
+) -> Result<Option<GapRow>, String> {
+    match execution.stop_gap(trade).await {
+        Ok(Some(price)) => Ok(Some(exit_gap(execution, trade, price, gap_exit).await)),
+        Ok(None) => Ok(None),
+        Err(err) => Err(format!("{}: stop not checked: {err}", trade.symbol)),
+    }
+}
+
+/// The trailing rule for one trade at `price`: the update when its stop moved.
+pub async fn trail_at(
+    execution: &Execution,
+    trade: &Trade,
+    price: Decimal,
+) -> Result<Option<TrailUpdate>, String> {
+    let settings = TrailSettings::of(&execution.strategy_keys(&trade.bot));
+    if trade.legs.is_none() {
+        return Ok(None);
+    }
+    let Some((stop, profit_pct)) = wanted_stop(trade, price, &settings) else {
+        return Ok(None);
+    };
+    match execution.move_stop(&trade.symbol, stop).await {
+        Ok(StopMove::Moved(moved)) => Ok(Some(TrailUpdate {
+            symbol: trade.symbol.clone(),
+            old_sl: json_number(trade.sl_px),
+            new_sl: json_number(moved.sl_px),
+            profit_pct: json_number(profit_pct),
+        })),
+        Ok(StopMove::Restored { reason, .. }) => {
+            Err(format!("{}: kept the old stop: {reason}", trade.symbol))
+        }
+        Ok(StopMove::Closed(_)) => Ok(None),
+        // Rounding to the tick made the move a no-op: nothing to do.
+        Err(crate::execution::ExecutionError::Refused(_)) => Ok(None),
+        Err(err) => Err(format!("{}: {err}", trade.symbol)),
+    }
 }
 
 /// Reports a gapped stop and, with `gap_exit = market`, closes the position.

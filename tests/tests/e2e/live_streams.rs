@@ -119,3 +119,91 @@ async fn without_stream_urls_the_host_polls_and_says_so() {
     let (_, health) = t.get("/api/health").await;
     assert!(health["streams"].is_null(), "{health}");
 }
+
+/// Arms `kind` on the account stream, fills the take-profit right away, and checks the host
+/// reconnects and settles the fill exactly once.
+async fn survives(kind: StreamFaultKind) {
+    let t = Trading::start_streaming("").await;
+    until_account_live(&t).await;
+    t.buy("ETHUSDT").await;
+    let mut fault = StreamFault::new(kind);
+    fault.service = Some(StreamService::UserData);
+    t.sim.sim.stream_fault(fault);
+    t.set_price("ETHUSDT", "3160");
+    let back = until_streams(&t, Duration::from_secs(5), |s| {
+        s["account"] == "live" && s["reconnects"].as_u64() >= Some(1)
+    })
+    .await;
+    assert_eq!(back["account"], "live");
+    time_to_close(&t, Duration::from_secs(3)).await;
+    let (_, report) = t.get("/api/trailing").await;
+    assert_eq!(report["exits"], serde_json::json!([]), "settled once: {report}");
+    let (_, history) = t.get("/api/trades/history").await;
+    assert_eq!(history["trades"].as_array().map(Vec::len), Some(1), "{history}");
+    assert_eq!(history["trades"][0]["reason"], "take_profit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_account_stream_reconnects_and_settles_the_fill_once() {
+    survives(StreamFaultKind::Drop).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_shutdown_notice_is_a_reconnect_and_nothing_is_missed() {
+    survives(StreamFaultKind::ServerShutdown).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trailing_follows_streamed_prices_at_most_once_per_interval() {
+    let t = Trading::start_streaming("\n[protection]\ntrail_interval_ms = 1500\n").await;
+    until_account_live(&t).await;
+    t.buy("ETHUSDT").await;
+    until_streams(&t, Duration::from_secs(5), |s| s["prices"] == "live").await;
+    let stops = |t: &Trading| t.orders_of("STOP_LOSS_LIMIT", "SELL");
+    let open_stop = |t: &Trading| {
+        stops(t).into_iter().find(|o| o["status"] == "NEW").map(|o| o["stopPrice"].clone())
+    };
+
+    // 3100 is 3.3 % up: the stop moves to 1 % below without a protection run.
+    t.set_price("ETHUSDT", "3100");
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while open_stop(&t) != Some(Value::from("3069.00000000")) {
+        assert!(Instant::now() < deadline, "not raised on the stream: {:?}", stops(&t));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // A higher price right away waits for the interval: one replacement per 1.5 s at most.
+    t.set_price("ETHUSDT", "3120");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(open_stop(&t), Some(Value::from("3069.00000000")), "{:?}", stops(&t));
+    assert_eq!(stops(&t).len(), 2, "one replacement so far");
+    // Once the interval has passed on the service's clock it follows; the next run tells the
+    // boss of the raised stops.
+    t.rig.clock.advance(chrono::Duration::milliseconds(1500));
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while open_stop(&t) != Some(Value::from("3088.80000000")) {
+        assert!(Instant::now() < deadline, "not raised again: {:?}", stops(&t));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (_, report) = t.get("/api/trailing").await;
+    assert_eq!(report["updated"].as_array().map(Vec::len), Some(2), "{report}");
+    t.message_containing("3088.8").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gapped_stop_is_exited_on_the_price_that_gapped() {
+    let t = Trading::start_streaming("").await;
+    until_account_live(&t).await;
+    t.buy("ETHUSDT").await;
+    until_streams(&t, Duration::from_secs(5), |s| s["prices"] == "live").await;
+
+    // Through the stop (2940) and its limit (2934.12): the stop triggers and cannot fill.
+    t.set_price("ETHUSDT", "2900");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while t.orders_of("MARKET", "SELL").is_empty() {
+        assert!(Instant::now() < deadline, "the gap was not exited: {:?}", t.orders());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    time_to_close(&t, Duration::from_secs(2)).await;
+    assert_eq!(t.orders_of("MARKET", "SELL").len(), 1, "sold once");
+    t.message_containing("ETHUSDT").await;
+}

@@ -162,6 +162,14 @@ async fn start_server(clock: &TestClock, dir: &Path, addr: SocketAddr) -> Licens
     let server_clock = clock.clone();
     config.clock = Arc::new(move || server_clock.now());
     config.register_per_hour = 100;
+    // Coming back on the same port: while the server was down, another test's connection may
+    // have been given that port as its local one for a moment. Wait for it (up to 5 s).
+    for _ in 0..50 {
+        match LicenseServer::bind(config.clone(), addr).await {
+            Ok(server) => return server,
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+        }
+    }
     LicenseServer::bind(config, addr).await.expect("license server starts")
 }
 
