@@ -1,6 +1,6 @@
-//! Protection driven by the exchange's streams: an order update on a symbol with an open trade
-//! settles what the exchange did (a filled take-profit or stop closes its trade, with the same
-//! settlement as the minute's run), a filled pending LIMIT entry gets its protection, a price
+//! Protection driven by the exchange's streams: an update that ends one of an open trade's
+//! protection orders settles what the exchange did (a filled take-profit or stop closes its
+//! trade, with the same settlement as the minute's run; a burst of updates settles once), a filled pending LIMIT entry gets its protection, a price
 //! that crosses a watched stop exits at once, a price past an exchange stop's limit checks for
 //! a gap at once (at most every 2 s per symbol), trailing follows streamed prices (at most one
 //! move per symbol per `[protection] trail_interval_ms`; the boss hears of those moves with the
@@ -10,12 +10,12 @@
 //!
 //! The loop also tells the feed which symbols to follow: those of the open trades.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
 use rust_decimal::Decimal;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use super::Protection;
 use super::trailing::{self, TrailSettings, wanted_stop};
@@ -46,14 +46,24 @@ pub fn spawn(protection: &Protection, feed: Arc<Feed>) -> Background {
                         protection.exchange_stop_at(&symbol, price, &mut due).await;
                     }
                 }
-                event = events.recv() => match event {
-                    Ok(event) => protection.react(event, &mut due).await,
-                    // Events were dropped: read everything through the polled path once.
-                    Err(RecvError::Lagged(_)) => {
-                        protection.react(ExchangeEvent::CaughtUp, &mut due).await;
+                event = events.recv() => {
+                    // One reaction for everything that has arrived: a burst of updates (an OCO
+                    // placed, a fill and its partner's expiry) settles once.
+                    let mut batch = Batch::default();
+                    match event {
+                        Ok(event) => batch.add(event),
+                        Err(RecvError::Lagged(_)) => batch.caught_up = true,
+                        Err(RecvError::Closed) => break,
                     }
-                    Err(RecvError::Closed) => break,
-                },
+                    loop {
+                        match events.try_recv() {
+                            Ok(event) => batch.add(event),
+                            Err(TryRecvError::Lagged(_)) => batch.caught_up = true,
+                            Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+                        }
+                    }
+                    protection.react(batch, &mut due).await;
+                }
             }
         }
     })
@@ -70,33 +80,39 @@ impl Protection {
             .unwrap_or_default()
     }
 
-    async fn react(&self, event: ExchangeEvent, due: &mut Due) {
-        match event {
-            ExchangeEvent::Order(update) => {
-                if self.has_open_trade(&update.symbol) {
-                    self.settle_pushed_exits().await;
-                }
-                if may_fill_an_entry(&update) {
-                    self.check_pending_entries().await;
-                }
-            }
-            ExchangeEvent::Price { symbol, price, .. } => {
-                self.watched_stop_at(&symbol, price).await;
-                self.exchange_stop_at(&symbol, price, due).await;
-            }
-            ExchangeEvent::CaughtUp => {
-                self.settle_pushed_exits().await;
-                self.check_pending_entries().await;
-            }
+    async fn react(&self, batch: Batch, due: &mut Due) {
+        if batch.caught_up || batch.orders.iter().any(|u| self.ends_protection(u)) {
+            self.settle_pushed_exits().await;
+        }
+        if batch.caught_up || batch.orders.iter().any(may_fill_an_entry) {
+            self.check_pending_entries().await;
+        }
+        for (symbol, price) in batch.prices {
+            self.watched_stop_at(&symbol, price).await;
+            self.exchange_stop_at(&symbol, price, due).await;
         }
     }
 
-    fn has_open_trade(&self, symbol: &str) -> bool {
-        self.inner
-            .execution
-            .book()
-            .open_trades()
-            .is_ok_and(|t| t.iter().any(|t| t.symbol == symbol))
+    /// Whether `update` ends one of an open trade's protection orders (a leg filled, cancelled
+    /// or expired): only then is there an exit to settle.
+    fn ends_protection(&self, update: &OrderUpdate) -> bool {
+        let ended = matches!(
+            update.status,
+            OrderStatus::Filled
+                | OrderStatus::Canceled
+                | OrderStatus::Expired
+                | OrderStatus::ExpiredInMatch
+                | OrderStatus::Rejected
+        );
+        let Ok(trades) = self.inner.execution.book().open_trades() else { return ended };
+        ended
+            && trades.iter().filter(|t| t.symbol == update.symbol).any(|t| {
+                t.legs.as_ref().is_some_and(|legs| {
+                    update.list_id.is_some() && legs.list_id() == update.list_id
+                        || legs.take_profit_order_id() == Some(update.order_id)
+                        || legs.stop_order_id() == Some(update.order_id)
+                })
+            })
     }
 
     /// Settles every exit the exchange made (the first step of the minute's run), one run at a
@@ -188,6 +204,27 @@ impl Protection {
             }
             Ok(None) => {}
             Err(err) => tracing::warn!(%err, "trailing on a streamed price failed"),
+        }
+    }
+}
+
+/// The events that arrived together.
+#[derive(Default)]
+struct Batch {
+    orders: Vec<OrderUpdate>,
+    /// The latest price per symbol.
+    prices: BTreeMap<String, Decimal>,
+    caught_up: bool,
+}
+
+impl Batch {
+    fn add(&mut self, event: ExchangeEvent) {
+        match event {
+            ExchangeEvent::Order(update) => self.orders.push(update),
+            ExchangeEvent::Price { symbol, price, .. } => {
+                self.prices.insert(symbol, price);
+            }
+            ExchangeEvent::CaughtUp => self.caught_up = true,
         }
     }
 }

@@ -207,3 +207,27 @@ async fn a_gapped_stop_is_exited_on_the_price_that_gapped() {
     assert_eq!(t.orders_of("MARKET", "SELL").len(), 1, "sold once");
     t.message_containing("ETHUSDT").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_entry_filled_at_the_exchange_gets_its_oco_on_the_fill_event() {
+    let t = Trading::start_streaming("").await;
+    until_account_live(&t).await;
+    let entry = "/api/trade/manual?symbol=ETHUSDT&direction=buy&entry_px=2950&sl_pct=2&rr=1:2.5";
+    let (status, placed) = t.post_empty(entry).await;
+    assert_eq!(status, 200, "{placed}");
+
+    // The market comes down through 2950: the LIMIT fills; nobody runs the pending check.
+    let filled = Instant::now();
+    t.set_price("ETHUSDT", "2940");
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while t.orders_of("LIMIT_MAKER", "SELL").is_empty() {
+        assert!(Instant::now() < deadline, "no OCO within 1 s: {:?}", t.orders());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(filled.elapsed() < Duration::from_secs(1));
+    assert_eq!(t.orders_of("STOP_LOSS_LIMIT", "SELL").len(), 1, "one OCO");
+    let trades = t.open_trades().await;
+    assert_eq!(trades.len(), 1, "{trades:?}");
+    let (_, pending) = t.get("/api/pending-entries").await;
+    assert_eq!(pending["count"], 0, "{pending}");
+}
