@@ -1,10 +1,11 @@
 //! Protection driven by the exchange's streams: an update that ends one of an open trade's
 //! protection orders settles what the exchange did (a filled take-profit or stop closes its
-//! trade, with the same settlement as the minute's run; a burst of updates settles once), a filled pending LIMIT entry gets its protection, a price
-//! that crosses a watched stop exits at once, a price past an exchange stop's limit checks for
-//! a gap at once (at most every 2 s per symbol), trailing follows streamed prices (at most one
-//! move per symbol per `[protection] trail_interval_ms`; the boss hears of those moves with the
-//! minute's run), and every (re)subscription catches up with what the stream missed.
+//! trade, with the same settlement as the minute's run; a burst of updates settles once), a
+//! filled pending LIMIT entry gets its protection, a price that crosses a watched stop exits at
+//! once, a price past an exchange stop's limit checks for a gap at once (at most every 2 s per
+//! symbol), trailing follows streamed prices (at most one move per symbol per
+//! `[protection] trail_interval_ms`; the boss hears of those moves with the minute's run), and
+//! every (re)subscription catches up with what the stream missed.
 //! Everything here is idempotent with the polled paths: a settled exit is settled once, an exit
 //! is journaled before it is sent.
 //!

@@ -293,10 +293,12 @@ fn the_log_tells_each_order_change_then_the_balances_it_moved() {
     let from = e.event_count();
     let list = e.place_oco(acc, ETH, sell_oco_legs(dec!(0.4)), None, T0 + 60_500).unwrap();
     e.cancel_list(list, "cx9", T0 + 61_000).unwrap();
-    let cancels: Vec<_> = e.events_since(from + 4).iter().map(|ev| &ev.kind).collect();
-    assert!(
-        matches!(cancels[0], EventKind::Order { change: OrderChange::Canceled { cancel_client_id }, .. } if cancel_client_id == "cx9")
-    );
+    let first_cancel = &e.events_since(from + 4)[0].kind;
+    let EventKind::Order { change: OrderChange::Canceled { cancel_client_id }, .. } = first_cancel
+    else {
+        panic!("{first_cancel:?}")
+    };
+    assert_eq!(cancel_client_id, "cx9");
     assert_eq!(
         log(&e, from + 4),
         vec![(4, "canceled"), (5, "canceled"), (list, "list done"), (0, "balances")]

@@ -95,8 +95,10 @@ async fn session(
                     }
                     request_id += 1;
                     let params: Vec<String> = set.iter().map(|s| stream_name(s)).collect();
-                    let msg = serde_json::json!({"method": method, "params": params, "id": request_id});
-                    ws.send(Message::text(msg.to_string())).await.map_err(|e| format!("send: {e}"))?;
+                    let msg =
+                        serde_json::json!({"method": method, "params": params, "id": request_id});
+                    let sent = ws.send(Message::text(msg.to_string())).await;
+                    sent.map_err(|e| format!("send: {e}"))?;
                 }
                 symbols = wanted;
             }
