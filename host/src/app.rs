@@ -57,6 +57,9 @@ impl RunningApp {
     /// hot reload, and waits until background work has let go of the store, so the database is
     /// closed when this returns (a restart in the same process can open it again).
     pub async fn stop(mut self) -> anyhow::Result<()> {
+        // The dashboard's event streams never end on their own; the graceful shutdown would
+        // wait for them.
+        self.state.live.close();
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());
         }
@@ -209,6 +212,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         plugins,
         license,
         dashboard,
+        live: Default::default(),
         config,
         clock,
         store,

@@ -34,6 +34,8 @@ pub struct Areas {
     pub clock: SharedClock,
     pub store: Store,
     pub dashboard: Arc<Dashboard>,
+    /// The dashboard page's live view (closed when the service stops).
+    pub live: crate::dashboard::live::Live,
     pub license: Arc<crate::license::License>,
     pub plugins: crate::plugins::Plugins,
     /// The active exchange as agent reads reach it (the read share of the request budget);

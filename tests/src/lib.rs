@@ -33,6 +33,7 @@ impl TestHost {
             Config::parse(config_toml, "test.toml".as_ref()).expect("valid test config");
         config.server.addr = "127.0.0.1:0".into();
         config.server.data_dir = data_dir.path().display().to_string();
+        keep_on_loopback(&mut config);
         let clock = TestClock::new(chrono::Utc::now());
         let shared: SharedClock = Arc::new(clock.clone());
         let app = spotbot::app::start(config, shared).await.expect("host starts");
@@ -47,6 +48,15 @@ impl TestHost {
     pub async fn stop(self) -> tempfile::TempDir {
         self.app.stop().await.expect("host stops cleanly");
         self.data_dir
+    }
+}
+
+/// Points the default news sources (public feeds) at a closed loopback port: tests talk to
+/// nothing but loopback, and a page that reads `GET /api/news` must not reach the internet. A
+/// test that configures its own sources keeps them.
+pub fn keep_on_loopback(config: &mut Config) {
+    if config.news.sources == spotbot::config::NewsConfig::default().sources {
+        config.news.sources = vec!["http://127.0.0.1:9/rss".to_string()];
     }
 }
 

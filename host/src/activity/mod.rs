@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 
 use serde::Serialize;
+use tokio::sync::watch;
 use utoipa::ToSchema;
 
 use crate::clock::SharedClock;
@@ -61,6 +62,8 @@ struct State {
 pub struct Dashboard {
     clock: SharedClock,
     state: Mutex<State>,
+    /// Counts every change of the cards or the log, for followers of the page's live view.
+    version: watch::Sender<u64>,
 }
 
 impl Dashboard {
@@ -78,7 +81,20 @@ impl Dashboard {
                 (agent.as_str().to_string(), card)
             })
             .collect();
-        Self { clock, state: Mutex::new(State { agents, log: VecDeque::new() }) }
+        Self {
+            clock,
+            state: Mutex::new(State { agents, log: VecDeque::new() }),
+            version: watch::channel(0).0,
+        }
+    }
+
+    /// Changes when a card or the log changes (the value is a count, nothing to read).
+    pub fn updates(&self) -> watch::Receiver<u64> {
+        self.version.subscribe()
+    }
+
+    fn changed(&self) {
+        self.version.send_modify(|v| *v = v.wrapping_add(1));
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -104,6 +120,8 @@ impl Dashboard {
                 status: status.as_str().to_string(),
             },
         );
+        drop(state);
+        self.changed();
     }
 
     /// Logs an action of the service on behalf of `agent` (the route's `agent` parameter).
@@ -119,6 +137,7 @@ impl Dashboard {
                 status: status.to_string(),
             },
         );
+        self.changed();
     }
 
     pub fn snapshot(&self) -> DashboardSnapshot {

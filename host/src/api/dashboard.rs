@@ -1,9 +1,14 @@
 //! Dashboard routes: agents report their status; the page (`GET /api/dashboard`, and
-//! `GET /dashboard` of the earlier route set) polls the state and the read-only panels.
+//! `GET /dashboard` of the earlier route set) follows the live view's events and reads the
+//! state and the read-only panels (polling them when the event stream is down).
+
+use std::convert::Infallible;
 
 use axum::Json;
 use axum::extract::State;
 use axum::response::Html;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::Stream;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -12,6 +17,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, ApiPath};
 use crate::activity::{AgentName, AgentStatus, DashboardSnapshot};
+use crate::dashboard::live::Sources;
 use crate::dashboard::panels::{Footer, PnlCurve, TradePanels};
 
 /// Body of `POST /api/agent/{name}`.
@@ -81,6 +87,30 @@ async fn dashboard_page_earlier() -> Html<&'static str> {
     Html(crate::dashboard::page::html())
 }
 
+/// The dashboard's live view, as server-sent events (`text/event-stream`); the page follows
+/// it and re-reads a panel when told it changed. Events, each with a JSON `data` line:
+/// `path` (first, and whenever a stream link changes: `{"fills": "stream"|"polled", "prices":
+/// "stream"|"polled", "streams": {account, prices, reconnects} or null}`), `changed`
+/// (`{"panels": [...]}`, names of panels to re-read: trades, summary, orders, entries,
+/// signals, footer, pnl, activity, license) and `prices` (`{"trades": [{symbol, price, time,
+/// unrealised_pnl, unrealised_pct}]}`, the open trades at their last streamed prices). At most
+/// one `changed` and one `prices` per 250 ms; a comment every 15 s keeps proxies from closing
+/// the stream. The stream ends when the service stops; browsers reconnect after 3 s.
+#[utoipa::path(get, path = "/api/dashboard/events", tag = "dashboard",
+    responses((status = 200, description = "An endless stream of server-sent events",
+        content_type = "text/event-stream", body = String)))]
+async fn live_events(
+    State(state): State<AppState>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let stream = state.live.stream(Sources {
+        store: &state.store,
+        execution: &state.execution,
+        activity: &state.dashboard,
+        feed: state.feed.as_ref(),
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
 /// The daily footer: orders and entries today against the limit, wins and losses, the
 /// consecutive-loss count, the trading cap and whether entries are blocked now.
 #[utoipa::path(get, path = "/api/dashboard/footer", tag = "dashboard",
@@ -122,6 +152,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(dashboard_state))
         .routes(routes!(dashboard_page))
         .routes(routes!(dashboard_page_earlier))
+        .routes(routes!(live_events))
         .routes(routes!(footer))
         .routes(routes!(trade_panels))
         .routes(routes!(pnl_curve))

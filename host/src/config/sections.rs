@@ -173,6 +173,9 @@ pub struct ProtectionConfig {
     /// Trailing on streamed prices moves a symbol's stop at most once per this many
     /// milliseconds, so the exchange's order-count limits hold.
     pub trail_interval_ms: u64,
+    /// The boss is told when the exchange's streams stay down this many seconds (protection
+    /// then runs on the polled path), and again when they are back.
+    pub stream_outage_alert_s: u64,
 }
 
 impl Default for ProtectionConfig {
@@ -183,6 +186,7 @@ impl Default for ProtectionConfig {
             stop: StopPlacement::Exchange,
             watch_interval_ms: 1000,
             trail_interval_ms: 10_000,
+            stream_outage_alert_s: 120,
         }
     }
 }

@@ -101,6 +101,12 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
     protection.in_range("max_drawdown_pct", config.protection.max_drawdown_pct, 0, 100)?;
     protection.in_range("watch_interval_ms", config.protection.watch_interval_ms, 100, 1000)?;
     protection.in_range("trail_interval_ms", config.protection.trail_interval_ms, 999, 300_000)?;
+    protection.in_range(
+        "stream_outage_alert_s",
+        config.protection.stream_outage_alert_s,
+        9,
+        3600,
+    )?;
 
     let market = Checker { prefix: "market" };
     if config.market.watchlist.is_empty() {

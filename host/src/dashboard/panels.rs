@@ -1,5 +1,6 @@
 //! What the dashboard page shows beyond agent cards and the log: the daily footer, the open
-//! trades with their live price, trailing state and chart, and the cumulative PnL curve.
+//! trades with their last price, trailing state and candle chart, and the cumulative PnL
+//! curve. The live view (`live`) sends what changes between two reads of these panels.
 //!
 //! Read models only: each panel is assembled from the areas' public faces (execution's book,
 //! counters and journal; the candle cache; the strategy keys) and never writes anything. A
@@ -146,9 +147,51 @@ pub struct TradePanel {
     #[schema(required = true)]
     pub unrealised_pct: Option<f64>,
     pub trailing: TrailingState,
-    /// Closes of the last 24 hours in 15-minute candles, oldest first (empty when the
-    /// exchange could not be read).
-    pub candles: Vec<PricePoint>,
+    /// The last 24 hours in 15-minute candles, oldest first (empty when the exchange could not
+    /// be read).
+    pub candles: Vec<ChartCandle>,
+}
+
+/// One candle of a trade's chart.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChartCandle {
+    /// Open time, milliseconds since the epoch.
+    pub time: i64,
+    pub open: f64,
+    pub high: f64,
+    pub low: f64,
+    pub close: f64,
+}
+
+/// An open trade's profit if it closed at `price`, before the exit fee.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Unrealised {
+    /// In the quote asset.
+    pub pnl: Decimal,
+    /// In percent of the entry price; none for a trade without an entry price.
+    pub pct: Option<Decimal>,
+}
+
+impl Unrealised {
+    pub fn at(trade: &Trade, price: Decimal) -> Self {
+        let per_unit = match trade.direction {
+            Direction::Buy => price - trade.entry_px,
+            Direction::Sell => trade.entry_px - price,
+        };
+        let pct =
+            (!trade.entry_px.is_zero()).then(|| per_unit / trade.entry_px * Decimal::ONE_HUNDRED);
+        Self { pnl: per_unit * trade.size, pct }
+    }
+
+    /// The pnl as JSON shows it.
+    pub fn pnl_amount(&self) -> f64 {
+        json_amount(self.pnl)
+    }
+
+    /// The percentage as JSON shows it (4 decimals).
+    pub fn pct_amount(&self) -> Option<f64> {
+        self.pct.map(|p| json_amount(p.round_dp(4)))
+    }
 }
 
 /// The open trades with their panels.
@@ -185,13 +228,8 @@ async fn panel(
     };
     // The chart's last close is the price: one read of the exchange per trade, not two.
     let price = series.last().map(|k| k.close.0);
-    let profit = price.map(|p| match trade.direction {
-        Direction::Buy => p - trade.entry_px,
-        Direction::Sell => trade.entry_px - p,
-    });
-    let profit_pct = profit
-        .filter(|_| !trade.entry_px.is_zero())
-        .map(|p| p / trade.entry_px * Decimal::ONE_HUNDRED);
+    let unrealised = price.map(|p| Unrealised::at(trade, p));
+    let profit_pct = unrealised.and_then(|u| u.pct);
     let settings = TrailSettings::of(&execution.strategy_keys(&trade.bot));
     let trailing = TrailingState {
         enabled: settings.enabled,
@@ -203,12 +241,18 @@ async fn panel(
     Ok(TradePanel {
         trade: trade.view(),
         price: price.map(json_amount),
-        unrealised_pnl: profit.map(|p| json_amount(p * trade.size)),
-        unrealised_pct: profit_pct.map(|p| json_amount(p.round_dp(4))),
+        unrealised_pnl: unrealised.map(|u| u.pnl_amount()),
+        unrealised_pct: unrealised.and_then(|u| u.pct_amount()),
         trailing,
         candles: series
             .iter()
-            .map(|k| PricePoint { time: k.open_time, price: json_amount(k.close.0) })
+            .map(|k| ChartCandle {
+                time: k.open_time,
+                open: json_amount(k.open.0),
+                high: json_amount(k.high.0),
+                low: json_amount(k.low.0),
+                close: json_amount(k.close.0),
+            })
             .collect(),
     })
 }

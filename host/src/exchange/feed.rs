@@ -5,7 +5,6 @@
 //! link is live, so protection knows when to fall back to polling.
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
 
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -67,7 +66,7 @@ pub struct FeedStatus {
 #[derive(Debug)]
 pub struct Feed {
     events: broadcast::Sender<ExchangeEvent>,
-    status: Mutex<FeedStatus>,
+    status: watch::Sender<FeedStatus>,
     symbols: watch::Sender<BTreeSet<String>>,
 }
 
@@ -75,11 +74,12 @@ impl Default for Feed {
     fn default() -> Self {
         Self {
             events: broadcast::channel(1024).0,
-            status: Mutex::new(FeedStatus {
+            status: watch::channel(FeedStatus {
                 account: LinkState::Off,
                 prices: LinkState::Off,
                 reconnects: 0,
-            }),
+            })
+            .0,
             symbols: watch::channel(BTreeSet::new()).0,
         }
     }
@@ -100,7 +100,12 @@ impl Feed {
     }
 
     pub fn status(&self) -> FeedStatus {
-        self.status.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.status.borrow().clone()
+    }
+
+    /// The links' state and its changes (for the dashboard's live view).
+    pub fn status_changes(&self) -> watch::Receiver<FeedStatus> {
+        self.status.subscribe()
     }
 
     /// Whether the account's order updates arrive live.
@@ -134,14 +139,16 @@ impl Feed {
 
     /// Records a link's new state; going from live to anything else counts a reconnect.
     pub fn set_link(&self, link: Link, state: LinkState) {
-        let mut status = self.status.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = match link {
-            Link::Account => &mut status.account,
-            Link::Prices => &mut status.prices,
-        };
-        let was_live = std::mem::replace(slot, state) == LinkState::Live;
-        if was_live && state != LinkState::Live {
-            status.reconnects += 1;
-        }
+        self.status.send_if_modified(|status| {
+            let slot = match link {
+                Link::Account => &mut status.account,
+                Link::Prices => &mut status.prices,
+            };
+            let was = std::mem::replace(slot, state);
+            if was == LinkState::Live && state != LinkState::Live {
+                status.reconnects += 1;
+            }
+            was != state
+        });
     }
 }

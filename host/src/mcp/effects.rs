@@ -24,6 +24,7 @@ pub enum Effect {
 pub const EXCLUDED: &[(&str, &str, &str)] = &[
     ("GET", "/api/dashboard", "an HTML page for people"),
     ("GET", "/dashboard", "the same HTML page (earlier route set)"),
+    ("GET", "/api/dashboard/events", "an endless event stream for the page"),
     ("GET", "/metrics", "Prometheus text for a scraper"),
     ("GET", "/api/pump-momentum/scan", "the same scan as POST /api/pump-momentum/scan, the tool"),
 ];

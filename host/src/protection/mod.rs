@@ -21,6 +21,7 @@ mod equity;
 mod health;
 pub mod reactions;
 mod report;
+mod stream_outage;
 mod trailing;
 pub mod watch;
 

@@ -9,7 +9,8 @@
 //! Everything here is idempotent with the polled paths: a settled exit is settled once, an exit
 //! is journaled before it is sent.
 //!
-//! The loop also tells the feed which symbols to follow: those of the open trades.
+//! The loop also tells the feed which symbols to follow (those of the open trades) and the
+//! boss when the streams stay down (`stream_outage`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -37,11 +38,13 @@ pub fn spawn(protection: &Protection, feed: Arc<Feed>) -> Background {
         let mut events = feed.subscribe();
         let mut due = Due::default();
         let mut symbols = tokio::time::interval(SYMBOLS_EVERY);
+        let mut outage = protection.outage_watch();
         loop {
             tokio::select! {
                 _ = &mut stopped => break,
                 _ = symbols.tick() => {
                     feed.watch_symbols(protection.open_symbols());
+                    protection.observe_streams(&feed.status(), &mut outage);
                     // Prices that came too soon for trailing: their turn may have come.
                     for (symbol, price) in std::mem::take(&mut due.deferred) {
                         protection.exchange_stop_at(&symbol, price, &mut due).await;

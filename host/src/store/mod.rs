@@ -5,8 +5,11 @@
 //! write the API reports as done survives a crash (also `kill -9`). Callers never see redb
 //! types: they read and write JSON documents through [`Store::read`] and [`Store::write`].
 
+pub mod changes;
 pub mod tables;
 
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -17,6 +20,7 @@ use redb::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use changes::Changed;
 use tables::{KeyedTable, SequencedTable};
 
 /// The schema this build writes. Bump it with a migration when a stored shape changes
@@ -47,6 +51,7 @@ fn db_err(err: impl std::fmt::Display) -> StoreError {
 #[derive(Clone)]
 pub struct Store {
     db: Arc<Database>,
+    changes: tokio::sync::broadcast::Sender<Changed>,
 }
 
 impl std::fmt::Debug for Store {
@@ -64,7 +69,7 @@ impl Store {
         })?;
         let path = data_dir.join(DB_FILE);
         let db = Database::create(&path).map_err(db_err)?;
-        let store = Self { db: Arc::new(db) };
+        let store = Self { db: Arc::new(db), changes: changes::channel() };
         store.prepare_schema(&path.display().to_string())?;
         Ok(store)
     }
@@ -148,9 +153,20 @@ impl Store {
     ) -> Result<T, StoreError> {
         let mut tx = self.db.begin_write().map_err(db_err)?;
         tx.set_durability(durability).map_err(db_err)?;
-        let value = f(&Writer { tx: &tx })?;
+        let writer = Writer { tx: &tx, touched: RefCell::default() };
+        let value = f(&writer)?;
+        let touched = writer.touched.into_inner();
         tx.commit().map_err(db_err)?;
+        if !touched.is_empty() {
+            // Nobody following the store is fine.
+            let _ = self.changes.send(Changed::new(touched));
+        }
         Ok(value)
+    }
+
+    /// The tables of every write committed from now on (see [`changes`]).
+    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<Changed> {
+        self.changes.subscribe()
     }
 
     /// Waits until this handle is the last one, so that dropping it closes the database and
@@ -375,9 +391,17 @@ impl Reader {
 /// Write access inside [`Store::write`].
 pub struct Writer<'tx> {
     tx: &'tx WriteTransaction,
+    /// Names of the tables this transaction wrote to, announced after the commit.
+    touched: RefCell<BTreeSet<String>>,
 }
 
 impl Writer<'_> {
+    fn touch(&self, table: &str) {
+        if !self.touched.borrow().contains(table) {
+            self.touched.borrow_mut().insert(table.to_string());
+        }
+    }
+
     pub fn get<T: DeserializeOwned>(
         &self,
         table: KeyedTable,
@@ -418,13 +442,18 @@ impl Writer<'_> {
         let bytes = encode(value)?;
         let mut t = self.tx.open_table(table).map_err(db_err)?;
         t.insert(key, bytes.as_slice()).map_err(db_err)?;
+        self.touch(table.name());
         Ok(())
     }
 
     /// Removes a document; true when it existed.
     pub fn remove(&self, table: KeyedTable, key: &str) -> Result<bool, StoreError> {
         let mut t = self.tx.open_table(table).map_err(db_err)?;
-        Ok(t.remove(key).map_err(db_err)?.is_some())
+        let existed = t.remove(key).map_err(db_err)?.is_some();
+        if existed {
+            self.touch(table.name());
+        }
+        Ok(existed)
     }
 
     /// Removes every document whose key is in `from..to`; returns how many.
@@ -443,6 +472,9 @@ impl Writer<'_> {
         for key in &keys {
             t.remove(key.as_str()).map_err(db_err)?;
         }
+        if !keys.is_empty() {
+            self.touch(table.name());
+        }
         Ok(keys.len())
     }
 
@@ -452,6 +484,7 @@ impl Writer<'_> {
         let mut t = self.tx.open_table(table).map_err(db_err)?;
         let next = t.last().map_err(db_err)?.map_or(1, |(seq, _)| seq.value() + 1);
         t.insert(next, bytes.as_slice()).map_err(db_err)?;
+        self.touch(table.name());
         Ok(next)
     }
 
@@ -465,12 +498,14 @@ impl Writer<'_> {
         let bytes = encode(value)?;
         let mut t = self.tx.open_table(table).map_err(db_err)?;
         t.insert(seq, bytes.as_slice()).map_err(db_err)?;
+        self.touch(table.name());
         Ok(())
     }
 
     pub fn set_counter(&self, name: &str, value: i64) -> Result<(), StoreError> {
         let mut t = self.tx.open_table(tables::COUNTERS).map_err(db_err)?;
         t.insert(name, value).map_err(db_err)?;
+        self.touch(tables::COUNTERS.name());
         Ok(())
     }
 }

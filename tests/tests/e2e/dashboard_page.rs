@@ -1,9 +1,11 @@
-//! The dashboard page and the read routes it polls. The panels' JSON is checked against what
+//! The dashboard page and the read routes it reads. The panels' JSON is checked against what
 //! the exchange simulator holds; then the page runs in a real headless Chromium against the
-//! same kind of host: every panel renders, an agent's report shows up within the refresh
-//! interval, the page stays usable at phone width, says so when the license is missing or the
-//! service is unreachable, and its console stays free of errors. Screenshots go to
-//! `target/dashboard/` (docs/dashboard.md shows one).
+//! same kind of host: every panel renders, an agent's report and a price traded at the
+//! simulator show up within a second (the live view), the account's equity and drawdown lead
+//! the page, a phone sees every figure of an open trade without scrolling sideways, the page
+//! says so when the license is missing, the news cannot be read or the service is unreachable,
+//! and its console stays free of errors. Screenshots go to `target/dashboard/`
+//! (docs/dashboard.md shows one).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,8 +16,9 @@ use serde_json::{Value, json};
 use spotbot_tests::TestHost;
 use spotbot_tests::browser::{Browser, INSTALL_HINT, chromium_path};
 
-/// The agent cards refresh every 3 s; a report must show up within that plus one poll's
-/// round trip.
+/// What the live view promises: a change shows on the page within a second.
+const LIVE: Duration = Duration::from_secs(1);
+/// Without the live view the page polls the agents every 3 s.
 const AGENT_REFRESH: Duration = Duration::from_millis(3_000);
 const ROUND_TRIP: Duration = Duration::from_millis(1_500);
 
@@ -111,7 +114,15 @@ async fn the_panels_show_what_the_exchange_holds_and_the_journal_sent() {
         assert_eq!(Decimal::try_from(*shown).unwrap(), sent.normalize());
     }
     assert_eq!(eth["sl_px"].as_f64(), Some(shown[1]), "the trade's stop is the newest");
-    assert_eq!(eth["candles"].as_array().unwrap().len(), 96, "24 h of 15-minute closes");
+    let candles = eth["candles"].as_array().unwrap();
+    assert_eq!(candles.len(), 96, "24 h of 15-minute candles");
+    let last = &candles[95];
+    let (low, high) = (last["low"].as_f64().unwrap(), last["high"].as_f64().unwrap());
+    for key in ["open", "close"] {
+        let v = last[key].as_f64().unwrap();
+        assert!(low <= v && v <= high, "{key} within the candle's range: {last}");
+    }
+    assert_eq!(last["close"].as_f64(), eth["price"].as_f64(), "the last close is the price");
     let btc =
         panels["trades"].as_array().unwrap().iter().find(|p| p["symbol"] == "BTCUSDT").unwrap();
     assert_eq!(btc["trailing"]["active"], false);
@@ -258,7 +269,24 @@ async fn the_dashboard_renders_every_panel_and_follows_agent_reports_without_con
         json!(true)
     );
 
-    // An agent's report shows up within the refresh interval.
+    // The account leads the page: equity, balance and the drawdown against its pause.
+    browser.wait_for(&format!("{} !== '–'", text_of("#s-equity")), within).await.unwrap();
+    let limit = browser.eval(&text_of("#s-drawdown-limit")).await.unwrap();
+    assert!(limit.as_str().unwrap().contains("15% pause"), "{limit}");
+    assert!(browser.eval(&text_of("#s-balance")).await.unwrap().as_str().unwrap().contains('.'));
+    // The news sources cannot be reached: said in words, the raw reason kept for a tooltip.
+    browser
+        .wait_for(&format!("{}.includes('News unavailable')", text_of("#news")), within)
+        .await
+        .unwrap();
+    let news = browser.eval(&text_of("#news")).await.unwrap();
+    assert!(!news.as_str().unwrap().contains("127.0.0.1"), "{news}");
+
+    // An agent's report shows up within a second: the live view announces it.
+    browser
+        .wait_for("document.getElementById('path').dataset.state !== 'connecting'", within)
+        .await
+        .unwrap();
     let (status, _) = t
         .post("/api/agent/scout", json!({"status": "running", "action": "scanning 20 symbols"}))
         .await;
@@ -266,7 +294,7 @@ async fn the_dashboard_renders_every_panel_and_follows_agent_reports_without_con
     let took = browser
         .wait_for(
             "(document.querySelector('.card[data-agent=\"scout\"]') || {}).textContent?.includes('scanning 20 symbols')",
-            AGENT_REFRESH + ROUND_TRIP,
+            LIVE,
         )
         .await
         .unwrap();
@@ -283,7 +311,8 @@ async fn the_dashboard_renders_every_panel_and_follows_agent_reports_without_con
     browser.viewport(1280, 900, false).await.unwrap();
     browser.screenshot(&screenshots().join("dashboard.png")).await.unwrap();
 
-    // Phone width: one column, nothing wider than the screen.
+    // Phone width: one column, nothing wider than the screen, the account and the open
+    // trades before the agent cards, and every figure of a trade on screen with its label.
     browser.viewport(390, 844, true).await.unwrap();
     browser
         .wait_for(
@@ -292,16 +321,35 @@ async fn the_dashboard_renders_every_panel_and_follows_agent_reports_without_con
         )
         .await
         .unwrap();
+    let order = browser
+        .eval("['summary', 'trades', 'agents'].map(id => document.getElementById(id).getBoundingClientRect().top)")
+        .await
+        .unwrap();
+    let tops: Vec<f64> = order.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert!(tops[0] < tops[1] && tops[1] < tops[2], "summary, trades, agents: {tops:?}");
+    assert!(tops[0] < 844.0, "the account is on the first screen: {tops:?}");
+    let hidden = browser
+        .eval("[...document.querySelectorAll('#trades tbody tr:not(.empty) td')].filter(td => { const r = td.getBoundingClientRect(); return r.width === 0 || r.left < 0 || r.right > window.innerWidth; }).map(td => td.dataset.label)")
+        .await
+        .unwrap();
+    assert_eq!(hidden, json!([]), "cells off screen at 390 px");
+    let labels = browser
+        .eval("getComputedStyle(document.querySelector('#trades tbody tr td:nth-child(5)'), '::before').content")
+        .await
+        .unwrap();
+    assert_eq!(labels, json!("\"Price\""), "a phone sees each figure's label");
     browser.screenshot(&screenshots().join("dashboard-phone.png")).await.unwrap();
     assert!(browser.console_errors().is_empty(), "{:#?}", browser.console_errors());
     println!("agent report shown after {took:?}");
 
-    // The service goes away: the page says so within one refresh and keeps the last figures.
+    // The service goes away: the live view drops, the page polls, says so within one refresh
+    // and keeps the last figures.
     t.host.stop().await;
     browser
         .wait_for("!document.getElementById('unreachable').hidden", AGENT_REFRESH + ROUND_TRIP * 4)
         .await
         .unwrap();
+    assert_eq!(browser.eval(&text_of("#path")).await.unwrap(), json!("live view down · polling"));
     assert_eq!(browser.eval(&text_of("#connection")).await.unwrap(), json!("unreachable"));
     assert!(
         browser
@@ -345,5 +393,55 @@ async fn without_a_license_the_page_says_so_and_the_licensed_panels_explain_why_
         .filter(|e| !e.contains("503 (Service Unavailable)"))
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_price_traded_at_the_exchange_shows_on_the_page_within_a_second() {
+    let t = Trading::start_streaming("").await;
+    t.buy("ETHUSDT").await;
+    let browser = launch().await;
+    browser.open(&t.host.url("/api/dashboard")).await.unwrap();
+    let within = Duration::from_secs(15);
+    browser
+        .wait_for(&format!("{} === 'fills & prices streamed'", text_of("#path")), within)
+        .await
+        .unwrap();
+    browser
+        .wait_for("document.querySelector('#trade-charts .chart-card canvas')", within)
+        .await
+        .unwrap();
+    let row = "document.querySelector('#trades tbody tr[data-symbol=\"ETHUSDT\"]')";
+    // The price link subscribes to a new trade's symbol within a second of the trade.
+    let deadline = std::time::Instant::now() + within;
+    // The simulator trades on a change of price only.
+    for warm_up in ["3001", "3002"].into_iter().cycle() {
+        t.set_price("ETHUSDT", warm_up);
+        let shown = format!("{row}?.cells[4].textContent === '{warm_up}'");
+        if browser.wait_for(&shown, Duration::from_millis(500)).await.is_ok() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no streamed price reached the page");
+    }
+    for price in ["3042.5", "2987.25"] {
+        t.set_price("ETHUSDT", price);
+        let took = browser
+            .wait_for(&format!("{row}.cells[4].textContent === '{price}'"), LIVE)
+            .await
+            .unwrap();
+        println!("price {price} at the simulator shown after {took:?}");
+        let pnl = browser.eval(&format!("{row}.cells[8].textContent")).await.unwrap();
+        let (_, panels) = t.get("/api/dashboard/trades").await;
+        let expected = panels["trades"][0]["unrealised_pnl"].as_f64().unwrap();
+        let sign = if expected > 0.0 { "+" } else { "" };
+        assert!(
+            pnl.as_str().unwrap().starts_with(&format!("{sign}{expected:.2}")),
+            "{pnl} vs {expected}"
+        );
+    }
+    let errors = browser.console_errors();
+    assert!(errors.is_empty(), "the console reported: {errors:#?}");
+    browser.viewport(1280, 900, false).await.unwrap();
+    browser.screenshot(&screenshots().join("dashboard-live.png")).await.unwrap();
     browser.close().await;
 }

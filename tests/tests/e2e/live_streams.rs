@@ -231,3 +231,25 @@ async fn a_limit_entry_filled_at_the_exchange_gets_its_oco_on_the_fill_event() {
     let (_, pending) = t.get("/api/pending-entries").await;
     assert_eq!(pending["count"], 0, "{pending}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_boss_hears_of_a_long_outage_once_and_of_its_end() {
+    let t = Trading::start_streaming("\n[protection]\nstream_outage_alert_s = 10\n").await;
+    until_account_live(&t).await;
+    let mut silence = StreamFault::new(StreamFaultKind::Silence { ms: 6000 });
+    silence.service = Some(StreamService::UserData);
+    t.sim.sim.stream_fault(silence);
+    until_streams(&t, Duration::from_secs(3), |s| s["account"] == "reconnecting").await;
+    // Seen down at the frozen test clock's time; ten seconds later it is an outage.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    t.rig.clock.advance(chrono::Duration::seconds(11));
+    let down = t.message_containing("Exchange stream down").await;
+    assert!(down.text.contains("order updates") && down.text.contains("polling"), "{}", down.text);
+    let back = t.message_containing("Exchange stream back").await;
+    assert!(back.text.contains("after 11 s"), "{}", back.text);
+    let alerts =
+        t.messenger.sent().iter().filter(|m| m.text.contains("Exchange stream down")).count();
+    assert_eq!(alerts, 1, "one message per outage");
+    let (_, state) = t.get("/api/state").await;
+    assert!(state["log"].to_string().contains("exchange stream down for 11 s"), "{state}");
+}

@@ -17,6 +17,7 @@ mod api_contract;
 mod api_errors;
 mod backtest;
 mod close_positions;
+mod dashboard_live;
 mod dashboard_page;
 mod dashboard_state;
 mod demo_market;

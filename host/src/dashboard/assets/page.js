@@ -1,10 +1,14 @@
-// The dashboard: polls the service's JSON API (nothing else) and renders each panel.
-// Refresh intervals follow the spec where it gives one (agents and log 3 s, orders and
-// footer 30 s); the others are chosen so that a countdown or a price never looks stale.
+// The dashboard: reads the service's JSON API (nothing else) and renders each panel.
+// It follows the service's live view (server-sent events, GET /api/dashboard/events): a panel is
+// re-read as soon as the service says it changed, and open trades' prices arrive as they trade.
+// While that stream is down, the page polls at the spec's intervals (agents and log 3 s, orders
+// and footer 30 s; the others so that a countdown or a price never looks stale).
 'use strict';
 
 const SIGNAL_WINDOW_S = 300; // a signal can be confirmed for 5 minutes
-const COLORS = { price: '#58a6ff', entry: '#8b949e', sl: '#f85149', tp: '#3fb950', pnl: '#d29922' };
+const COLORS = {
+  up: '#3fb950', down: '#f85149', entry: '#8b949e', sl: '#f85149', tp: '#3fb950', pnl: '#d29922',
+};
 
 const $ = (id) => document.getElementById(id);
 
@@ -52,12 +56,15 @@ function markUnreachable() {
     : 'No answer yet; retrying every 3 s.';
 }
 
-/** Runs `task` now and every `seconds`; a failed run is shown by the badge, never thrown. */
-function every(seconds, task) {
+/** Runs `task` now and every `seconds`; a failed run is shown by the badge, never thrown.
+ * `whileLive` says whether it also runs while the live view is connected. */
+function every(seconds, task, whileLive) {
   const run = () => task().catch(() => {});
   run();
-  setInterval(run, seconds * 1000);
+  setInterval(() => { if (whileLive() || !live.connected) run(); }, seconds * 1000);
 }
+const never = () => false;
+const always = () => true;
 
 // ---- small rendering helpers ----
 
@@ -78,8 +85,13 @@ function num(value, className) {
   return el('td', value, 'num' + (className ? ' ' + className : ''));
 }
 
+/** Fills a table's body; every cell names its column (`data-label`), which the phone layout
+ * shows next to the figure when a row becomes a card. */
 function fillTable(id, rows, emptyText, columns) {
-  const body = $(id).tBodies[0];
+  const table = $(id);
+  const body = table.tBodies[0];
+  const labels = [...table.tHead.rows[0].cells].map((th) => th.textContent);
+  for (const tr of rows) [...tr.cells].forEach((td, i) => { td.dataset.label = labels[i] || ''; });
   if (rows.length === 0) {
     const td = el('td', emptyText);
     td.colSpan = columns;
@@ -171,25 +183,33 @@ function renderSignals() {
   }), 'No signal waiting for the boss.', 7);
 }
 
-// ---- open trades and their charts (10 s) ----
+// ---- open trades and their charts (on change; 10 s while prices are polled) ----
 
-const tradeCharts = new Map(); // symbol -> {plot, node}
+let openTrades = [];
+const tradeCharts = new Map(); // symbol -> {plot, node, trade}
 
 async function refreshTrades() {
   const { status, body } = await api('/api/dashboard/trades');
   if (status !== 200 || !body) return;
-  $('trades-count').textContent = body.count ? String(body.count) : '';
-  fillTable('trades', body.trades.map((t) => {
+  openTrades = body.trades;
+  renderTrades();
+}
+
+function renderTrades() {
+  $('trades-count').textContent = openTrades.length ? String(openTrades.length) : '';
+  fillTable('trades', openTrades.map((t) => {
     const trailing = !t.trailing.enabled ? 'off'
       : (t.trailing.active ? 'following' : 'armed at +' + t.trailing.trigger_pct + '%')
         + (t.trailing.stops.length > 1 ? ' · ' + (t.trailing.stops.length - 1) + ' moves' : '');
     const protection = el('td', t.protection, t.protection === 'protected' ? 'pos' : 'neg');
     const pnl = t.unrealised_pnl === null ? '–'
       : money(t.unrealised_pnl) + ' (' + money(t.unrealised_pct) + '%)';
-    return row([t.symbol, t.bot, num(price(t.size)), num(price(t.entry_px)), num(price(t.price)),
+    const tr = row([t.symbol, t.bot, num(price(t.size)), num(price(t.entry_px)), num(price(t.price)),
       num(price(t.sl_px)), num(price(t.tp_px)), trailing, num(pnl, signClass(t.unrealised_pnl)), protection]);
+    tr.dataset.symbol = t.symbol;
+    return tr;
   }), 'No open trade.', 10);
-  const open = new Set(body.trades.map((t) => t.symbol));
+  const open = new Set(openTrades.map((t) => t.symbol));
   for (const [symbol, chart] of tradeCharts) {
     if (!open.has(symbol)) {
       chart.plot.destroy();
@@ -197,7 +217,26 @@ async function refreshTrades() {
       tradeCharts.delete(symbol);
     }
   }
-  for (const t of body.trades) drawTradeChart(t);
+  for (const t of openTrades) drawTradeChart(t);
+  renderUnrealised();
+}
+
+/** Open trades at their newest streamed prices: the row, the chart's last candle, the total. */
+function applyPrices(prices) {
+  for (const p of prices) {
+    const t = openTrades.find((x) => x.symbol === p.symbol);
+    if (!t) continue;
+    t.price = p.price;
+    t.unrealised_pnl = p.unrealised_pnl;
+    t.unrealised_pct = p.unrealised_pct;
+    const last = t.candles[t.candles.length - 1];
+    if (last) {
+      last.close = p.price;
+      last.high = Math.max(last.high, p.price);
+      last.low = Math.min(last.low, p.price);
+    }
+  }
+  renderTrades();
 }
 
 /** The stop in force at each candle: the last stop placed at or before it. */
@@ -210,33 +249,82 @@ function stopLine(times, stops, fallback) {
   });
 }
 
-function drawTradeChart(t) {
+/** Draws each candle (wick and body) of `chart.trade` under the lines. */
+function candlePlugin(chart) {
+  // Drawn with the axes, before the series: the entry, stop and target lines stay on top.
+  return { hooks: { drawAxes: (u) => {
+    const candles = chart.trade.candles;
+    const xs = u.data[0];
+    if (xs.length === 0) return;
+    const ctx = u.ctx;
+    const x = (i) => u.valToPos(xs[i], 'x', true);
+    const y = (v) => u.valToPos(v, 'y', true);
+    const step = xs.length > 1 ? (x(xs.length - 1) - x(0)) / (xs.length - 1) : 8;
+    const body = Math.max(1, step * 0.6);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
+    ctx.clip();
+    candles.forEach((k, i) => {
+      ctx.strokeStyle = ctx.fillStyle = k.close >= k.open ? COLORS.up : COLORS.down;
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      ctx.moveTo(Math.round(x(i)), y(k.high));
+      ctx.lineTo(Math.round(x(i)), y(k.low));
+      ctx.stroke();
+      const top = Math.min(y(k.open), y(k.close));
+      ctx.fillRect(x(i) - body / 2, top, body, Math.max(1, Math.abs(y(k.open) - y(k.close))));
+    });
+    ctx.restore();
+  } } };
+}
+
+function tradeChartData(t) {
   const times = t.candles.map((c) => c.time / 1000);
-  const data = [
+  return [
     times,
-    t.candles.map((c) => c.price),
+    t.candles.map((c) => c.high),
+    t.candles.map((c) => c.low),
     times.map(() => t.entry_px),
     stopLine(times, t.trailing.stops, t.sl_px),
     times.map(() => t.tp_px),
   ];
+}
+
+function drawTradeChart(t) {
+  const data = tradeChartData(t);
   let chart = tradeCharts.get(t.symbol);
   if (!chart) {
     const node = el('div', null, 'chart-card');
     node.dataset.symbol = t.symbol;
     const target = el('div', null, 'chart');
-    node.append(el('h3', t.symbol + ' · 15m, last 24 h'), target);
+    const title = el('h3', t.symbol + ' · 15m candles, last 24 h');
+    const key = el('span', null, 'key');
+    for (const [name, color] of [['entry', COLORS.entry], ['stop', COLORS.sl], ['target', COLORS.tp]]) {
+      const item = el('span', ' ― ' + name);
+      item.style.color = color;
+      key.append(item);
+    }
+    title.append(key);
+    node.append(title, target);
     $('trade-charts').append(node);
-    const plot = new uPlot(chartOptions(target, [
-      { label: 'Price', stroke: COLORS.price, width: 1.5 },
-      { label: 'Entry', stroke: COLORS.entry, dash: [4, 4] },
-      { label: 'SL', stroke: COLORS.sl, paths: uPlot.paths.stepped({ align: 1 }) },
-      { label: 'TP', stroke: COLORS.tp, dash: [4, 4] },
-    ]), data, target);
-    chart = { plot, node };
+    chart = { node, trade: t };
+    const hidden = { paths: () => null, points: { show: false } };
+    const options = chartOptions(target, [
+      { label: 'High', ...hidden },
+      { label: 'Low', ...hidden },
+      { label: 'Entry', stroke: COLORS.entry, dash: [4, 4], points: { show: false } },
+      { label: 'SL', stroke: COLORS.sl, paths: uPlot.paths.stepped({ align: 1 }), points: { show: false } },
+      { label: 'TP', stroke: COLORS.tp, dash: [4, 4], points: { show: false } },
+    ]);
+    options.legend = { show: false };
+    options.plugins = [candlePlugin(chart)];
+    chart.plot = new uPlot(options, data, target);
     tradeCharts.set(t.symbol, chart);
   }
+  chart.trade = t;
   plotData(chart.plot, data);
-  chart.node.classList.toggle('no-data', times.length === 0);
+  chart.node.classList.toggle('no-data', data[0].length === 0);
 }
 
 /** Sets `data` and widens the x axis to at least an hour around it: uPlot's own range for
@@ -249,16 +337,61 @@ function plotData(plot, data) {
   plot.setScale('x', { min: mid - 1800, max: mid + 1800 });
 }
 
+const chartHeight = () => (window.innerWidth <= 720 ? 200 : 260);
+
 function chartOptions(target, series) {
   const axis = { stroke: '#8b949e', grid: { stroke: '#222a33' }, ticks: { stroke: '#222a33' } };
   return {
-    width: Math.max(260, target.clientWidth || 320),
-    height: 200,
+    width: Math.max(240, target.clientWidth || 320),
+    height: chartHeight(),
     scales: { x: { time: true } },
     series: [{}, ...series],
     axes: [axis, { ...axis, size: 70 }],
     legend: { live: false },
   };
+}
+
+// ---- the account: equity, balance, drawdown (on change, at most every 5 s; 30 s) ----
+
+let summaryReadAt = 0;
+let summaryTimer = null;
+
+/** Reads the account now, or once 5 s after the last read (a burst of changes reads once). */
+function refreshSummarySoon() {
+  const wait = summaryReadAt + 5000 - Date.now();
+  if (wait <= 0) return refreshSummary();
+  if (!summaryTimer) {
+    summaryTimer = setTimeout(() => { summaryTimer = null; refreshSummary().catch(() => {}); }, wait);
+  }
+  return Promise.resolve();
+}
+
+async function refreshSummary() {
+  summaryReadAt = Date.now();
+  const { status, body } = await api('/api/protection');
+  if (status !== 200 || !body) return;
+  const amount = (x) => (x === null || x === undefined ? '–' : Number(x).toFixed(2));
+  $('s-currency').textContent = body.currency;
+  $('s-equity').textContent = amount(body.equity);
+  $('s-balance').textContent = amount(body.quote_balance);
+  $('s-positions').textContent = body.positions_value ? '+ ' + amount(body.positions_value) + ' in positions' : '';
+  const dd = body.drawdown_pct;
+  const limit = body.max_drawdown_pct;
+  $('s-drawdown').textContent = dd === null ? '–' : dd.toFixed(2) + '%';
+  $('s-drawdown').className = body.paused ? 'neg' : '';
+  $('s-drawdown-limit').textContent = body.paused ? 'entries paused (limit ' + limit + '%)'
+    : 'of ' + limit + '% pause' + (body.ok ? '' : ' · ' + 'not measurable now');
+  const bar = $('s-drawdown-bar');
+  const share = dd === null || !limit ? 0 : Math.min(1, dd / limit);
+  bar.style.width = (share * 100).toFixed(1) + '%';
+  bar.className = body.paused || share >= 1 ? 'neg' : share >= 0.5 ? 'warn' : '';
+}
+
+function renderUnrealised() {
+  const known = openTrades.filter((t) => t.unrealised_pnl !== null);
+  const total = known.reduce((sum, t) => sum + t.unrealised_pnl, 0);
+  $('s-unrealised').textContent = openTrades.length === 0 ? '0.00' : known.length ? money(total) : '–';
+  $('s-unrealised').className = signClass(total);
 }
 
 // ---- cumulative PnL (30 s) ----
@@ -343,8 +476,10 @@ async function refreshFooter() {
   $('f-losses').textContent = body.consecutive_losses
     + (body.max_consecutive_losses ? ' / ' + body.max_consecutive_losses : '');
   $('f-cap').textContent = body.trading_cap > 0 ? body.trading_cap + ' ' + body.currency : 'no cap';
-  $('f-pnl').textContent = money(body.pnl_today) + ' ' + body.currency;
-  $('f-pnl').className = signClass(body.pnl_today);
+  for (const id of ['f-pnl', 's-pnl-today']) {
+    $(id).textContent = money(body.pnl_today) + (id === 'f-pnl' ? ' ' + body.currency : '');
+    $(id).className = signClass(body.pnl_today);
+  }
   $('blocked').hidden = !body.entries_blocked;
   $('blocked-detail').textContent = body.entries_blocked || '';
 }
@@ -363,7 +498,11 @@ async function refreshNews() {
   const list = $('news');
   if (!body || !body.ok) {
     $('news-source').textContent = '';
-    list.replaceChildren(el('li', body && body.error ? 'No news: ' + body.error : 'No news.', 'muted'));
+    // The service's reason (a DNS or HTTP error) is for the operator: kept in the tooltip.
+    const note = el('li', 'News unavailable right now: the news sources could not be reached. '
+      + 'The page tries again in 5 minutes.', 'muted');
+    if (body && body.error) note.title = body.error;
+    list.replaceChildren(note);
     return;
   }
   $('news-source').textContent = body.source || (body.cached ? 'cached' : '');
@@ -378,24 +517,99 @@ async function refreshNews() {
   }));
 }
 
+// ---- the live view (server-sent events) ----
+
+const live = { connected: false, pricesStreamed: false };
+
+/** What to re-read when the service says a panel changed. */
+const REFRESH = {
+  trades: refreshTrades,
+  summary: refreshSummarySoon,
+  orders: refreshOrders,
+  entries: refreshEntries,
+  signals: refreshSignals,
+  footer: refreshFooter,
+  pnl: refreshPnl,
+  activity: refreshState,
+  license: refreshLicense,
+};
+
+function refreshAll() {
+  for (const refresh of Object.values(REFRESH)) refresh().catch(() => {});
+}
+
+/** The header's note on how fills and prices reach the service (protection's path). */
+function showPath(path) {
+  const badge = $('path');
+  if (!path) {
+    badge.dataset.state = 'down';
+    badge.textContent = 'live view down · polling';
+    return;
+  }
+  const both = path.fills === 'stream' && path.prices === 'stream';
+  badge.dataset.state = both ? 'live' : 'polled';
+  badge.textContent = both ? 'fills & prices streamed'
+    : 'fills ' + (path.fills === 'stream' ? 'streamed' : 'polled')
+      + ' · prices ' + (path.prices === 'stream' ? 'streamed' : 'polled');
+  badge.title = path.streams
+    ? 'Exchange streams: order updates ' + path.streams.account + ', prices ' + path.streams.prices
+      + ', ' + path.streams.reconnects + ' reconnects'
+    : 'The exchange\u2019s streams are not followed: the service polls for fills and prices.';
+  live.pricesStreamed = path.prices === 'stream';
+}
+
+function follow() {
+  if (typeof EventSource === 'undefined') return;
+  const source = new EventSource('/api/dashboard/events');
+  source.addEventListener('open', () => {
+    // Whatever changed while the stream was down.
+    const wasDown = !live.connected;
+    live.connected = true;
+    markReachable();
+    if (wasDown) refreshAll();
+  });
+  source.addEventListener('path', (e) => showPath(JSON.parse(e.data)));
+  source.addEventListener('changed', (e) => {
+    for (const panel of JSON.parse(e.data).panels) {
+      if (REFRESH[panel]) REFRESH[panel]().catch(() => {});
+    }
+  });
+  source.addEventListener('prices', (e) => {
+    markReachable();
+    applyPrices(JSON.parse(e.data).trades);
+  });
+  // The browser reconnects on its own (after the 3 s the service asks for); meanwhile the
+  // page polls, which also notices an unreachable service.
+  source.addEventListener('error', () => {
+    live.connected = false;
+    showPath(null);
+  });
+}
+
 // ---- start ----
 
 // The first state poll sets the service's clock offset before any countdown is drawn.
 refreshState().catch(() => {}).finally(() => {
-  every(3, refreshState);
-  every(3, refreshSignals);
-  every(10, refreshTrades);
-  every(30, refreshEntries);
-  every(30, refreshOrders);
-  every(30, refreshFooter);
-  every(30, refreshPnl);
-  every(30, refreshLicense);
-  every(300, refreshNews);
+  follow();
+  every(3, refreshState, never);
+  every(3, refreshSignals, never);
+  // Prices come with the live view only while the exchange's price stream is followed.
+  every(10, refreshTrades, () => !live.pricesStreamed);
+  every(30, refreshEntries, never);
+  every(30, refreshOrders, never);
+  every(30, refreshFooter, never);
+  every(30, refreshPnl, never);
+  every(30, refreshLicense, never);
+  every(30, refreshSummary, always);
+  every(300, refreshNews, always);
+  // Belt and braces: a change the live view did not announce (a signal that expired, a
+  // figure computed on read) shows within a minute.
+  setInterval(() => { if (live.connected) refreshAll(); }, 60000);
   setInterval(() => { renderSignals(); renderEntries(); }, 1000);
 });
 window.addEventListener('resize', () => {
   for (const { plot, node } of tradeCharts.values()) {
-    plot.setSize({ width: Math.max(260, node.clientWidth), height: 200 });
+    plot.setSize({ width: Math.max(240, node.clientWidth), height: chartHeight() });
   }
-  if (pnlPlot) pnlPlot.setSize({ width: Math.max(260, $('pnl-chart').clientWidth), height: 200 });
+  if (pnlPlot) pnlPlot.setSize({ width: Math.max(240, $('pnl-chart').clientWidth), height: chartHeight() });
 });

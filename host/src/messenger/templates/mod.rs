@@ -30,8 +30,8 @@ pub use pending::{
     pending_entry_placed,
 };
 pub use protection::{
-    DrawdownAlert, StopGapped, StopMoveFailed, StopRaised, drawdown_alert, stop_gapped,
-    stop_move_failed, stops_raised,
+    DrawdownAlert, StopGapped, StopMoveFailed, StopRaised, StreamDown, drawdown_alert, stop_gapped,
+    stop_move_failed, stops_raised, stream_back, stream_down,
 };
 pub use report::{DailyReport, ReportPosition, ReportTrade, daily_report};
 pub use scans::{AutoConfirmed, PumpAlertNote, auto_confirmed, pump_alert};

@@ -99,3 +99,34 @@ pub fn drawdown_alert(a: &DrawdownAlert) -> Outgoing {
             .to_string(),
     ])
 }
+
+/// The exchange's streams stayed down: protection went back to polling. `down_for` is a
+/// duration formatted by the caller (`2 min`), `links` names what is missing in words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamDown {
+    pub links: String,
+    pub down_for: String,
+}
+
+/// Not an emergency (every position keeps its protection), but the boss should know why
+/// fills and stops are noticed later than usual until the streams are back.
+pub fn stream_down(s: &StreamDown) -> Outgoing {
+    plain_lines(&[
+        format!("⚠️ <b>Exchange stream down for {}</b>", escape(&s.down_for)),
+        format!(
+            "No live {} from the exchange. Protection has switched to checking by polling: \
+             fills are noticed at the minute's run and watched stops every second until the \
+             stream reconnects.",
+            escape(&s.links)
+        ),
+    ])
+}
+
+/// The streams are back after an outage the boss was told about.
+pub fn stream_back(down_for: &str) -> Outgoing {
+    plain_lines(&[format!(
+        "✅ <b>Exchange stream back</b> after {}: fills and prices are live again, and \
+         what happened meanwhile has been caught up.",
+        escape(down_for)
+    )])
+}

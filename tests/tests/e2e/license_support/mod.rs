@@ -105,6 +105,7 @@ impl Rig {
         // jobs of those hours behind their backs. Tests that want jobs call
         // `Scheduler::tick` (tests/tests/e2e/scheduler.rs).
         config.scheduler.poll_seconds = 0;
+        spotbot_tests::keep_on_loopback(&mut config);
         config
     }
 
