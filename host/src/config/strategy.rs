@@ -6,7 +6,9 @@
 //!
 //! The host itself acts on a few keys of a strategy's effective config (which symbols to scan,
 //! position size, daily limit, trailing stops, tier risk): [`StrategyKeys`]. Where they
-//! appear in a section they are checked when the file is read, whatever the plugin.
+//! appear in a section they are checked when the file is read, whatever the plugin, and any
+//! section may set them: a plugin that does not declare one does not receive it, but the
+//! host acts on it.
 
 use std::collections::BTreeMap;
 
@@ -100,6 +102,17 @@ impl Default for StrategyKeys {
 }
 
 impl StrategyKeys {
+    /// Whether `key` is one the host reads ([`StrategyKeys`]'s fields). A section may set it
+    /// for any strategy, declared by its plugin or not (the config check validates it).
+    pub fn is_host_key(key: &str) -> bool {
+        static NAMES: std::sync::LazyLock<Vec<String>> =
+            std::sync::LazyLock::new(|| match serde_json::to_value(StrategyKeys::default()) {
+                Ok(serde_json::Value::Object(map)) => map.keys().cloned().collect(),
+                _ => Vec::new(),
+            });
+        NAMES.iter().any(|name| name == key)
+    }
+
     /// Resolves the keys from effective configs, most specific last (see the type's doc). A
     /// value of the wrong type is skipped with a warning (sections are checked when the file
     /// is read; this guards a plugin's own defaults).

@@ -485,12 +485,14 @@ impl Plugins {
         }
     }
 
-    /// The keys the host acts on for strategy `bot`: its effective config, then
-    /// [`DEFAULT_STRATEGY`]'s, then the host's fallbacks ([`StrategyKeys`]).
+    /// The keys the host acts on for strategy `bot`: its effective config and section (which
+    /// may set a host key the plugin does not declare), then [`DEFAULT_STRATEGY`]'s, then the
+    /// host's fallbacks ([`StrategyKeys`]).
     pub fn strategy_keys(&self, bot: &str) -> StrategyKeys {
-        let own = self.effective_config(bot);
-        let default = (bot != DEFAULT_STRATEGY).then(|| self.effective_config(DEFAULT_STRATEGY));
-        StrategyKeys::resolve(default.flatten().iter().chain(own.iter()))
+        let sections = &self.inner.config.strategy;
+        let of = |name: &str| [self.effective_config(name), sections.section_json(name)];
+        let default = if bot == DEFAULT_STRATEGY { [None, None] } else { of(DEFAULT_STRATEGY) };
+        StrategyKeys::resolve(default.iter().chain(of(bot).iter()).flatten())
     }
 
     /// The persisted state of plugin `name` (empty when none is stored).

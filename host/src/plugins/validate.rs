@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::model::{Manifest, PluginKind, ScanResponse};
-use crate::config::is_strategy_name;
+use crate::config::{StrategyKeys, is_strategy_name};
 use crate::market::Timeframe;
 
 /// Most candles per timeframe a plugin may ask for.
@@ -158,10 +158,29 @@ pub fn section(
 ) -> Result<(), String> {
     match section {
         Some(serde_json::Value::Object(section)) => {
-            keys(&format!("strategy.{name}"), name, default_config, section)
+            let declared = for_plugin(default_config, section);
+            keys(&format!("strategy.{name}"), name, default_config, &declared)
         }
         _ => Ok(()),
     }
+}
+
+/// The keys of a section the plugin receives: all but the host's keys
+/// ([`StrategyKeys::is_host_key`]) that its defaults do not declare; the host acts on those
+/// itself, and the config check has validated them.
+fn for_plugin(
+    default_config: &str,
+    section: &serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let declared = match serde_json::from_str::<serde_json::Value>(default_config) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    section
+        .iter()
+        .filter(|(key, _)| declared.contains_key(*key) || !StrategyKeys::is_host_key(key))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect()
 }
 
 /// The check of [`section`] for any object of config keys; errors name a key as
@@ -222,15 +241,15 @@ fn kind(value: &serde_json::Value) -> &'static str {
     }
 }
 
-/// The effective config: the manifest's defaults with the top-level keys of the config
-/// section replaced.
+/// The effective config, as the plugin receives it: the manifest's defaults with the top-level
+/// keys of the config section replaced (host keys the plugin does not declare left out).
 pub fn effective_config(default_config: &str, section: Option<serde_json::Value>) -> String {
     let mut merged = match serde_json::from_str::<serde_json::Value>(default_config) {
         Ok(serde_json::Value::Object(map)) => map,
         _ => serde_json::Map::new(),
     };
     if let Some(serde_json::Value::Object(section)) = section {
-        merged.extend(section);
+        merged.extend(for_plugin(default_config, &section));
     }
     serde_json::Value::Object(merged).to_string()
 }
@@ -273,6 +292,17 @@ mod tests {
         let err = check(serde_json::json!({"timeframes": [4]})).unwrap_err();
         assert!(err.contains("strategy.mr_combined.timeframes must be a list"), "{err}");
         assert!(section("x", "{}", None).is_ok());
+    }
+
+    #[test]
+    fn a_host_key_the_plugin_does_not_declare_is_accepted_but_not_passed_to_it() {
+        let defaults = r#"{"window":20}"#;
+        let section_json = serde_json::json!({"window": 30, "max_trades_per_day": 6});
+        assert!(section("breakout", defaults, Some(&section_json)).is_ok());
+        let config = effective_config(defaults, Some(section_json));
+        assert_eq!(config, r#"{"window":30}"#, "the plugin sees only its own keys");
+        let err = section("breakout", defaults, Some(&serde_json::json!({"windw": 3})));
+        assert!(err.unwrap_err().contains("windw is not a key"), "other unknown keys still fail");
     }
 
     #[test]
