@@ -11,7 +11,7 @@ use super::book::{open_trade_in, put_trade_in};
 use super::client_id::ClientOrderId;
 use super::journal::{Commit, OrderKind};
 use super::plan::EntryPlan;
-use super::sizing::{bracket_prices, size_entry};
+use super::sizing::{EntryOrder, bracket_prices, size_entry};
 use super::trade::{Direction, Legs, ProtectionState, StopPlacement, Trade, held_position};
 use super::{Execution, ExecutionError, SendError};
 use crate::exchange::{ExchangeError, NewOco, NewOrder, Order, OrderList, OrderType, Price, Qty};
@@ -64,8 +64,10 @@ impl Execution {
             self.size_pct(&plan.bot, plan.tier.as_deref()),
             price,
             &rules,
+            EntryOrder::Market,
         )
         .map_err(ExecutionError::Refused)?;
+        self.note_capped(&plan.symbol, &sizing);
         // Refuse before buying when no valid bracket exists at today's price.
         bracket_prices(price, plan.sl_pct, plan.tp_pct, plan.direction, &rules)
             .map_err(ExecutionError::Refused)?;

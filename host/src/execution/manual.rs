@@ -16,7 +16,7 @@ use super::book::open_trade_in;
 use super::client_id::{ClientOrderId, Purpose, fresh_cause};
 use super::journal::{Commit, OrderKind};
 use super::plan::EntryPlan;
-use super::sizing::{BracketPrices, bracket_prices, size_entry};
+use super::sizing::{BracketPrices, EntryOrder, bracket_prices, size_entry};
 use super::trade::{Direction, Trade, TradeSource, TradeView};
 use super::{Execution, ExecutionError};
 use crate::exchange::{
@@ -219,8 +219,10 @@ impl Execution {
             self.size_pct(MANUAL_BOT, None),
             req.entry_px,
             &rules,
+            EntryOrder::Limit,
         )
         .map_err(ExecutionError::Refused)?;
+        self.note_capped(&req.symbol, &sizing);
         if req.direction == Direction::Sell && free(&rules.base_asset) < sizing.qty {
             return Err(ExecutionError::Refused(format!(
                 "a sell entry sells held coin: {} {} needed, {} free (spot has no shorting)",

@@ -409,4 +409,13 @@ impl Execution {
     fn log(&self, agent: &str, action: &str, status: &str) {
         self.inner.dashboard.record(agent, action, status);
     }
+
+    /// An entry smaller than its size asks, because a filter of the symbol caps it, is said
+    /// in the log and the activity log before it is sent.
+    fn note_capped(&self, symbol: &str, sizing: &sizing::Sizing) {
+        if let Some(why) = &sizing.capped {
+            tracing::warn!(symbol, why, "entry capped by the symbol's filters");
+            self.log("bot-ops", &format!("entry {symbol} capped: {why}"), "warning");
+        }
+    }
 }

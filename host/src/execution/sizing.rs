@@ -24,18 +24,49 @@ pub struct Sizing {
     pub capital_base: Decimal,
     /// size_pct of the capital base, in the quote asset.
     pub quote_amount: Decimal,
-    /// `quote_amount / price`, rounded down to the step.
+    /// `quote_amount / price`, rounded down to the step, at most the symbol's maximum.
     pub qty: Decimal,
+    /// Why `qty` is less than `quote_amount` buys: the filter that caps it, in words.
+    pub capped: Option<String>,
 }
 
-/// Sizes an entry: `size_pct` percent of the capital base at `price`. `Err` says why no valid
-/// order exists (zero balance, below the minimum quantity or notional).
+/// The order type an entry is sized for: a MARKET order is held to `MARKET_LOT_SIZE` as well as
+/// `LOT_SIZE`, and to the maximum notional only when the symbol applies it to market orders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryOrder {
+    Market,
+    Limit,
+}
+
+/// The largest quantity the symbol takes for `order` at `price`, and the filter that sets it
+/// (none when no filter has a maximum).
+fn max_qty(rules: &SymbolRules, order: EntryOrder, price: Decimal) -> Option<(Decimal, String)> {
+    let mut limits = vec![(rules.max_qty, "LOT_SIZE maxQty".to_string())];
+    if order == EntryOrder::Market {
+        limits.push((rules.market_max_qty, "MARKET_LOT_SIZE maxQty".to_string()));
+    }
+    let notional_applies = order == EntryOrder::Limit || rules.apply_max_to_market;
+    if notional_applies && rules.max_notional > Decimal::ZERO && price > Decimal::ZERO {
+        let name = format!("NOTIONAL maxNotional {}", rules.max_notional.normalize());
+        limits.push((rules.max_notional / price, name));
+    }
+    limits
+        .into_iter()
+        .filter(|(max, _)| *max > Decimal::ZERO)
+        .min_by(|a, b| a.0.cmp(&b.0))
+        .map(|(max, name)| (rules.floor_qty(max).0, name))
+}
+
+/// Sizes an entry: `size_pct` percent of the capital base at `price`, capped at the largest
+/// order the symbol's filters take (`capped` says so). `Err` says why no valid order exists
+/// (zero balance, below the minimum quantity or notional).
 pub fn size_entry(
     quote_balance: Decimal,
     cap: Decimal,
     size_pct: Decimal,
     price: Decimal,
     rules: &SymbolRules,
+    order: EntryOrder,
 ) -> Result<Sizing, String> {
     let capital_base = if cap > Decimal::ZERO { quote_balance.min(cap) } else { quote_balance };
     if capital_base <= Decimal::ZERO {
@@ -48,7 +79,24 @@ pub fn size_entry(
         return Err(format!("{} has no usable price ({price})", rules.symbol));
     }
     let quote_amount = (capital_base * size_pct / Decimal::ONE_HUNDRED).round_dp(8);
-    let qty = rules.floor_qty(quote_amount / price).0;
+    let wanted = rules.floor_qty(quote_amount / price).0;
+    let (qty, capped) = match max_qty(rules, order, price) {
+        Some((max, filter)) if wanted > max => {
+            let why = format!(
+                "{} {} ({} {}) capped to {} {} ({} {}) by {filter}",
+                wanted.normalize(),
+                rules.base_asset,
+                quote_amount.normalize(),
+                rules.quote_asset,
+                max.normalize(),
+                rules.base_asset,
+                (max * price).round_dp(2).normalize(),
+                rules.quote_asset
+            );
+            (max, Some(why))
+        }
+        _ => (wanted, None),
+    };
     if qty <= Decimal::ZERO || (rules.min_qty > Decimal::ZERO && qty < rules.min_qty) {
         return Err(format!(
             "{size_pct}% of the capital base {} {} buys {qty} {}, below the minimum quantity {}",
@@ -69,7 +117,7 @@ pub fn size_entry(
             rules.min_notional.normalize()
         ));
     }
-    Ok(Sizing { capital_base, quote_amount, qty })
+    Ok(Sizing { capital_base, quote_amount, qty, capped })
 }
 
 /// What a market exit of a long position sells, rounded down to the step and never more than
@@ -183,22 +231,78 @@ mod tests {
     #[test]
     fn the_cap_limits_the_capital_base_as_the_spec_example_says() {
         // balance 10000, cap 2000, size_pct 5 -> 5 % of 2000 = 100 USDT.
-        let s = size_entry(dec!(10000), dec!(2000), dec!(5), dec!(3000), &rules()).unwrap();
+        let s =
+            size_entry(dec!(10000), dec!(2000), dec!(5), dec!(3000), &rules(), EntryOrder::Market)
+                .unwrap();
         assert_eq!(s.capital_base, dec!(2000));
         assert_eq!(s.quote_amount, dec!(100));
         assert_eq!(s.qty, dec!(0.0333), "100 / 3000 rounded down to the step");
-        let uncapped =
-            size_entry(dec!(10000), Decimal::ZERO, dec!(5), dec!(3000), &rules()).unwrap();
+        let uncapped = size_entry(
+            dec!(10000),
+            Decimal::ZERO,
+            dec!(5),
+            dec!(3000),
+            &rules(),
+            EntryOrder::Market,
+        )
+        .unwrap();
         assert_eq!(uncapped.capital_base, dec!(10000));
         assert_eq!(uncapped.quote_amount, dec!(500));
     }
 
     #[test]
+    fn a_filter_maximum_caps_the_order_and_says_which() {
+        let pepe = SymbolRules {
+            symbol: "PEPEUSDT".into(),
+            base_asset: "PEPE".into(),
+            step_size: dec!(1),
+            min_qty: dec!(1),
+            max_qty: dec!(9000000),
+            market_max_qty: dec!(1000000),
+            max_notional: dec!(9000000),
+            ..rules()
+        };
+        let price = dec!(0.00001);
+        let market =
+            size_entry(dec!(10000), Decimal::ZERO, dec!(10), price, &pepe, EntryOrder::Market);
+        let market = market.unwrap();
+        assert_eq!(market.qty, dec!(1000000));
+        let why = market.capped.unwrap();
+        assert!(
+            why.contains("100000000 PEPE (1000 USDT) capped to 1000000 PEPE (10 USDT)"),
+            "{why}"
+        );
+        assert!(why.ends_with("by MARKET_LOT_SIZE maxQty"), "{why}");
+        let limit =
+            size_entry(dec!(10000), Decimal::ZERO, dec!(10), price, &pepe, EntryOrder::Limit);
+        let limit = limit.unwrap();
+        assert_eq!(limit.qty, dec!(9000000), "a LIMIT order is held to LOT_SIZE only");
+        assert!(limit.capped.unwrap().ends_with("by LOT_SIZE maxQty"));
+        // The maximum notional caps a LIMIT order always, a MARKET order when applied to it.
+        let eth = SymbolRules { max_notional: dec!(150), ..rules() };
+        let capped =
+            size_entry(dec!(10000), Decimal::ZERO, dec!(5), dec!(3000), &eth, EntryOrder::Limit);
+        assert_eq!(capped.unwrap().qty, dec!(0.05));
+        let free =
+            size_entry(dec!(10000), Decimal::ZERO, dec!(5), dec!(3000), &eth, EntryOrder::Market);
+        assert_eq!(free.unwrap().capped, None);
+    }
+
+    #[test]
     fn an_order_below_min_notional_is_refused_with_a_reason() {
-        let err = size_entry(dec!(400), Decimal::ZERO, dec!(1), dec!(3000), &rules()).unwrap_err();
-        assert!(err.contains("minimum notional 5"), "{err}");
         let err =
-            size_entry(Decimal::ZERO, Decimal::ZERO, dec!(1), dec!(3000), &rules()).unwrap_err();
+            size_entry(dec!(400), Decimal::ZERO, dec!(1), dec!(3000), &rules(), EntryOrder::Market)
+                .unwrap_err();
+        assert!(err.contains("minimum notional 5"), "{err}");
+        let err = size_entry(
+            Decimal::ZERO,
+            Decimal::ZERO,
+            dec!(1),
+            dec!(3000),
+            &rules(),
+            EntryOrder::Market,
+        )
+        .unwrap_err();
         assert!(err.contains("no USDT"), "{err}");
     }
 

@@ -2,7 +2,8 @@
 //! fake messenger: the closed-trade history (paging and its bounds), statistics after a win
 //! and a loss, the history sync of trades made by hand on the exchange (twice, nothing
 //! doubled), status without secrets, the portfolio valued like the simulator's balances, and
-//! notify (sent, 503 without messenger, 502 on a messenger fault, bounds of the text).
+//! notify (sent, 503 without messenger, 502 on a messenger fault, bounds of the text); an entry
+//! larger than the symbol's filters take is capped, and says so.
 
 use crate::trading_support::{BOT_TOKEN, KEY, SECRET, Trading, d};
 use rust_decimal::Decimal;
@@ -373,4 +374,29 @@ fn urlencode(text: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_above_the_symbols_market_maximum_is_capped_and_says_so() {
+    // ETHUSDT takes MARKET orders of at most 0.1 ETH (300 USDT); the trade asks for 1000 USDT.
+    let t = Trading::start_listing("", |rules| {
+        let eth = rules.iter_mut().find(|r| r.symbol == "ETHUSDT").expect("ETHUSDT listed");
+        eth.market_max_qty = d("0.1");
+    })
+    .await;
+    t.buy("ETHUSDT").await;
+    let entries = t.orders_of("MARKET", "BUY");
+    assert_eq!(entries.len(), 1);
+    assert_eq!(d(entries[0]["origQty"].as_str().unwrap()), d("0.1"), "{entries:?}");
+    let oco_qty = d(t.orders_of("STOP_LOSS_LIMIT", "SELL")[0]["origQty"].as_str().unwrap());
+    assert!(oco_qty <= d("0.1") && oco_qty > d("0.099"), "protected what was bought: {oco_qty}");
+    let (_, state) = t.get("/api/state").await;
+    let capped = state["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"].as_str().is_some_and(|a| a.starts_with("entry ETHUSDT capped")))
+        .unwrap_or_else(|| panic!("no cap in the log: {state}"));
+    let action = capped["action"].as_str().unwrap();
+    assert!(action.contains("capped to 0.1 ETH") && action.contains("MARKET_LOT_SIZE"), "{action}");
 }

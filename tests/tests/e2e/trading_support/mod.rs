@@ -57,25 +57,40 @@ impl Trading {
     /// As [`Trading::start`] with `extra` appended to the host's config (inside its
     /// `[strategy.mr_combined]` table until `extra` opens another).
     pub async fn start_with(extra: &str) -> Self {
-        Self::start_inner(extra, false, false).await
+        Self::start_inner(extra, false, false, |_| {}).await
+    }
+
+    /// As [`Trading::start_with`], with the simulator's listing changed by `edit` first (a
+    /// symbol's filters).
+    pub async fn start_listing(
+        extra: &str,
+        edit: fn(&mut Vec<spotbot_sim::symbols::SymbolRules>),
+    ) -> Self {
+        Self::start_inner(extra, false, false, edit).await
     }
 
     /// As [`Trading::start_with`], with the simulator's WebSocket services on another port and
     /// the host following them (account stream and prices; silence after 1.5 s, the
     /// simulator pings every 300 ms).
     pub async fn start_streaming(extra: &str) -> Self {
-        Self::start_inner(extra, false, true).await
+        Self::start_inner(extra, false, true, |_| {}).await
     }
 
     /// As [`Trading::start_with`], with the simulator on the rig's test clock: advancing the
     /// rig moves the exchange's candles too (scripted candle paths, market context, scans).
     pub async fn start_synced(extra: &str) -> Self {
-        Self::start_inner(extra, true, false).await
+        Self::start_inner(extra, true, false, |_| {}).await
     }
 
-    async fn start_inner(extra: &str, synced: bool, streaming: bool) -> Self {
+    async fn start_inner(
+        extra: &str,
+        synced: bool,
+        streaming: bool,
+        edit: fn(&mut Vec<spotbot_sim::symbols::SymbolRules>),
+    ) -> Self {
         let rig = Rig::new().await;
         let mut sim_config = SimConfig::new(11, KEY, SECRET);
+        edit(&mut sim_config.rules);
         if synced {
             sim_config.clock = std::sync::Arc::new(RigClock(rig.clock.clone()));
         }
