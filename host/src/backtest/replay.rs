@@ -13,9 +13,11 @@
 //!
 //! 1. the clock moves to `t`; the simulator's engine walks the price path of the candle that
 //!    just closed, filling take-profits and triggering stops on the way;
-//! 2. when an open trade's OCO list finished at the simulator, execution's reconciliation
-//!    settles it, as it would after a restart or on `GET /api/trades/recover`: the filled leg
-//!    closes the trade with its pnl in the history, the daily counters move;
+//! 2. when an open trade's OCO list finished at the simulator, execution settles it as it does
+//!    when the exchange's stream reports the fill (one read of the open lists, then the trades
+//!    whose list is gone): the filled leg closes the trade with its pnl in the history, the
+//!    daily counters move. A trade left unprotected (its OCO failed) goes through
+//!    reconciliation, which places the OCO again as it would live;
 //! 3. the simulator is scripted with the next candle's price path (see [`MAX_MOVE`]);
 //! 4. the plugin scans every symbol through `Plugins::scan` at `t`; each buy result that
 //!    passes the service's ev/confidence gates becomes an entry through
@@ -52,7 +54,8 @@ use crate::clock::{Clock, SharedClock, TestClock};
 use crate::config::{Config, GapExit, Secret, Secrets};
 use crate::exchange::exchange_a::{ClientConfig, ExchangeAClient, Signer};
 use crate::execution::{
-    CloseStatus, EntryPlan, Execution, ExecutionError, Parts, ProtectionState, Timing, TradeSource,
+    CloseStatus, EntryPlan, Execution, ExecutionError, ListRead, Parts, ProtectionState, Timing,
+    TradeSource,
 };
 use crate::market::Timeframe;
 use crate::messenger::Messenger;
@@ -439,25 +442,30 @@ impl Replay {
         if open.is_empty() {
             return Ok(());
         }
-        let finished = {
+        let (unprotected, finished) = {
             let engine = self.sim.sim.engine();
-            open.iter().any(|t| {
-                t.protection != ProtectionState::Protected
-                    || t.legs.as_ref().and_then(crate::execution::Legs::list_id).is_none_or(|id| {
-                        engine
-                            .lists
-                            .iter()
-                            .rev()
-                            .find(|l| l.order_list_id == id)
-                            .is_none_or(|l| l.done)
-                    })
-            })
+            let unprotected = open.iter().any(|t| t.protection != ProtectionState::Protected);
+            let finished = open.iter().any(|t| {
+                t.legs.as_ref().and_then(crate::execution::Legs::list_id).is_none_or(|id| {
+                    engine.lists.iter().rev().find(|l| l.order_list_id == id).is_none_or(|l| l.done)
+                })
+            });
+            (unprotected, finished)
         };
-        if finished {
-            let started = Instant::now();
+        let started = Instant::now();
+        if unprotected {
+            // An OCO that failed is placed again, as reconciliation does live.
             self.execution.reconcile().await.context("reconciliation")?;
-            self.timing.execution_s += started.elapsed().as_secs_f64();
+        } else if finished {
+            // A leg filled: the settlement the exchange's streams trigger live — one read of
+            // the open lists, then only the trades whose list is gone.
+            let lists = self.execution.open_protection(ListRead::WhenTracked).await?;
+            let settled = self.execution.settle_exits(&lists).await;
+            if let Some(err) = settled.errors.first() {
+                bail!("settling an exit: {err}");
+            }
         }
+        self.timing.execution_s += started.elapsed().as_secs_f64();
         Ok(())
     }
 
