@@ -85,7 +85,7 @@ impl Protection {
     }
 
     async fn react(&self, batch: Batch, due: &mut Due) {
-        if batch.caught_up || batch.orders.iter().any(|u| self.ends_protection(u)) {
+        if batch.caught_up || self.ends_protection(&batch.orders) {
             self.settle_pushed_exits().await;
         }
         if batch.caught_up || batch.orders.iter().any(may_fill_an_entry) {
@@ -97,26 +97,37 @@ impl Protection {
         }
     }
 
-    /// Whether `update` ends one of an open trade's protection orders (a leg filled, cancelled
-    /// or expired): only then is there an exit to settle.
-    fn ends_protection(&self, update: &OrderUpdate) -> bool {
-        let ended = matches!(
-            update.status,
-            OrderStatus::Filled
-                | OrderStatus::Canceled
-                | OrderStatus::Expired
-                | OrderStatus::ExpiredInMatch
-                | OrderStatus::Rejected
-        );
-        let Ok(trades) = self.inner.execution.book().open_trades() else { return ended };
-        ended
-            && trades.iter().filter(|t| t.symbol == update.symbol).any(|t| {
+    /// Whether one of `updates` ends one of an open trade's protection orders (a leg filled,
+    /// cancelled or expired): only then is there an exit to settle. The open trades are read
+    /// once per batch, and only when an update ended an order.
+    fn ends_protection(&self, updates: &[OrderUpdate]) -> bool {
+        let ended: Vec<&OrderUpdate> = updates
+            .iter()
+            .filter(|u| {
+                matches!(
+                    u.status,
+                    OrderStatus::Filled
+                        | OrderStatus::Canceled
+                        | OrderStatus::Expired
+                        | OrderStatus::ExpiredInMatch
+                        | OrderStatus::Rejected
+                )
+            })
+            .collect();
+        if ended.is_empty() {
+            return false;
+        }
+        // A store that cannot be read now: settle, which reads it again and reports.
+        let Ok(trades) = self.inner.execution.book().open_trades() else { return true };
+        ended.iter().any(|update| {
+            trades.iter().filter(|t| t.symbol == update.symbol).any(|t| {
                 t.legs.as_ref().is_some_and(|legs| {
                     update.list_id.is_some() && legs.list_id() == update.list_id
                         || legs.take_profit_order_id() == Some(update.order_id)
                         || legs.stop_order_id() == Some(update.order_id)
                 })
             })
+        })
     }
 
     /// Settles every exit the exchange made (the first step of the minute's run), one run at a
