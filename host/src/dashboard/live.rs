@@ -270,7 +270,7 @@ impl Session {
             let Ok(trades) = self.execution.book().open_trades() else { return };
             self.open = Some(trades.into_iter().map(|t| (t.symbol.clone(), t)).collect());
         }
-        let open = self.open.as_ref().expect("read above");
+        let Some(open) = self.open.as_ref() else { return };
         let trades: Vec<LivePrice> = std::mem::take(&mut self.prices)
             .into_iter()
             .filter_map(|(symbol, (price, time))| {

@@ -40,15 +40,18 @@ pub enum EntryOrder {
 
 /// The largest quantity the symbol takes for `order` at `price`, and the filter that sets it
 /// (none when no filter has a maximum).
-fn max_qty(rules: &SymbolRules, order: EntryOrder, price: Decimal) -> Option<(Decimal, String)> {
-    let mut limits = vec![(rules.max_qty, "LOT_SIZE maxQty".to_string())];
+fn max_qty(
+    rules: &SymbolRules,
+    order: EntryOrder,
+    price: Decimal,
+) -> Option<(Decimal, &'static str)> {
+    let mut limits = vec![(rules.max_qty, "LOT_SIZE maxQty")];
     if order == EntryOrder::Market {
-        limits.push((rules.market_max_qty, "MARKET_LOT_SIZE maxQty".to_string()));
+        limits.push((rules.market_max_qty, "MARKET_LOT_SIZE maxQty"));
     }
     let notional_applies = order == EntryOrder::Limit || rules.apply_max_to_market;
     if notional_applies && rules.max_notional > Decimal::ZERO && price > Decimal::ZERO {
-        let name = format!("NOTIONAL maxNotional {}", rules.max_notional.normalize());
-        limits.push((rules.max_notional / price, name));
+        limits.push((rules.max_notional / price, "NOTIONAL maxNotional"));
     }
     limits
         .into_iter()

@@ -158,7 +158,7 @@ pub fn section(
 ) -> Result<(), String> {
     match section {
         Some(serde_json::Value::Object(section)) => {
-            let declared = for_plugin(default_config, section);
+            let declared = for_plugin(&defaults(default_config), section);
             keys(&format!("strategy.{name}"), name, default_config, &declared)
         }
         _ => Ok(()),
@@ -169,13 +169,9 @@ pub fn section(
 /// ([`StrategyKeys::is_host_key`]) that its defaults do not declare; the host acts on those
 /// itself, and the config check has validated them.
 fn for_plugin(
-    default_config: &str,
+    declared: &serde_json::Map<String, serde_json::Value>,
     section: &serde_json::Map<String, serde_json::Value>,
 ) -> serde_json::Map<String, serde_json::Value> {
-    let declared = match serde_json::from_str::<serde_json::Value>(default_config) {
-        Ok(serde_json::Value::Object(map)) => map,
-        _ => serde_json::Map::new(),
-    };
     section
         .iter()
         .filter(|(key, _)| declared.contains_key(*key) || !StrategyKeys::is_host_key(key))
@@ -191,15 +187,11 @@ pub fn keys(
     default_config: &str,
     object: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<(), String> {
-    use serde_json::Value;
-    let defaults = match serde_json::from_str::<Value>(default_config) {
-        Ok(Value::Object(map)) => map,
-        _ => serde_json::Map::new(),
-    };
+    let declared = defaults(default_config);
     for (key, value) in object {
         let at = format!("{at}.{key}");
-        let Some(default) = defaults.get(key) else {
-            let known: Vec<&str> = defaults.keys().map(String::as_str).collect();
+        let Some(default) = declared.get(key) else {
+            let known: Vec<&str> = declared.keys().map(String::as_str).collect();
             return Err(format!(
                 "{at} is not a key of plugin {name} (its keys: {})",
                 if known.is_empty() { "none".to_string() } else { known.join(", ") }
@@ -244,14 +236,20 @@ fn kind(value: &serde_json::Value) -> &'static str {
 /// The effective config, as the plugin receives it: the manifest's defaults with the top-level
 /// keys of the config section replaced (host keys the plugin does not declare left out).
 pub fn effective_config(default_config: &str, section: Option<serde_json::Value>) -> String {
-    let mut merged = match serde_json::from_str::<serde_json::Value>(default_config) {
-        Ok(serde_json::Value::Object(map)) => map,
-        _ => serde_json::Map::new(),
-    };
+    let mut merged = defaults(default_config);
     if let Some(serde_json::Value::Object(section)) = section {
-        merged.extend(for_plugin(default_config, &section));
+        let own = for_plugin(&merged, &section);
+        merged.extend(own);
     }
     serde_json::Value::Object(merged).to_string()
+}
+
+/// A manifest's default config as an object (empty when it is not one).
+fn defaults(default_config: &str) -> serde_json::Map<String, serde_json::Value> {
+    match serde_json::from_str::<serde_json::Value>(default_config) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    }
 }
 
 #[cfg(test)]

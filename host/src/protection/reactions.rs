@@ -101,19 +101,7 @@ impl Protection {
     /// cancelled or expired): only then is there an exit to settle. The open trades are read
     /// once per batch, and only when an update ended an order.
     fn ends_protection(&self, updates: &[OrderUpdate]) -> bool {
-        let ended: Vec<&OrderUpdate> = updates
-            .iter()
-            .filter(|u| {
-                matches!(
-                    u.status,
-                    OrderStatus::Filled
-                        | OrderStatus::Canceled
-                        | OrderStatus::Expired
-                        | OrderStatus::ExpiredInMatch
-                        | OrderStatus::Rejected
-                )
-            })
-            .collect();
+        let ended: Vec<&OrderUpdate> = updates.iter().filter(|u| !u.status.is_open()).collect();
         if ended.is_empty() {
             return false;
         }
