@@ -19,13 +19,13 @@
 
 use std::ops::RangeInclusive;
 use std::path::Path;
-use std::process::Command;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use serde_json::Value;
 
+use crate::backtest_cli::BacktestRun;
 use crate::market_data::{self, EURUSD, QUOTE, WALKS};
-use crate::{Cargo, path_str, plugins, workspace_root};
+use crate::{Cargo, plugins, workspace_root};
 
 /// The replayed span: the first step with 60 daily candles of warm-up in the file (the plugin
 /// skips with `data` until it has 60), through the file's last day.
@@ -126,45 +126,19 @@ struct Replay {
 
 impl Replay {
     fn run(data: &Path, config: &Path, name: &str, symbols: &[&str]) -> anyhow::Result<Replay> {
-        let spotbot = plugins::target_dir()?.join("debug").join("spotbot");
-        let plugin = workspace_root().join("plugins").join("mr_combined.wasm");
-        let json = data.join(format!("{name}.json"));
-        let html = data.join(format!("{name}.html"));
-        let args: Vec<String> = [
-            "backtest",
-            "--config",
-            path_str(config)?,
-            "--plugin",
-            path_str(&plugin)?,
-            "--symbols",
-            &symbols.join(","),
-            "--from",
-            FROM,
-            "--to",
-            TO,
-            "--candles",
-            path_str(&data.join("candles"))?,
-            "--data-dir",
-            path_str(&data.join("run"))?,
-            "--out",
-            path_str(&html)?,
-            "--json",
-            path_str(&json)?,
-        ]
-        .map(String::from)
-        .to_vec();
-        println!("$ {} {}", spotbot.display(), args.join(" "));
-        let output = Command::new(&spotbot)
-            .args(&args)
-            .output()
-            .with_context(|| format!("cannot run {}", spotbot.display()))?;
-        if !output.status.success() {
-            bail!("spotbot backtest failed: {}", String::from_utf8_lossy(&output.stderr));
+        let symbols: Vec<String> = symbols.iter().map(|s| s.to_string()).collect();
+        let (report, _) = BacktestRun {
+            binary: &plugins::target_dir()?.join("debug").join("spotbot"),
+            config,
+            plugin: &workspace_root().join("plugins").join("mr_combined.wasm"),
+            symbols: &symbols,
+            from: FROM,
+            to: TO,
+            candles: &data.join("candles"),
+            work: data,
+            name,
         }
-        let report = serde_json::from_str(
-            &std::fs::read_to_string(&json)
-                .with_context(|| format!("cannot read {}", json.display()))?,
-        )?;
+        .run()?;
         Ok(Replay { report })
     }
 

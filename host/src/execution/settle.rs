@@ -3,7 +3,9 @@
 //! fees, updates history and counters, and tells the boss; a list that ended without a fill
 //! (cancelled outside the service) leaves the position unprotected, and the boss is alerted.
 //!
-//! The protection run calls [`Execution::settle_exits`] every minute with the exchange's open
+//! [`Execution::ends_protection`] tells from the exchange's pushed order updates (live: its
+//! user data stream; in a backtest: the simulator's event log) whether there is anything to
+//! settle. The protection run calls [`Execution::settle_exits`] every minute with the exchange's open
 //! protection (its open order lists, and its open orders when a trade's take-profit rests
 //! alone), fetched once for all trades; close, trailing and reconciliation reach the same
 //! [`Execution::settle_finished`] when they find a protection already gone. Settling is
@@ -16,6 +18,7 @@ use super::book::close_trade_in;
 use super::close::closed_by;
 use super::trade::{CloseReason, ClosedTrade, ClosedTradeView, Legs, ProtectionState, Trade};
 use super::{Execution, ExecutionError};
+use crate::exchange::feed::OrderUpdate;
 use crate::exchange::{ExchangeError, Order, OrderList, OrderRef, OrderType};
 use crate::messenger::templates;
 
@@ -57,6 +60,27 @@ pub enum ListRead {
 }
 
 impl Execution {
+    /// Whether one of `updates` (what the exchange pushed) ends one of an open trade's
+    /// protection orders (a leg filled, cancelled or expired): only then is there an exit to
+    /// settle. The open trades are read only when an update ended an order; a store that
+    /// cannot be read answers true (settling reads it again and reports).
+    pub fn ends_protection(&self, updates: &[OrderUpdate]) -> bool {
+        let ended: Vec<&OrderUpdate> = updates.iter().filter(|u| !u.status.is_open()).collect();
+        if ended.is_empty() {
+            return false;
+        }
+        let Ok(trades) = self.inner.book.open_trades() else { return true };
+        ended.iter().any(|update| {
+            trades.iter().filter(|t| t.symbol == update.symbol).any(|t| {
+                t.legs.as_ref().is_some_and(|legs| {
+                    update.list_id.is_some() && legs.list_id() == update.list_id
+                        || legs.take_profit_order_id() == Some(update.order_id)
+                        || legs.stop_order_id() == Some(update.order_id)
+                })
+            })
+        })
+    }
+
     /// Reads the exchange's open protection of the open trades: one request for the order
     /// lists when a trade has an OCO (or `lists` says always), one for the open orders when a
     /// trade has a resting take-profit of its own.

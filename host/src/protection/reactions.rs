@@ -85,7 +85,7 @@ impl Protection {
     }
 
     async fn react(&self, batch: Batch, due: &mut Due) {
-        if batch.caught_up || self.ends_protection(&batch.orders) {
+        if batch.caught_up || self.inner.execution.ends_protection(&batch.orders) {
             self.settle_pushed_exits().await;
         }
         if batch.caught_up || batch.orders.iter().any(may_fill_an_entry) {
@@ -95,27 +95,6 @@ impl Protection {
             self.watched_stop_at(&symbol, price).await;
             self.exchange_stop_at(&symbol, price, due).await;
         }
-    }
-
-    /// Whether one of `updates` ends one of an open trade's protection orders (a leg filled,
-    /// cancelled or expired): only then is there an exit to settle. The open trades are read
-    /// once per batch, and only when an update ended an order.
-    fn ends_protection(&self, updates: &[OrderUpdate]) -> bool {
-        let ended: Vec<&OrderUpdate> = updates.iter().filter(|u| !u.status.is_open()).collect();
-        if ended.is_empty() {
-            return false;
-        }
-        // A store that cannot be read now: settle, which reads it again and reports.
-        let Ok(trades) = self.inner.execution.book().open_trades() else { return true };
-        ended.iter().any(|update| {
-            trades.iter().filter(|t| t.symbol == update.symbol).any(|t| {
-                t.legs.as_ref().is_some_and(|legs| {
-                    update.list_id.is_some() && legs.list_id() == update.list_id
-                        || legs.take_profit_order_id() == Some(update.order_id)
-                        || legs.stop_order_id() == Some(update.order_id)
-                })
-            })
-        })
     }
 
     /// Settles every exit the exchange made (the first step of the minute's run), one run at a

@@ -74,6 +74,17 @@ impl Store {
         Ok(store)
     }
 
+    /// A database in memory, gone when the last handle drops: for a run that keeps nothing
+    /// (a backtest's replay), where a commit that waits for the disk would only cost time.
+    pub fn in_memory() -> Result<Self, StoreError> {
+        let db = Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .map_err(db_err)?;
+        let store = Self { db: Arc::new(db), changes: changes::channel() };
+        store.prepare_schema("(in memory)")?;
+        Ok(store)
+    }
+
     fn prepare_schema(&self, path: &str) -> Result<(), StoreError> {
         let tx = self.db.begin_write().map_err(db_err)?;
         {

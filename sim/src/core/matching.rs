@@ -175,27 +175,27 @@ impl Engine {
     /// Brings resting orders up to date with the market from the last evaluation to `now`:
     /// stops trigger on the price path, resting limits fill when the market trades through.
     pub fn catch_up(&mut self, now: Millis) {
-        while self.first_open < self.orders.len() && !self.orders[self.first_open].status.is_open()
-        {
-            self.first_open += 1;
+        let orders = &self.orders;
+        self.maybe_open.retain(|&i| orders[i].status.is_open());
+        let from = self.evaluated_until.unwrap_or(now);
+        // Every window ends now; symbols without open orders simply start theirs now.
+        self.evaluated_until = Some(now);
+        if self.maybe_open.is_empty() {
+            return;
         }
-        let symbols: Vec<String> = {
-            let mut s: Vec<String> = self.open_orders().map(|o| o.symbol.clone()).collect();
-            s.sort();
+        let symbols: Vec<usize> = {
+            let mut s: Vec<usize> =
+                self.open_orders().filter_map(|o| self.index.get(&o.symbol).copied()).collect();
+            s.sort_unstable();
             s.dedup();
             s
         };
-        for symbol in &symbols {
-            let Ok(rules) = self.rules(symbol).cloned() else { continue };
-            let from = self.last_eval.get(symbol).copied().unwrap_or(now);
+        for symbol in symbols {
+            let rules = self.rules[symbol].clone();
             for (t, p) in self.market.samples(&rules, from, now) {
                 self.evaluate(&rules, t, p);
                 self.flush_balances(t);
             }
-        }
-        // Every window ends now; symbols without open orders simply start theirs now.
-        for r in &self.rules {
-            self.last_eval.insert(r.symbol.clone(), now);
         }
     }
 
@@ -204,8 +204,11 @@ impl Engine {
         let book_bid =
             round_to(p, rules.tick, RoundingStrategy::ToNegativeInfinity).max(rules.tick);
         let book_ask = book_bid + rules.tick;
-        let open: Vec<usize> = (self.first_open.min(self.orders.len())..self.orders.len())
-            .filter(|&i| self.orders[i].symbol == rules.symbol && self.orders[i].status.is_open())
+        let open: Vec<usize> = self
+            .maybe_open
+            .iter()
+            .copied()
+            .filter(|&i| self.orders[i].status.is_open() && self.orders[i].symbol == rules.symbol)
             .collect();
         // 1. Stop triggers on the last price.
         for &i in &open {

@@ -57,10 +57,14 @@ pub struct Engine {
     /// Everything that happened, in order (see [`events`]).
     pub events: Vec<Event>,
     touched: events::Touched,
-    last_eval: HashMap<String, Millis>,
+    /// Until when resting orders have been evaluated against the market (every symbol's
+    /// window ends at the same time: the last catch-up).
+    evaluated_until: Option<Millis>,
     id_seed: u64,
-    /// Every order below this index is finished: scans for open orders start here.
-    first_open: usize,
+    /// Indices of the orders that may still be open, oldest first: every order is added when
+    /// accepted (an order never reopens), and finished ones are dropped at each catch-up, so
+    /// matching and open-order scans never walk the whole history.
+    maybe_open: Vec<usize>,
 }
 
 impl Engine {
@@ -78,9 +82,9 @@ impl Engine {
             accounts: Vec::new(),
             events: Vec::new(),
             touched: events::Touched::new(),
-            last_eval: HashMap::new(),
+            evaluated_until: None,
             id_seed,
-            first_open: 0,
+            maybe_open: Vec::new(),
         }
     }
 
@@ -151,9 +155,9 @@ impl Engine {
             .count()
     }
 
-    /// Orders that may still be open (everything from the first unfinished one on).
+    /// The open orders, oldest first.
     pub fn open_orders(&self) -> impl Iterator<Item = &Order> {
-        self.orders[self.first_open.min(self.orders.len())..].iter().filter(|o| o.status.is_open())
+        self.maybe_open.iter().map(|&i| &self.orders[i]).filter(|o| o.status.is_open())
     }
 
     fn order_idx(&self, order_id: i64) -> Option<usize> {

