@@ -1,6 +1,7 @@
 //! Conformance of the exchange A client and the simulator: every endpoint the service uses,
 //! the fields it reads, and the error paths it relies on (including -2010 when selling coin an
-//! OCO holds). The shared scenarios also run against the real testnet when EXCHANGE_API_KEY,
+//! OCO holds). The scenarios also run on `CoreExchange`, the backtest's in-process exchange on
+//! the simulator's matching core, which must answer as the client over HTTP does. The shared scenarios also run against the real testnet when EXCHANGE_API_KEY,
 //! EXCHANGE_API_SECRET and EXCHANGE_TESTNET=1 are set; otherwise that test is skipped.
 
 use std::str::FromStr;
@@ -241,6 +242,37 @@ async fn bracket_round_trip_against_the_simulator() {
 }
 
 #[tokio::test]
+async fn the_shared_scenarios_on_the_core() {
+    let h = start().await;
+    let core = h.core();
+    market_data(&core, "BTCUSDT").await;
+    h.set_price("BTCUSDT", "64000");
+    bracket_round_trip(&core, "BTCUSDT").await;
+    h.set_price("ETHUSDT", "3000");
+    limit_lifecycle(&core, "ETHUSDT").await;
+    assert!(h.sim.sim.requests().is_empty(), "no request went over HTTP");
+    // What the core received: one order per client id, the refused sell and the tiny order
+    // never became orders.
+    let orders = h.sim.sim.orders();
+    assert!(orders.iter().all(|o| {
+        !o["clientOrderId"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("cf_sell_") || c.starts_with("cf_tiny_"))
+    }));
+    assert_eq!(
+        orders
+            .iter()
+            .filter(|o| o["clientOrderId"].as_str().is_some_and(|c| c.starts_with("cf_buy_")))
+            .count(),
+        1
+    );
+    assert_eq!(
+        orders.iter().filter(|o| o["type"] == "LIMIT" && o["status"] == "CANCELED").count(),
+        1
+    );
+}
+
+#[tokio::test]
 async fn limit_lifecycle_against_the_simulator() {
     let h = start().await;
     h.set_price("ETHUSDT", "3000");
@@ -257,8 +289,18 @@ async fn limit_lifecycle_against_the_simulator() {
 #[tokio::test]
 async fn order_types_and_their_exchange_behaviour() {
     let h = start().await;
+    order_types(&h, h.client.as_ref()).await;
+}
+
+#[tokio::test]
+async fn order_types_on_the_core() {
+    let h = start().await;
+    order_types(&h, &h.core()).await;
+    assert!(h.sim.sim.requests().is_empty(), "no request went over HTTP");
+}
+
+async fn order_types(h: &Harness, ex: &dyn Exchange) {
     h.set_price("SOLUSDT", "150");
-    let ex = h.client.as_ref();
     // LIMIT_MAKER that would take is rejected by the exchange with -2010.
     let lm = NewOrder {
         order_type: OrderType::LimitMaker,
@@ -321,8 +363,42 @@ async fn order_types_and_their_exchange_behaviour() {
 #[tokio::test]
 async fn oco_take_profit_fill_expires_the_stop_leg() {
     let h = start().await;
+    oco_take_profit_fill(&h, h.client.as_ref()).await;
+}
+
+#[tokio::test]
+async fn oco_take_profit_fill_on_the_core() {
+    let h = start().await;
+    let core = h.core();
+    oco_take_profit_fill(&h, &core).await;
+    // The fill as the user data stream would push it, from the core's event log.
+    let mut cursor = 0;
+    let updates = core.order_updates(&mut cursor);
+    let ended: Vec<_> = updates
+        .iter()
+        .filter(|u| !u.status.is_open())
+        .map(|u| (u.client_order_id.as_str(), u.status, u.list_id.is_some()))
+        .collect();
+    assert_eq!(
+        ended,
+        [
+            ("b1", OrderStatus::Filled, false),
+            ("oco1_tp", OrderStatus::Filled, true),
+            ("oco1_sl", OrderStatus::Expired, true)
+        ]
+    );
+    assert!(core.order_updates(&mut cursor).is_empty(), "the cursor moved past them");
+    // What the core holds: the entry and both legs, the stop leg expired by its partner.
+    let orders = h.sim.sim.orders();
+    assert_eq!(orders.len(), 3);
+    assert!(orders.iter().any(|o| o["clientOrderId"] == "oco1_sl" && o["status"] == "EXPIRED"));
+    assert!(
+        orders.iter().any(|o| o["clientOrderId"] == "oco1_tp" && o["price"] == "3150.00000000")
+    );
+}
+
+async fn oco_take_profit_fill(h: &Harness, ex: &dyn Exchange) {
     h.set_price("ETHUSDT", "3000");
-    let ex = h.client.as_ref();
     ex.place_order(&NewOrder::market("ETHUSDT", Side::Buy, Qty(d("1")), "b1")).await.expect("buy");
     let oco = NewOco {
         take_profit_client_order_id: Some("oco1_tp".into()),

@@ -10,6 +10,7 @@ use std::time::Duration;
 use rust_decimal::Decimal;
 use spotbot::clock::{SharedClock, SystemClock};
 use spotbot::config::Secret;
+use spotbot::exchange::core_exchange::CoreExchange;
 use spotbot::exchange::exchange_a::{ClientConfig, ExchangeAClient, Signer, TESTNET_URL};
 use spotbot::exchange::{NewOco, Price, Qty, Side};
 use spotbot_sim::{RequestRecord, RunningSim, SimConfig};
@@ -53,6 +54,11 @@ pub async fn start_with(tweak: impl FnOnce(&mut ClientConfig)) -> Harness {
 }
 
 impl Harness {
+    /// Exchange A's rules on the same simulator's core, in process (the backtest's exchange).
+    pub fn core(&self) -> CoreExchange {
+        CoreExchange::new(self.sim.sim.clone(), KEY).expect("the simulator's account and listing")
+    }
+
     pub fn set_price(&self, symbol: &str, price: &str) {
         self.sim.sim.set_price(symbol, price.parse().expect("decimal")).expect("set price");
     }
