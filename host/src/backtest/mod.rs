@@ -12,7 +12,8 @@
 //! - [`history`]: candles from CSV files, cut and aggregated; [`klines`]: the same from the
 //!   exchange's klines, cached on disk under `<data_dir>/backtest-cache/`.
 //! - [`market`]: the history as the plugins area's market data source.
-//! - [`replay`]: the run's wiring and the time loop; `setup`: what it reads and lists first.
+//! - [`replay`]: the run's wiring and the time loop; `setup`: what it reads and lists first;
+//!   `scans`: the plugin's scans, run ahead of the replay on the second core.
 //! - [`report`]: statistics; [`why`]: why results did not become trades; [`html`]: the
 //!   self-contained report page; [`progress`]: stderr.
 //!
@@ -29,6 +30,7 @@ pub mod market;
 pub mod progress;
 pub mod replay;
 pub mod report;
+mod scans;
 mod setup;
 pub mod why;
 

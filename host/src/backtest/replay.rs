@@ -47,15 +47,17 @@ use super::history::{self, History, iso};
 use super::market::{BacktestMarket, PROBE};
 use super::progress::Progress;
 use super::report::{EquityPoint, GappedStop, Opening, Report, SignalCounts, TimeSplit, TradeRow};
+use super::scans::{ScanPlan, ScansAhead};
 use super::setup::{check, load_history, needs, sim_rules, sim_rules_from_exchange};
 use super::why::WhyNoTrade;
 use crate::activity::Dashboard;
 use crate::clock::{Clock, SharedClock, TestClock};
 use crate::config::{Config, GapExit, Secrets};
 use crate::exchange::core_exchange::CoreExchange;
+use crate::execution::trade::Trade;
 use crate::execution::{
     CloseStatus, EntryPlan, Execution, ExecutionError, ListRead, Parts, ProtectionState, Timing,
-    TradeSource,
+    TradeSource, ends_protection,
 };
 use crate::market::Timeframe;
 use crate::messenger::Messenger;
@@ -119,12 +121,15 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
     let cfg = Arc::new(run_config(config, spec, &dir)?);
     let clock = TestClock::new(datetime(spec.from_ms));
     let shared: SharedClock = Arc::new(clock.clone());
+    // The plugins area scans ahead of the replay (see `scans`): it has a clock of its own.
+    let scan_clock = TestClock::new(datetime(spec.from_ms));
     let store = Store::in_memory().context("cannot open the run's store")?;
     let market = Arc::new(BacktestMarket::new());
     // A replay's counts are nobody's to scrape: its parts count into a recorder of their own.
     let metrics = crate::metrics::Metrics::default();
     let plugins = {
-        let (cfg, store, shared) = (cfg.clone(), store.clone(), shared.clone());
+        let (cfg, store) = (cfg.clone(), store.clone());
+        let shared: SharedClock = Arc::new(scan_clock.clone());
         let source: Arc<dyn MarketData> = market.clone();
         let metrics = metrics.clone();
         tokio::task::spawn_blocking(move || Plugins::start(cfg, store, shared, source, metrics))
@@ -220,12 +225,23 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
         metrics,
     });
 
+    let len = finest.duration_ms();
+    let scan_steps = (0..(t_end - t0) / len).map(|i| t0 + i * len).collect();
+    let scans = ScansAhead::start(ScanPlan {
+        plugins: plugins.clone(),
+        clock: scan_clock,
+        name: name.clone(),
+        symbols: spec.symbols.clone(),
+        history: history.clone(),
+        finest,
+        steps: scan_steps,
+    });
     let mut replay = Replay {
+        scans,
         sim,
         exchange,
         seen_events: 0,
         execution,
-        plugins: plugins.clone(),
         history: history.clone(),
         name: name.clone(),
         symbols: spec.symbols.clone(),
@@ -302,12 +318,12 @@ fn simulator(
 
 /// The state of one replay.
 struct Replay {
+    scans: ScansAhead,
     sim: Sim,
     exchange: Arc<CoreExchange>,
     /// How far the simulator's event log has been read.
     seen_events: u64,
     execution: Execution,
-    plugins: Plugins,
     history: Arc<History>,
     name: String,
     symbols: Vec<String>,
@@ -354,8 +370,10 @@ impl Replay {
                 self.sim.advance(len);
             }
             self.timing.simulator_s += moved.elapsed().as_secs_f64();
-            self.settle().await?;
-            self.exit_gapped_stops(t).await?;
+            let mut open = self.settle().await?;
+            if self.exit_gapped_stops(t, &open).await? {
+                open = self.execution.book().open_trades()?;
+            }
             if i + 1 == steps {
                 self.closed_at_end = self.close_all().await?;
                 self.sample(t)?;
@@ -364,8 +382,14 @@ impl Replay {
                 let fed = Instant::now();
                 self.feed(t);
                 self.timing.simulator_s += fed.elapsed().as_secs_f64();
-                self.scan(t).await?;
-                if !self.execution.book().open_trades()?.is_empty() {
+                if self.scan(t).await? {
+                    open = self.execution.book().open_trades()?;
+                    // The symbols that got orders now need the walk through their candle.
+                    let fed = Instant::now();
+                    self.feed_walks(t);
+                    self.timing.simulator_s += fed.elapsed().as_secs_f64();
+                }
+                if !open.is_empty() {
                     self.in_market += 1;
                 }
             }
@@ -436,17 +460,18 @@ impl Replay {
     /// service settle it live: the order updates of the simulator's event log, and when one
     /// ended a trade's protection, the same settlement. A trade left without its OCO goes
     /// through reconciliation.
-    async fn settle(&mut self) -> anyhow::Result<()> {
+    /// Returns the trades open after it.
+    async fn settle(&mut self) -> anyhow::Result<Vec<Trade>> {
         let updates = self.exchange.order_updates(&mut self.seen_events);
         let open = self.execution.book().open_trades()?;
         if open.is_empty() {
-            return Ok(());
+            return Ok(open);
         }
         let started = Instant::now();
         if open.iter().any(|t| t.protection != ProtectionState::Protected) {
             // An OCO that failed is placed again, as reconciliation does live.
             self.execution.reconcile().await.context("reconciliation")?;
-        } else if self.execution.ends_protection(&updates) {
+        } else if ends_protection(&open, &updates) {
             // A leg filled: one read of the open lists, then only the trades whose list is
             // gone.
             let lists = self.execution.open_protection(ListRead::WhenTracked).await?;
@@ -454,57 +479,74 @@ impl Replay {
             if let Some(err) = settled.errors.first() {
                 bail!("settling an exit: {err}");
             }
+        } else {
+            return Ok(open);
         }
         self.timing.execution_s += started.elapsed().as_secs_f64();
-        Ok(())
+        Ok(self.execution.book().open_trades()?)
     }
 
-    /// Scripts each traded symbol's price from `t` to the next step: the path of the finest
-    /// candle opening at `t`, then the next candle's open.
+    /// Scripts each traded symbol's price from `t` to the next step: for a symbol with orders
+    /// at the simulator, the walk through the finest candle opening at `t` (see [`MAX_MOVE`]);
+    /// for the others only the candle's open, extremes and close, which is all a read at a
+    /// step's time can see ([`Replay::feed_walks`] gives a symbol its walk once an entry
+    /// places orders on it). Then the next candle's open.
     fn feed(&mut self, t: i64) {
-        let len = self.finest.duration_ms();
-        for symbol in &self.symbols {
-            let Some(c) = self.history.get(symbol, self.finest) else { continue };
-            let Ok(i) = c.open_time.binary_search(&t) else {
-                if !self.fed_missing.contains(symbol) {
-                    self.fed_missing.push(symbol.clone());
-                }
-                continue;
-            };
-            let candle = Ohlc {
-                open_time: t,
-                open: c.open[i],
-                high: c.high[i],
-                low: c.low[i],
-                close: c.close[i],
-            };
-            let mut points = path_from_candles(len, &[candle], Some(MAX_MOVE));
-            if c.open_time.get(i + 1) == Some(&(t + len)) {
-                let next = Decimal::from_f64_retain(c.open[i + 1]).unwrap_or_default().round_dp(8);
-                points.push((t + len, next));
-            }
-            let _ = self.sim.set_path(symbol, points);
+        let walking: BTreeSet<String> =
+            self.sim.engine().open_orders().map(|o| o.symbol.clone()).collect();
+        for symbol in self.symbols.clone() {
+            let max_move = walking.contains(&symbol).then_some(MAX_MOVE);
+            self.feed_symbol(&symbol, t, max_move);
         }
     }
 
-    /// Scans the symbols whose market is open at `t` (a finest candle opens then): at a step
-    /// without a candle nothing trades, as on a closed market nothing can.
-    async fn scan(&mut self, t: i64) -> anyhow::Result<()> {
-        let mut open = Vec::with_capacity(self.symbols.len());
-        for symbol in &self.symbols {
-            let candles = self.history.get(symbol, self.finest);
-            if candles.is_some_and(|c| c.open_time.binary_search(&t).is_ok()) {
-                open.push(symbol.clone());
-            } else {
-                self.why.market_closed(symbol);
+    /// Gives the symbols that have orders at the simulator the walk through their candle.
+    fn feed_walks(&mut self, t: i64) {
+        let walking: BTreeSet<String> =
+            self.sim.engine().open_orders().map(|o| o.symbol.clone()).collect();
+        for symbol in walking {
+            self.feed_symbol(&symbol, t, Some(MAX_MOVE));
+        }
+    }
+
+    fn feed_symbol(&mut self, symbol: &str, t: i64, max_move: Option<f64>) {
+        let len = self.finest.duration_ms();
+        let Some(c) = self.history.get(symbol, self.finest) else { return };
+        let Ok(i) = c.open_time.binary_search(&t) else {
+            if !self.fed_missing.iter().any(|s| s == symbol) {
+                self.fed_missing.push(symbol.to_string());
             }
+            return;
+        };
+        let candle = Ohlc {
+            open_time: t,
+            open: c.open[i],
+            high: c.high[i],
+            low: c.low[i],
+            close: c.close[i],
+        };
+        let mut points = path_from_candles(len, &[candle], max_move);
+        if c.open_time.get(i + 1) == Some(&(t + len)) {
+            let next = Decimal::from_f64_retain(c.open[i + 1]).unwrap_or_default().round_dp(8);
+            points.push((t + len, next));
         }
-        if open.is_empty() {
-            return Ok(());
+        let _ = self.sim.set_path(symbol, points);
+    }
+
+    /// Acts on the scan of the symbols whose market is open at `t` (a finest candle opens
+    /// then; at a step without a candle nothing trades, as on a closed market nothing can),
+    /// which ran ahead ([`ScansAhead`]). Returns whether a buy or sell result was acted on
+    /// (trades may have opened or closed).
+    async fn scan(&mut self, t: i64) -> anyhow::Result<bool> {
+        let step = self.scans.next().await.context("the scans ended early")?;
+        if step.t != t {
+            bail!("the scan of {} arrived at step {}", iso(step.t), iso(t));
         }
-        let started = Instant::now();
-        let scanned = self.plugins.scan(&self.name, Some(open)).await;
-        self.timing.scan_s += started.elapsed().as_secs_f64();
+        for symbol in &step.closed {
+            self.why.market_closed(symbol);
+        }
+        let Some(scanned) = step.outcome else { return Ok(false) };
+        self.timing.scan_s += step.seconds;
         let outcome = match scanned {
             Ok(outcome) => outcome,
             Err(err @ (PluginError::Disabled(_) | PluginError::NotFound(_))) => {
@@ -512,7 +554,7 @@ impl Replay {
             }
             Err(err) => {
                 *self.scan_errors.entry(err.to_string()).or_default() += 1;
-                return Ok(());
+                return Ok(false);
             }
         };
         self.timing.plugin_call_s += outcome.duration_ms / 1000.0;
@@ -522,15 +564,17 @@ impl Replay {
             *self.counts.alerts.entry(stage).or_default() += 1;
         }
         let started = Instant::now();
+        let mut acted = false;
         for result in &outcome.results {
             match result.direction {
                 Direction::Buy => self.buy(result, t).await,
                 Direction::Sell => self.sell(result, t).await,
                 Direction::Skip => self.why.skip(result),
             }
+            acted |= result.direction != Direction::Skip;
         }
         self.timing.execution_s += started.elapsed().as_secs_f64();
-        Ok(())
+        Ok(acted)
     }
 
     async fn buy(&mut self, r: &ScanResult, t: i64) {
@@ -598,8 +642,10 @@ impl Replay {
     /// of `t`; `alert` leaves it open (a person would decide), reported once. Only trades whose
     /// price is below their stop at the simulator are asked about, as execution's
     /// `stop_gap` reads the stop order over HTTP.
-    async fn exit_gapped_stops(&mut self, t: i64) -> anyhow::Result<()> {
-        for trade in self.execution.book().open_trades()? {
+    /// Returns whether it closed a trade.
+    async fn exit_gapped_stops(&mut self, t: i64, open: &[Trade]) -> anyhow::Result<bool> {
+        let mut closed = false;
+        for trade in open {
             let below = {
                 let engine = self.sim.engine();
                 engine.price(&trade.symbol, t).is_ok_and(|price| price < trade.sl_px)
@@ -608,7 +654,7 @@ impl Replay {
             if !below || self.gaps_seen.contains(&key) {
                 continue;
             }
-            let Ok(Some(price)) = self.execution.stop_gap(&trade).await else { continue };
+            let Ok(Some(price)) = self.execution.stop_gap(trade).await else { continue };
             let action = match self.gap_exit {
                 GapExit::Alert => {
                     self.gaps_seen.insert(key);
@@ -619,6 +665,7 @@ impl Replay {
                     self.execution.close(&trade.symbol, cause).await.with_context(|| {
                         format!("closing {} after its stop gapped", trade.symbol)
                     })?;
+                    closed = true;
                     "closed_at_market"
                 }
             };
@@ -631,7 +678,7 @@ impl Replay {
                 action: action.to_string(),
             });
         }
-        Ok(())
+        Ok(closed)
     }
 
     async fn sell(&mut self, r: &ScanResult, t: i64) {

@@ -61,7 +61,7 @@ pub use plan::EntryPlan;
 pub use reconcile::ReconcileReport;
 pub use restop::StopMove;
 pub use restore::RestoreInput;
-pub use settle::{ListRead, OpenProtection, Settled, protection_gone};
+pub use settle::{ListRead, OpenProtection, Settled, ends_protection, protection_gone};
 pub use trade::{
     ClosedTrade, ClosedTradeView, Direction, Legs, ProtectionState, StopPlacement, Trade,
     TradeSource, TradeView,

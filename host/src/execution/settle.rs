@@ -48,6 +48,20 @@ impl Settled {
     }
 }
 
+/// Whether one of `updates` (what the exchange pushed) ends one of the protection orders of
+/// `trades` (a leg filled, cancelled or expired): only then is there an exit to settle.
+pub fn ends_protection(trades: &[Trade], updates: &[OrderUpdate]) -> bool {
+    updates.iter().filter(|u| !u.status.is_open()).any(|update| {
+        trades.iter().filter(|t| t.symbol == update.symbol).any(|t| {
+            t.legs.as_ref().is_some_and(|legs| {
+                update.list_id.is_some() && legs.list_id() == update.list_id
+                    || legs.take_profit_order_id() == Some(update.order_id)
+                    || legs.stop_order_id() == Some(update.order_id)
+            })
+        })
+    })
+}
+
 /// When [`Execution::open_protection`] reads the exchange's open order lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListRead {
@@ -60,25 +74,16 @@ pub enum ListRead {
 }
 
 impl Execution {
-    /// Whether one of `updates` (what the exchange pushed) ends one of an open trade's
-    /// protection orders (a leg filled, cancelled or expired): only then is there an exit to
-    /// settle. The open trades are read only when an update ended an order; a store that
-    /// cannot be read answers true (settling reads it again and reports).
+    /// [`ends_protection`] of the open trades, read only when an update ended an order (a
+    /// store that cannot be read answers true: settling reads it again and reports).
     pub fn ends_protection(&self, updates: &[OrderUpdate]) -> bool {
-        let ended: Vec<&OrderUpdate> = updates.iter().filter(|u| !u.status.is_open()).collect();
-        if ended.is_empty() {
+        if updates.iter().all(|u| u.status.is_open()) {
             return false;
         }
-        let Ok(trades) = self.inner.book.open_trades() else { return true };
-        ended.iter().any(|update| {
-            trades.iter().filter(|t| t.symbol == update.symbol).any(|t| {
-                t.legs.as_ref().is_some_and(|legs| {
-                    update.list_id.is_some() && legs.list_id() == update.list_id
-                        || legs.take_profit_order_id() == Some(update.order_id)
-                        || legs.stop_order_id() == Some(update.order_id)
-                })
-            })
-        })
+        match self.inner.book.open_trades() {
+            Ok(trades) => ends_protection(&trades, updates),
+            Err(_) => true,
+        }
     }
 
     /// Reads the exchange's open protection of the open trades: one request for the order

@@ -183,35 +183,37 @@ impl Engine {
         if self.maybe_open.is_empty() {
             return;
         }
-        let symbols: Vec<usize> = {
-            let mut s: Vec<usize> =
-                self.open_orders().filter_map(|o| self.index.get(&o.symbol).copied()).collect();
-            s.sort_unstable();
-            s.dedup();
-            s
-        };
-        for symbol in symbols {
+        // The open orders of each symbol that has some, found once: nothing is placed while
+        // the market is walked.
+        let mut by_symbol: Vec<(usize, Vec<usize>)> = Vec::new();
+        for &i in &self.maybe_open {
+            let Some(&symbol) = self.index.get(&self.orders[i].symbol) else { continue };
+            match by_symbol.iter_mut().find(|(s, _)| *s == symbol) {
+                Some((_, orders)) => orders.push(i),
+                None => by_symbol.push((symbol, vec![i])),
+            }
+        }
+        // In the symbols' name order, as the walk always went (fills of different symbols
+        // share the quote balance and the trade ids).
+        by_symbol
+            .sort_unstable_by(|(a, _), (b, _)| self.rules[*a].symbol.cmp(&self.rules[*b].symbol));
+        for (symbol, open) in by_symbol {
             let rules = self.rules[symbol].clone();
             for (t, p) in self.market.samples(&rules, from, now) {
-                self.evaluate(&rules, t, p);
+                self.evaluate(&rules, &open, t, p);
                 self.flush_balances(t);
             }
         }
     }
 
-    /// One price sample `p` at `t`: stops trigger on it, then resting limits it crosses fill.
-    fn evaluate(&mut self, rules: &SymbolRules, t: Millis, p: Decimal) {
+    /// One price sample `p` at `t`: stops trigger on it, then resting limits it crosses fill
+    /// (`open`: the symbol's orders open when the walk began, oldest first).
+    fn evaluate(&mut self, rules: &SymbolRules, open: &[usize], t: Millis, p: Decimal) {
         let book_bid =
             round_to(p, rules.tick, RoundingStrategy::ToNegativeInfinity).max(rules.tick);
         let book_ask = book_bid + rules.tick;
-        let open: Vec<usize> = self
-            .maybe_open
-            .iter()
-            .copied()
-            .filter(|&i| self.orders[i].status.is_open() && self.orders[i].symbol == rules.symbol)
-            .collect();
         // 1. Stop triggers on the last price.
-        for &i in &open {
+        for &i in open {
             let o = &self.orders[i];
             if !o.status.is_open() || !o.order_type.is_stop() || o.triggered {
                 continue;
@@ -240,7 +242,7 @@ impl Engine {
             self.release_if_done(i);
         }
         // 2. Resting limits fill at their price when the market trades through.
-        for &i in &open {
+        for &i in open {
             let o = &self.orders[i];
             if !o.status.is_open() || !o.is_working() || !o.order_type.has_limit_price() {
                 continue;
