@@ -143,6 +143,28 @@ impl Path {
         let idx = self.points.partition_point(|(pt, _)| *pt <= t);
         if idx == 0 { None } else { Some(self.points[idx - 1].1) }
     }
+
+    /// The prices at the points in (from, to] and at `to`, for a window the path covers from
+    /// before `from` on: what [`Market::samples`] gives, read straight off the points (a
+    /// backtest walks millions of them).
+    fn window(&self, from: Millis, to: Millis) -> Vec<(Millis, Decimal)> {
+        let start = self.points.partition_point(|(t, _)| *t <= from);
+        let end = self.points.partition_point(|(t, _)| *t <= to);
+        let mut out: Vec<(Millis, Decimal)> = Vec::with_capacity(end - start + 1);
+        for &(t, p) in &self.points[start..end] {
+            match out.last_mut() {
+                // Of points at the same time the last holds, as in `at`.
+                Some(last) if last.0 == t => last.1 = p,
+                _ => out.push((t, p)),
+            }
+        }
+        if out.last().is_none_or(|(t, _)| *t != to)
+            && let Some(p) = self.at(to)
+        {
+            out.push((to, p));
+        }
+        out
+    }
 }
 
 /// All price sources of the simulator.
@@ -209,6 +231,11 @@ impl Market {
     pub fn samples(&self, rules: &SymbolRules, from: Millis, to: Millis) -> Vec<(Millis, Decimal)> {
         if to <= from {
             return vec![(to, self.price(rules, to))];
+        }
+        if let Some(path) = self.paths.get(&rules.symbol)
+            && path.points.first().is_some_and(|(t, _)| *t <= from)
+        {
+            return path.window(from, to);
         }
         let mut times: Vec<Millis> = Vec::new();
         let path = self.paths.get(&rules.symbol);
@@ -410,7 +437,43 @@ pub struct Ohlc {
 }
 
 fn script_price(x: f64) -> Decimal {
-    Decimal::from_f64_retain(x).unwrap_or_default().round_dp(8)
+    round8(x).unwrap_or_else(|| Decimal::from_f64_retain(x).unwrap_or_default().round_dp(8))
+}
+
+/// `Decimal::from_f64_retain(x).round_dp(8)` for an `x` from 10^-6 to 2^53, value and scale
+/// alike, in integer arithmetic: a price walk converts millions of points and the general
+/// conversion is the slow part of it. `x = m · 2^e` with `m` odd is exactly
+/// `m · 5^-e / 10^-e`: with at most 8 binary fraction digits that is the answer (scale `-e`);
+/// with more, `m · 10^8 / 2^-e` rounded half to even, at scale 8. (`from_f64_retain` keeps at
+/// least 18 of those digits before `round_dp`, so it rounds the same exact value; the unit test
+/// compares the two on millions of prices.) `None` outside that range.
+fn round8(x: f64) -> Option<Decimal> {
+    if !(1e-6..9_007_199_254_740_992.0).contains(&x) {
+        return None;
+    }
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1u64 << 52) - 1);
+    let (mut m, mut e) =
+        if biased == 0 { (fraction, -1074) } else { (fraction | (1u64 << 52), biased - 1075) };
+    let zeros = m.trailing_zeros();
+    m >>= zeros;
+    e += zeros as i32;
+    if e >= 0 {
+        return Some(Decimal::from_i128_with_scale(i128::from(m) << e, 0));
+    }
+    let shift = (-e) as u32;
+    if shift <= 8 {
+        return Some(Decimal::from_i128_with_scale(i128::from(m) * 5i128.pow(shift), shift));
+    }
+    let n = u128::from(m) * 100_000_000;
+    if shift >= 127 {
+        return Some(Decimal::from_i128_with_scale(0, 8));
+    }
+    let (q, r) = (n >> shift, n & ((1u128 << shift) - 1));
+    let half = 1u128 << (shift - 1);
+    let q = if r > half || (r == half && q & 1 == 1) { q + 1 } else { q };
+    Some(Decimal::from_i128_with_scale(i128::try_from(q).ok()?, 8))
 }
 
 /// The price path that makes the simulator's candles of length `len` equal `candles`: per
@@ -460,6 +523,39 @@ pub fn path_from_candles(
 mod tests {
     use super::*;
     use crate::symbols::default_listing;
+
+    #[test]
+    fn a_scripted_window_samples_its_points_then_its_end() {
+        let rules = &default_listing()[0];
+        let mut m = Market::new(1);
+        let d = Decimal::from;
+        m.set_path("BTCUSDT", vec![(1000, d(10)), (2000, d(11)), (2000, d(12)), (2500, d(13))]);
+        assert_eq!(m.samples(rules, 1000, 3000), vec![(2000, d(12)), (2500, d(13)), (3000, d(13))]);
+        assert_eq!(m.samples(rules, 1500, 2500), vec![(2000, d(12)), (2500, d(13))]);
+        assert_eq!(m.samples(rules, 2100, 2200), vec![(2200, d(11) + Decimal::ONE)]);
+    }
+
+    #[test]
+    fn round8_is_from_f64_retain_then_round_dp_8() {
+        let slow = |x: f64| Decimal::from_f64_retain(x).unwrap_or_default().round_dp(8);
+        let mut z = 0x5EED_u64;
+        let mut checked = 0;
+        for i in 0..2_000_000u64 {
+            z = mix(z ^ i);
+            // Prices from 1e-9 to 1e9, some of them short binary fractions (k / 2^j).
+            let x = match i % 4 {
+                0 => ((z >> 11) as f64 / (1u64 << 53) as f64) * 10f64.powi((z % 19) as i32 - 9),
+                1 => ((z >> 40) as f64) / (1u64 << (z % 20)) as f64,
+                2 => 100.0 + ((z >> 11) as f64 / (1u64 << 53) as f64) * (i % 1000) as f64 / 7.0,
+                _ => f64::from_bits((z >> 2) & 0x433F_FFFF_FFFF_FFFF),
+            };
+            let Some(fast) = round8(x) else { continue };
+            let want = slow(x);
+            assert_eq!((fast, fast.scale()), (want, want.scale()), "x = {x:e}");
+            checked += 1;
+        }
+        assert!(checked > 1_000_000, "{checked}");
+    }
 
     #[test]
     fn synthetic_is_deterministic_and_positive() {
