@@ -192,11 +192,20 @@ impl Sim {
         Ok(e.fill_partially(order_id, qty, now)?)
     }
     pub fn set_path(&self, symbol: &str, points: Vec<(Millis, Decimal)>) -> Result<(), ApiError> {
+        self.set_paths(vec![(symbol.to_string(), points)])
+    }
+    /// [`Sim::set_path`] of several symbols at once: the market is caught up to now once,
+    /// then every script is replaced (a backtest scripts every symbol at every step).
+    pub fn set_paths(&self, paths: Vec<(String, Vec<(Millis, Decimal)>)>) -> Result<(), ApiError> {
         let now = self.now_ms();
         let mut e = self.engine();
-        e.rules(symbol)?;
+        for (symbol, _) in &paths {
+            e.rules(symbol)?;
+        }
         e.catch_up(now);
-        e.market.set_path(symbol, points);
+        for (symbol, points) in paths {
+            e.market.set_path(&symbol, points);
+        }
         Ok(())
     }
     /// Scripts the traded volume of `symbol`: (time, base volume) points; a candle's volume

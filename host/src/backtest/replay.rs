@@ -494,29 +494,39 @@ impl Replay {
     fn feed(&mut self, t: i64) {
         let walking: BTreeSet<String> =
             self.sim.engine().open_orders().map(|o| o.symbol.clone()).collect();
-        for symbol in self.symbols.clone() {
-            let max_move = walking.contains(&symbol).then_some(MAX_MOVE);
-            self.feed_symbol(&symbol, t, max_move);
-        }
+        let paths = (self.symbols.clone().into_iter())
+            .filter_map(|symbol| {
+                let max_move = walking.contains(&symbol).then_some(MAX_MOVE);
+                self.path_of(symbol, t, max_move)
+            })
+            .collect();
+        let _ = self.sim.set_paths(paths);
     }
 
     /// Gives the symbols that have orders at the simulator the walk through their candle.
     fn feed_walks(&mut self, t: i64) {
         let walking: BTreeSet<String> =
             self.sim.engine().open_orders().map(|o| o.symbol.clone()).collect();
-        for symbol in walking {
-            self.feed_symbol(&symbol, t, Some(MAX_MOVE));
-        }
+        let paths =
+            walking.into_iter().filter_map(|s| self.path_of(s, t, Some(MAX_MOVE))).collect();
+        let _ = self.sim.set_paths(paths);
     }
 
-    fn feed_symbol(&mut self, symbol: &str, t: i64, max_move: Option<f64>) {
+    /// The script of `symbol` from `t` to the next step (`None` when its candle at `t` is
+    /// missing: its price holds).
+    fn path_of(
+        &mut self,
+        symbol: String,
+        t: i64,
+        max_move: Option<f64>,
+    ) -> Option<(String, Vec<(i64, Decimal)>)> {
         let len = self.finest.duration_ms();
-        let Some(c) = self.history.get(symbol, self.finest) else { return };
+        let c = self.history.get(&symbol, self.finest)?;
         let Ok(i) = c.open_time.binary_search(&t) else {
-            if !self.fed_missing.iter().any(|s| s == symbol) {
-                self.fed_missing.push(symbol.to_string());
+            if !self.fed_missing.contains(&symbol) {
+                self.fed_missing.push(symbol);
             }
-            return;
+            return None;
         };
         let candle = Ohlc {
             open_time: t,
@@ -530,7 +540,7 @@ impl Replay {
             let next = Decimal::from_f64_retain(c.open[i + 1]).unwrap_or_default().round_dp(8);
             points.push((t + len, next));
         }
-        let _ = self.sim.set_path(symbol, points);
+        Some((symbol, points))
     }
 
     /// Acts on the scan of the symbols whose market is open at `t` (a finest candle opens

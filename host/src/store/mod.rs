@@ -52,6 +52,9 @@ fn db_err(err: impl std::fmt::Display) -> StoreError {
 pub struct Store {
     db: Arc<Database>,
     changes: tokio::sync::broadcast::Sender<Changed>,
+    /// The durability of [`Store::write`]: `None` in memory, where there is no disk to wait
+    /// for.
+    durable: Durability,
 }
 
 impl std::fmt::Debug for Store {
@@ -69,7 +72,8 @@ impl Store {
         })?;
         let path = data_dir.join(DB_FILE);
         let db = Database::create(&path).map_err(db_err)?;
-        let store = Self { db: Arc::new(db), changes: changes::channel() };
+        let store =
+            Self { db: Arc::new(db), changes: changes::channel(), durable: Durability::Immediate };
         store.prepare_schema(&path.display().to_string())?;
         Ok(store)
     }
@@ -80,7 +84,8 @@ impl Store {
         let db = Database::builder()
             .create_with_backend(redb::backends::InMemoryBackend::new())
             .map_err(db_err)?;
-        let store = Self { db: Arc::new(db), changes: changes::channel() };
+        let store =
+            Self { db: Arc::new(db), changes: changes::channel(), durable: Durability::None };
         store.prepare_schema("(in memory)")?;
         Ok(store)
     }
@@ -135,13 +140,14 @@ impl Store {
         f(&Reader { tx })
     }
 
-    /// Runs `f` in one write transaction and commits it durably before returning; nothing is
+    /// Runs `f` in one write transaction and commits it durably (on disk; a store in memory has
+    /// none) before returning; nothing is
     /// written when `f` fails.
     pub fn write<T>(
         &self,
         f: impl FnOnce(&Writer) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        self.write_with(Durability::Immediate, f)
+        self.write_with(self.durable, f)
     }
 
     /// Like [`Store::write`], but the commit does not wait for the disk (redb's
