@@ -241,6 +241,7 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
         sim,
         exchange,
         seen_events: 0,
+        open: None,
         execution,
         history: history.clone(),
         name: name.clone(),
@@ -323,6 +324,8 @@ struct Replay {
     exchange: Arc<CoreExchange>,
     /// How far the simulator's event log has been read.
     seen_events: u64,
+    /// The open trades as last read (see [`Replay::open_trades`]).
+    open: Option<Arc<Vec<Trade>>>,
     execution: Execution,
     history: Arc<History>,
     name: String,
@@ -372,7 +375,7 @@ impl Replay {
             self.timing.simulator_s += moved.elapsed().as_secs_f64();
             let mut open = self.settle().await?;
             if self.exit_gapped_stops(t, &open).await? {
-                open = self.execution.book().open_trades()?;
+                open = self.reread_open_trades()?;
             }
             if i + 1 == steps {
                 self.closed_at_end = self.close_all().await?;
@@ -383,7 +386,7 @@ impl Replay {
                 self.feed(t);
                 self.timing.simulator_s += fed.elapsed().as_secs_f64();
                 if self.scan(t).await? {
-                    open = self.execution.book().open_trades()?;
+                    open = self.reread_open_trades()?;
                     // The symbols that got orders now need the walk through their candle.
                     let fed = Instant::now();
                     self.feed_walks(t);
@@ -461,9 +464,10 @@ impl Replay {
     /// ended a trade's protection, the same settlement. A trade left without its OCO goes
     /// through reconciliation.
     /// Returns the trades open after it.
-    async fn settle(&mut self) -> anyhow::Result<Vec<Trade>> {
+    async fn settle(&mut self) -> anyhow::Result<Arc<Vec<Trade>>> {
         let updates = self.exchange.order_updates(&mut self.seen_events);
-        let open = self.execution.book().open_trades()?;
+        let open =
+            if updates.is_empty() { self.open_trades()? } else { self.reread_open_trades()? };
         if open.is_empty() {
             return Ok(open);
         }
@@ -483,7 +487,24 @@ impl Replay {
             return Ok(open);
         }
         self.timing.execution_s += started.elapsed().as_secs_f64();
-        Ok(self.execution.book().open_trades()?)
+        self.reread_open_trades()
+    }
+
+    /// The open trades as last read: only execution writes them, and only when the engine
+    /// did something (an order update) or the replay called it, so a step where neither
+    /// happened reads nothing.
+    fn open_trades(&mut self) -> anyhow::Result<Arc<Vec<Trade>>> {
+        match &self.open {
+            Some(open) => Ok(open.clone()),
+            None => self.reread_open_trades(),
+        }
+    }
+
+    /// Reads the open trades from the store (after something may have changed them).
+    fn reread_open_trades(&mut self) -> anyhow::Result<Arc<Vec<Trade>>> {
+        let open = Arc::new(self.execution.book().open_trades()?);
+        self.open = Some(open.clone());
+        Ok(open)
     }
 
     /// Scripts each traded symbol's price from `t` to the next step: for a symbol with orders
