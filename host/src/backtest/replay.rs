@@ -462,12 +462,10 @@ impl Replay {
     /// Settles what the simulator did since the last step, as the exchange's streams make the
     /// service settle it live: the order updates of the simulator's event log, and when one
     /// ended a trade's protection, the same settlement. A trade left without its OCO goes
-    /// through reconciliation.
-    /// Returns the trades open after it.
+    /// through reconciliation. Returns the trades open after it.
     async fn settle(&mut self) -> anyhow::Result<Arc<Vec<Trade>>> {
         let updates = self.exchange.order_updates(&mut self.seen_events);
-        let open =
-            if updates.is_empty() { self.open_trades()? } else { self.reread_open_trades()? };
+        let open = self.open_trades()?;
         if open.is_empty() {
             return Ok(open);
         }
@@ -490,9 +488,9 @@ impl Replay {
         self.reread_open_trades()
     }
 
-    /// The open trades as last read: only execution writes them, and only when the engine
-    /// did something (an order update) or the replay called it, so a step where neither
-    /// happened reads nothing.
+    /// The open trades as last read: only execution writes them, and only when the replay
+    /// calls it (what the engine does on its own reaches them through the settlement), so
+    /// they are read again only after such a call.
     fn open_trades(&mut self) -> anyhow::Result<Arc<Vec<Trade>>> {
         match &self.open {
             Some(open) => Ok(open.clone()),
@@ -500,7 +498,7 @@ impl Replay {
         }
     }
 
-    /// Reads the open trades from the store (after something may have changed them).
+    /// Reads the open trades from the store (after a call of execution's).
     fn reread_open_trades(&mut self) -> anyhow::Result<Arc<Vec<Trade>>> {
         let open = Arc::new(self.execution.book().open_trades()?);
         self.open = Some(open.clone());

@@ -660,10 +660,11 @@ impl Exchange for CoreExchange {
         Box::pin(async move {
             let e = self.engine_at(self.now());
             e.rules(symbol).map_err(reject)?;
+            // The integer comparisons first: the list holds every trade of the run.
             let mine = e.trades.iter().filter(|t| {
-                t.account == self.account
+                order_id.is_none_or(|id| t.order_id == id)
+                    && t.account == self.account
                     && t.symbol == symbol
-                    && order_id.is_none_or(|id| t.order_id == id)
             });
             Ok(newest(mine, TRADES_LIMIT).map(trade).collect())
         })
