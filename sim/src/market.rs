@@ -127,6 +127,11 @@ pub fn round_to(v: Decimal, step: Decimal, strategy: RoundingStrategy) -> Decima
     if step.is_zero() {
         return v;
     }
+    if step.mantissa() == 1 {
+        // A step of 10^-k (most ticks and lot steps): rounding to k decimals is the same
+        // thing, without the division.
+        return v.round_dp_with_strategy(step.scale(), strategy).normalize();
+    }
     let units = (v / step).round_dp_with_strategy(0, strategy);
     (units * step).normalize()
 }
@@ -533,6 +538,33 @@ mod tests {
         assert_eq!(m.samples(rules, 1000, 3000), vec![(2000, d(12)), (2500, d(13)), (3000, d(13))]);
         assert_eq!(m.samples(rules, 1500, 2500), vec![(2000, d(12)), (2500, d(13))]);
         assert_eq!(m.samples(rules, 2100, 2200), vec![(2200, d(11) + Decimal::ONE)]);
+    }
+
+    #[test]
+    fn rounding_to_a_power_of_ten_step_is_rounding_to_its_decimals() {
+        let by_division = |v: Decimal, step: Decimal, strategy: RoundingStrategy| {
+            ((v / step).round_dp_with_strategy(0, strategy) * step).normalize()
+        };
+        let strategies = [
+            RoundingStrategy::ToNegativeInfinity,
+            RoundingStrategy::ToPositiveInfinity,
+            RoundingStrategy::ToZero,
+            RoundingStrategy::MidpointAwayFromZero,
+        ];
+        let steps = ["1", "0.1", "0.01", "0.00001", "0.00000001"];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = Decimal::new((x % 100_000_000_000_000) as i64, 8);
+            for step in steps {
+                let step: Decimal = step.parse().unwrap();
+                for strategy in strategies {
+                    assert_eq!(round_to(v, step, strategy), by_division(v, step, strategy));
+                }
+            }
+        }
     }
 
     #[test]

@@ -148,20 +148,30 @@ pub fn push_from(to: &mut Candles, from: &Candles, i: usize) {
     to.volume.push(from.volume[i]);
 }
 
+/// Candles `range` of `c`, with room for `more` candles after them.
+pub fn slice(c: &Candles, range: std::ops::Range<usize>, more: usize) -> Candles {
+    fn column<T: Copy>(v: &[T], range: &std::ops::Range<usize>, more: usize) -> Vec<T> {
+        let mut out = Vec::with_capacity(range.len() + more);
+        out.extend_from_slice(&v[range.clone()]);
+        out
+    }
+    Candles {
+        timeframe: c.timeframe.clone(),
+        open_time: column(&c.open_time, &range, more),
+        open: column(&c.open, &range, more),
+        high: column(&c.high, &range, more),
+        low: column(&c.low, &range, more),
+        close: column(&c.close, &range, more),
+        volume: column(&c.volume, &range, more),
+    }
+}
+
 /// The candles of `c` whose open time is in `[first, last]`.
 pub fn cut(c: &Candles, need: &Need) -> Candles {
     let first_step = c.open_time.partition_point(|t| *t < need.first_step);
     let start = first_step.saturating_sub(need.warmup as usize);
     let end = c.open_time.partition_point(|t| *t <= need.last_open);
-    let mut out = empty_like(c);
-    for i in start..end.max(start) {
-        push_from(&mut out, c, i);
-    }
-    out
-}
-
-fn empty_like(c: &Candles) -> Candles {
-    Candles { timeframe: c.timeframe.clone(), ..empty(Timeframe::H1) }
+    slice(c, start..end.max(start), 0)
 }
 
 /// Candles of `fine` (timeframe `fine_tf`) aggregated into `timeframe`: one candle per bucket

@@ -182,10 +182,7 @@ pub fn window(
     let forming = forming(fine, finest, tf, now_ms);
     let closed = closed_count(series, tf, now_ms);
     let keep = (count as usize).saturating_sub(usize::from(forming.is_some()));
-    let mut out = history::empty(tf);
-    for i in closed.saturating_sub(keep)..closed {
-        history::push_from(&mut out, series, i);
-    }
+    let mut out = history::slice(series, closed.saturating_sub(keep)..closed, 1);
     if let Some([open, high, low, close, volume]) = forming {
         out.open_time.push(history::candle_open(tf, now_ms));
         out.open.push(open);

@@ -71,6 +71,9 @@ use crate::store::Store;
 /// always passes a level where the stop-limit can fill, as a continuous market would.
 pub const MAX_MOVE: f64 = 0.001;
 
+/// A symbol's scripted price path: (time, price) points.
+type Script = (String, Vec<(i64, Decimal)>);
+
 /// The simulator account of the run (loopback only, never leaves the process).
 const KEY: &str = "spotbot-backtest";
 const SECRET: &str = "spotbot-backtest-secret";
@@ -235,13 +238,13 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
         history: history.clone(),
         finest,
         steps: scan_steps,
-    });
+    })
+    .context("cannot start the scans' thread")?;
     let mut replay = Replay {
         scans,
         sim,
         exchange,
         seen_events: 0,
-        open: None,
         execution,
         history: history.clone(),
         name: name.clone(),
@@ -324,8 +327,6 @@ struct Replay {
     exchange: Arc<CoreExchange>,
     /// How far the simulator's event log has been read.
     seen_events: u64,
-    /// The open trades as last read (see [`Replay::open_trades`]).
-    open: Option<Arc<Vec<Trade>>>,
     execution: Execution,
     history: Arc<History>,
     name: String,
@@ -375,7 +376,7 @@ impl Replay {
             self.timing.simulator_s += moved.elapsed().as_secs_f64();
             let mut open = self.settle().await?;
             if self.exit_gapped_stops(t, &open).await? {
-                open = self.reread_open_trades()?;
+                open = self.open_trades()?;
             }
             if i + 1 == steps {
                 self.closed_at_end = self.close_all().await?;
@@ -386,7 +387,7 @@ impl Replay {
                 self.feed(t);
                 self.timing.simulator_s += fed.elapsed().as_secs_f64();
                 if self.scan(t).await? {
-                    open = self.reread_open_trades()?;
+                    open = self.open_trades()?;
                     // The symbols that got orders now need the walk through their candle.
                     let fed = Instant::now();
                     self.feed_walks(t);
@@ -485,50 +486,54 @@ impl Replay {
             return Ok(open);
         }
         self.timing.execution_s += started.elapsed().as_secs_f64();
-        self.reread_open_trades()
+        self.open_trades()
     }
 
-    /// The open trades as last read: only execution writes them, and only when the replay
-    /// calls it (what the engine does on its own reaches them through the settlement), so
-    /// they are read again only after such a call.
-    fn open_trades(&mut self) -> anyhow::Result<Arc<Vec<Trade>>> {
-        match &self.open {
-            Some(open) => Ok(open.clone()),
-            None => self.reread_open_trades(),
-        }
+    /// The open trades (decoded again only after a write, see [`crate::execution::Book`]).
+    fn open_trades(&self) -> anyhow::Result<Arc<Vec<Trade>>> {
+        Ok(self.execution.book().open_trades_shared()?)
     }
 
-    /// Reads the open trades from the store (after a call of execution's).
-    fn reread_open_trades(&mut self) -> anyhow::Result<Arc<Vec<Trade>>> {
-        let open = Arc::new(self.execution.book().open_trades()?);
-        self.open = Some(open.clone());
-        Ok(open)
-    }
-
-    /// Scripts each traded symbol's price from `t` to the next step: for a symbol with orders
-    /// at the simulator, the walk through the finest candle opening at `t` (see [`MAX_MOVE`]);
-    /// for the others only the candle's open, extremes and close, which is all a read at a
-    /// step's time can see ([`Replay::feed_walks`] gives a symbol its walk once an entry
-    /// places orders on it). Then the next candle's open.
+    /// Scripts each traded symbol's price from `t` to the next step (see
+    /// [`Replay::script_of`]), then the next candle's open.
     fn feed(&mut self, t: i64) {
-        let walking: BTreeSet<String> =
-            self.sim.engine().open_orders().map(|o| o.symbol.clone()).collect();
         let paths = (self.symbols.clone().into_iter())
-            .filter_map(|symbol| {
-                let max_move = walking.contains(&symbol).then_some(MAX_MOVE);
-                self.path_of(symbol, t, max_move)
-            })
+            .filter_map(|symbol| self.script_of(symbol, t))
+            .map(|(path, _)| path)
             .collect();
         let _ = self.sim.set_paths(paths);
     }
 
-    /// Gives the symbols that have orders at the simulator the walk through their candle.
+    /// Gives the symbols whose new orders the candle from `t` can reach the walk through it
+    /// (after the step's entries; the others keep the script [`Replay::feed`] gave them).
     fn feed_walks(&mut self, t: i64) {
-        let walking: BTreeSet<String> =
+        let ordered: BTreeSet<String> =
             self.sim.engine().open_orders().map(|o| o.symbol.clone()).collect();
-        let paths =
-            walking.into_iter().filter_map(|s| self.path_of(s, t, Some(MAX_MOVE))).collect();
+        let paths = (ordered.into_iter())
+            .filter_map(|symbol| self.script_of(symbol, t))
+            .filter_map(|(path, walked)| walked.then_some(path))
+            .collect();
         let _ = self.sim.set_paths(paths);
+    }
+
+    /// The script of `symbol` through the finest candle opening at `t`, and whether it is the
+    /// walk. The walk (see [`MAX_MOVE`]) is needed only where an order at the simulator could
+    /// trigger or fill at a price within the candle's range ([`spotbot_sim::core::Engine::
+    /// acts_between`]); elsewhere nothing can happen on the way, and the candle's open,
+    /// extremes and close (all a read at a step's time can see) give the same fills as the
+    /// walk would, none.
+    fn script_of(
+        &mut self,
+        symbol: String,
+        t: i64,
+    ) -> Option<(Script, bool)> {
+        let (symbol, points) = self.path_of(symbol, t, None)?;
+        let low = points.iter().map(|(_, p)| *p).min()?;
+        let high = points.iter().map(|(_, p)| *p).max()?;
+        if !self.sim.engine().acts_between(&symbol, low, high) {
+            return Some(((symbol, points), false));
+        }
+        self.path_of(symbol, t, Some(MAX_MOVE)).map(|path| (path, true))
     }
 
     /// The script of `symbol` from `t` to the next step (`None` when its candle at `t` is
@@ -538,7 +543,7 @@ impl Replay {
         symbol: String,
         t: i64,
         max_move: Option<f64>,
-    ) -> Option<(String, Vec<(i64, Decimal)>)> {
+    ) -> Option<Script> {
         let len = self.finest.duration_ms();
         let c = self.history.get(&symbol, self.finest)?;
         let Ok(i) = c.open_time.binary_search(&t) else {

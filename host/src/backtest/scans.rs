@@ -1,5 +1,5 @@
-//! The plugin's scans of a replay, run ahead of it in a task of their own, so that the second
-//! core scans step `t + 1` while the replay executes step `t`.
+//! The plugin's scans of a replay, run ahead of it on a thread of their own, so that the
+//! second core scans step `t + 1` while the replay executes step `t`.
 //!
 //! Nothing a scan reads depends on what execution does: its market data is the history at the
 //! scan's own time (each scan sets a clock of the plugins area's own to its step), its config
@@ -8,7 +8,12 @@
 //! every scan gets the request it would get serially, and the replay consumes the outcomes in
 //! step order: the trades do not change, only the time does. What stays serial is the replay
 //! itself (one account: each entry's size depends on the balance the previous ones left).
+//!
+//! The thread calls the plugin itself ([`Plugins::scan_on_this_thread`]) and hands the
+//! outcomes over in batches of [`BATCH`] steps: a hand-over per step would wake one thread or
+//! the other at every step, and on two cores each wake-up is a context switch.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,8 +24,11 @@ use crate::clock::TestClock;
 use crate::market::Timeframe;
 use crate::plugins::{PluginError, Plugins, ScanOutcome};
 
-/// How many steps the scans may run ahead of the replay (bounds the outcomes held).
-const AHEAD: usize = 256;
+/// Steps per hand-over.
+const BATCH: usize = 32;
+
+/// Batches the scans may run ahead of the replay (bounds the outcomes held).
+const AHEAD: usize = 8;
 
 /// The scan of one step.
 pub struct StepScan {
@@ -33,10 +41,10 @@ pub struct StepScan {
     pub seconds: f64,
 }
 
-/// The scans in flight; dropping it stops them.
+/// The scans in flight; dropping it stops them (after the batch being scanned).
 pub struct ScansAhead {
-    outcomes: mpsc::Receiver<StepScan>,
-    task: tokio::task::JoinHandle<()>,
+    batches: mpsc::Receiver<Vec<StepScan>>,
+    ready: VecDeque<StepScan>,
 }
 
 /// What the scans need.
@@ -53,39 +61,49 @@ pub struct ScanPlan {
 }
 
 impl ScansAhead {
-    pub fn start(plan: ScanPlan) -> Self {
-        let (send, outcomes) = mpsc::channel(AHEAD);
-        let task = tokio::spawn(async move {
-            for t in plan.steps.iter().copied() {
-                let (open, closed): (Vec<String>, Vec<String>) =
-                    plan.symbols.iter().cloned().partition(|symbol| {
-                        let candles = plan.history.get(symbol, plan.finest);
-                        candles.is_some_and(|c| c.open_time.binary_search(&t).is_ok())
-                    });
-                let started = Instant::now();
-                let outcome = if open.is_empty() {
-                    None
-                } else {
-                    plan.clock.set(chrono::DateTime::from_timestamp_millis(t).unwrap_or_default());
-                    Some(plan.plugins.scan(&plan.name, Some(open)).await)
-                };
-                let seconds = started.elapsed().as_secs_f64();
-                if send.send(StepScan { t, closed, outcome, seconds }).await.is_err() {
-                    return;
-                }
-            }
-        });
-        Self { outcomes, task }
+    /// Starts the scans' thread (inside a tokio runtime, whose handle it uses).
+    pub fn start(plan: ScanPlan) -> std::io::Result<Self> {
+        let (send, batches) = mpsc::channel(AHEAD);
+        let runtime = tokio::runtime::Handle::current();
+        std::thread::Builder::new()
+            .name("backtest-scans".into())
+            .spawn(move || runtime.block_on(scan_all(plan, send)))?;
+        Ok(Self { batches, ready: VecDeque::new() })
     }
 
     /// The scan of the next step (`None` once every step was handed out).
     pub async fn next(&mut self) -> Option<StepScan> {
-        self.outcomes.recv().await
+        if self.ready.is_empty() {
+            self.ready = self.batches.recv().await?.into();
+        }
+        self.ready.pop_front()
     }
 }
 
-impl Drop for ScansAhead {
-    fn drop(&mut self) {
-        self.task.abort();
+/// Scans every step of `plan` in order, sending the outcomes in batches; stops when the
+/// replay is gone.
+async fn scan_all(plan: ScanPlan, send: mpsc::Sender<Vec<StepScan>>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    for t in plan.steps.iter().copied() {
+        let (open, closed): (Vec<String>, Vec<String>) =
+            plan.symbols.iter().cloned().partition(|symbol| {
+                let candles = plan.history.get(symbol, plan.finest);
+                candles.is_some_and(|c| c.open_time.binary_search(&t).is_ok())
+            });
+        let started = Instant::now();
+        let outcome = if open.is_empty() {
+            None
+        } else {
+            plan.clock.set(chrono::DateTime::from_timestamp_millis(t).unwrap_or_default());
+            Some(plan.plugins.scan_on_this_thread(&plan.name, Some(open)).await)
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        batch.push(StepScan { t, closed, outcome, seconds });
+        if batch.len() == BATCH && send.send(std::mem::take(&mut batch)).await.is_err() {
+            return;
+        }
+    }
+    if !batch.is_empty() {
+        let _ = send.send(batch).await;
     }
 }

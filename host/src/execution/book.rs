@@ -2,6 +2,8 @@
 //! store. Writes that belong together (a fill and its trade, a close and its history row and
 //! counters) go through one transaction via the `*_in` functions.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use rust_decimal::Decimal;
@@ -9,6 +11,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::trade::{ClosedTrade, Trade};
+use crate::store::decoded::DecodedTable;
 use crate::store::{Reader, Store, StoreError, Writer, tables};
 
 const TRADES_TODAY: &str = "trades_today";
@@ -46,11 +49,13 @@ impl Day {
 #[derive(Debug, Clone)]
 pub struct Book {
     store: Store,
+    /// The open trades, decoded again only where they changed (see [`DecodedTable`]).
+    open: Arc<DecodedTable<Trade>>,
 }
 
 impl Book {
     pub fn new(store: Store) -> Self {
-        Self { store }
+        Self { store, open: Arc::new(DecodedTable::new(tables::OPEN_TRADES)) }
     }
 
     pub fn store(&self) -> &Store {
@@ -58,12 +63,17 @@ impl Book {
     }
 
     pub fn open_trade(&self, symbol: &str) -> Result<Option<Trade>, StoreError> {
-        self.store.read(|r| r.get(tables::OPEN_TRADES, symbol))
+        Ok(self.open_trades_shared()?.iter().find(|t| t.symbol == symbol).cloned())
     }
 
     /// Every open trade, by symbol.
     pub fn open_trades(&self) -> Result<Vec<Trade>, StoreError> {
-        Ok(self.store.read(|r| r.all(tables::OPEN_TRADES))?.into_iter().map(|(_, t)| t).collect())
+        Ok(self.open_trades_shared()?.as_ref().clone())
+    }
+
+    /// [`Book::open_trades`] without a copy.
+    pub fn open_trades_shared(&self) -> Result<Arc<Vec<Trade>>, StoreError> {
+        self.open.all(&self.store)
     }
 
     pub fn put_trade(&self, trade: &Trade) -> Result<(), StoreError> {

@@ -101,6 +101,15 @@ enum ScanMode {
     Experiment,
 }
 
+/// Which thread runs a plugin call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CallThread {
+    /// Tokio's blocking pool: the caller's runtime thread stays free for other tasks.
+    Blocking,
+    /// The caller's own thread (see [`Plugins::scan_on_this_thread`]).
+    Caller,
+}
+
 struct Inner {
     runtime: Arc<Runtime>,
     dir: PathBuf,
@@ -311,11 +320,33 @@ impl Plugins {
         symbols: Option<Vec<String>>,
         config: Option<serde_json::Map<String, serde_json::Value>>,
     ) -> Result<ScanOutcome, PluginError> {
+        self.fetch_and_scan(name, symbols, config, CallThread::Blocking).await
+    }
+
+    /// [`Plugins::scan`] with the plugin called on the caller's thread instead of tokio's
+    /// blocking pool, for a caller that has a thread of its own with nothing else to do (a
+    /// backtest's scans, see `backtest::scans`): there, handing every call to another thread
+    /// and back only costs two context switches.
+    pub async fn scan_on_this_thread(
+        &self,
+        name: &str,
+        symbols: Option<Vec<String>>,
+    ) -> Result<ScanOutcome, PluginError> {
+        self.fetch_and_scan(name, symbols, None, CallThread::Caller).await
+    }
+
+    async fn fetch_and_scan(
+        &self,
+        name: &str,
+        symbols: Option<Vec<String>>,
+        config: Option<serde_json::Map<String, serde_json::Value>>,
+        thread: CallThread,
+    ) -> Result<ScanOutcome, PluginError> {
         let plugin = self.get(name).ok_or_else(|| PluginError::NotFound(name.to_string()))?;
         let mode = if config.is_some() { ScanMode::Experiment } else { ScanMode::Serve };
         let config = self.scan_config(&plugin, config.as_ref())?;
         let request = self.build_request(&plugin, config, symbols).await?;
-        self.scan_plugin(plugin, request, mode).await
+        self.scan_plugin(plugin, request, mode, thread).await
     }
 
     /// The exact request a scan of `symbols` (default: the watchlist) by plugin `name` would
@@ -383,7 +414,7 @@ impl Plugins {
         let plugin = self.get(name).ok_or_else(|| PluginError::NotFound(name.to_string()))?;
         let config = self.scan_config(&plugin, None)?;
         let request = self.request_for(name, config, snapshot)?;
-        self.scan_plugin(plugin, request, ScanMode::Serve).await
+        self.scan_plugin(plugin, request, ScanMode::Serve, CallThread::Blocking).await
     }
 
     /// The plugin's effective config for a scan, with `over` merged in; a plugin switched off
@@ -424,6 +455,7 @@ impl Plugins {
         plugin: Arc<LoadedPlugin>,
         request: ScanRequest,
         mode: ScanMode,
+        thread: CallThread,
     ) -> Result<ScanOutcome, PluginError> {
         let name = plugin.manifest.name.clone();
         let symbols = request.symbols.len();
@@ -435,11 +467,13 @@ impl Plugins {
         let runtime = self.inner.runtime.clone();
         let serving = plugin.clone();
         let started = Instant::now();
-        let (result, log) = tokio::task::spawn_blocking(move || {
-            run_scan(&runtime, &serving.compiled, &serving.manifest, request)
-        })
-        .await
-        .map_err(|e| PluginError::Internal(format!("plugin call panicked: {e}")))?;
+        let call = move || run_scan(&runtime, &serving.compiled, &serving.manifest, request);
+        let (result, log) = match thread {
+            CallThread::Blocking => tokio::task::spawn_blocking(call)
+                .await
+                .map_err(|e| PluginError::Internal(format!("plugin call panicked: {e}")))?,
+            CallThread::Caller => call(),
+        };
         let elapsed = started.elapsed();
         let duration_ms = elapsed.as_secs_f64() * 1000.0;
         log.emit(&name, if mode == ScanMode::Serve { "scan" } else { "preview" });

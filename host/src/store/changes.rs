@@ -4,9 +4,12 @@
 //! something they show changed, whichever area wrote it, instead of polling the store. Only
 //! the table names travel: a follower reads what it needs itself, so a slow follower that
 //! misses announcements (the channel keeps the newest [`CAPACITY`]) re-reads everything once.
+//!
+//! Each table also counts the committed writes that touched it ([`Generations`]): a reader
+//! that decoded a table keeps what it decoded until the count moves.
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
 
@@ -25,6 +28,26 @@ impl Changed {
     /// Whether the write touched the table named `table` (`tables::X.name()`).
     pub fn touched(&self, table: &str) -> bool {
         self.0.contains(table)
+    }
+}
+
+/// How many committed writes touched each table since the store opened.
+#[derive(Debug, Default)]
+pub struct Generations(Mutex<HashMap<String, u64>>);
+
+impl Generations {
+    /// Counts one committed write that touched `tables`.
+    pub(super) fn bump(&self, tables: &BTreeSet<String>) {
+        let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        for table in tables {
+            *counts.entry(table.clone()).or_default() += 1;
+        }
+    }
+
+    /// The count of the table named `table`: unchanged since an earlier read means that no
+    /// write touched the table in between.
+    pub fn of(&self, table: &str) -> u64 {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).get(table).copied().unwrap_or(0)
     }
 }
 

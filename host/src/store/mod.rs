@@ -6,6 +6,7 @@
 //! types: they read and write JSON documents through [`Store::read`] and [`Store::write`].
 
 pub mod changes;
+pub mod decoded;
 pub mod tables;
 
 use std::cell::RefCell;
@@ -20,7 +21,7 @@ use redb::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use changes::Changed;
+use changes::{Changed, Generations};
 use tables::{KeyedTable, SequencedTable};
 
 /// The schema this build writes. Bump it with a migration when a stored shape changes
@@ -52,6 +53,7 @@ fn db_err(err: impl std::fmt::Display) -> StoreError {
 pub struct Store {
     db: Arc<Database>,
     changes: tokio::sync::broadcast::Sender<Changed>,
+    generations: Arc<Generations>,
     /// The durability of [`Store::write`]: `None` in memory, where there is no disk to wait
     /// for.
     durable: Durability,
@@ -72,8 +74,7 @@ impl Store {
         })?;
         let path = data_dir.join(DB_FILE);
         let db = Database::create(&path).map_err(db_err)?;
-        let store =
-            Self { db: Arc::new(db), changes: changes::channel(), durable: Durability::Immediate };
+        let store = Self::with(db);
         store.prepare_schema(&path.display().to_string())?;
         Ok(store)
     }
@@ -84,10 +85,18 @@ impl Store {
         let db = Database::builder()
             .create_with_backend(redb::backends::InMemoryBackend::new())
             .map_err(db_err)?;
-        let store =
-            Self { db: Arc::new(db), changes: changes::channel(), durable: Durability::None };
+        let store = Self { durable: Durability::None, ..Self::with(db) };
         store.prepare_schema("(in memory)")?;
         Ok(store)
+    }
+
+    fn with(db: Database) -> Self {
+        Self {
+            db: Arc::new(db),
+            changes: changes::channel(),
+            generations: Arc::default(),
+            durable: Durability::Immediate,
+        }
     }
 
     fn prepare_schema(&self, path: &str) -> Result<(), StoreError> {
@@ -174,11 +183,17 @@ impl Store {
         let value = f(&writer)?;
         let touched = writer.touched.into_inner();
         tx.commit().map_err(db_err)?;
+        self.generations.bump(&touched);
         if !touched.is_empty() {
             // Nobody following the store is fine.
             let _ = self.changes.send(Changed::new(touched));
         }
         Ok(value)
+    }
+
+    /// How many committed writes touched `table` so far (see [`Generations`]).
+    pub fn generation(&self, table: impl TableHandle) -> u64 {
+        self.generations.of(table.name())
     }
 
     /// The tables of every write committed from now on (see [`changes`]).

@@ -11,8 +11,7 @@ impl Engine {
     /// tick above, then `levels` levels spaced by `level_spacing`.
     pub fn book(&self, rules: &SymbolRules, p: Decimal) -> Book {
         let tick = rules.tick;
-        let best_bid = round_to(p, tick, RoundingStrategy::ToNegativeInfinity).max(tick);
-        let best_ask = best_bid + tick;
+        let (best_bid, best_ask) = book_top(rules, p);
         let mut bids = Vec::new();
         let mut asks = Vec::new();
         let mut last_bid = None::<Decimal>;
@@ -86,4 +85,11 @@ impl Engine {
         }
         (filled, cost)
     }
+}
+
+/// The best bid and ask of the synthetic book when the last price is `p`: the bid is `p`
+/// rounded down to the tick (at least one tick), the ask one tick above it.
+pub(super) fn book_top(rules: &SymbolRules, p: Decimal) -> (Decimal, Decimal) {
+    let bid = round_to(p, rules.tick, RoundingStrategy::ToNegativeInfinity).max(rules.tick);
+    (bid, bid + rules.tick)
 }

@@ -2,12 +2,12 @@
 //! order (and the release of its lock), and the catch-up that walks the market's price path
 //! since the last look, triggering stops and filling resting limits at the time it happened.
 
+use super::book::book_top;
 use super::events::OrderChange;
 use super::{Engine, Expiry, Fill, Reject, Side, Status, Trade};
 use crate::clock::Millis;
-use crate::market::round_to;
 use crate::symbols::SymbolRules;
-use rust_decimal::{Decimal, RoundingStrategy};
+use rust_decimal::Decimal;
 
 impl Engine {
     /// Books one fill of order `idx`: balances (locked first, then free), fees, trade record.
@@ -206,24 +206,30 @@ impl Engine {
         }
     }
 
+    /// Whether some open order of `symbol` would trigger or fill at a price between `low` and
+    /// `high` (a tick wider on each side): whether a price path inside that range can do
+    /// anything at all. Every condition of [`Engine::evaluate`] is a threshold on the price,
+    /// so one that holds anywhere in the range holds at one of its ends. A path that stays
+    /// inside a range where this is false fills nothing and triggers nothing, however finely it
+    /// is sampled (a backtest scripts such candles with their four prices only).
+    pub fn acts_between(&self, symbol: &str, low: Decimal, high: Decimal) -> bool {
+        let Ok(rules) = self.rules(symbol) else { return false };
+        let ends = [(low - rules.tick).max(Decimal::ZERO), high + rules.tick];
+        self.open_orders().filter(|o| o.symbol == symbol).any(|o| {
+            ends.iter().any(|&p| {
+                let (bid, ask) = book_top(rules, p);
+                o.triggers_at(p) || o.fills_against(bid, ask)
+            })
+        })
+    }
+
     /// One price sample `p` at `t`: stops trigger on it, then resting limits it crosses fill
     /// (`open`: the symbol's orders open when the walk began, oldest first).
     fn evaluate(&mut self, rules: &SymbolRules, open: &[usize], t: Millis, p: Decimal) {
-        let book_bid =
-            round_to(p, rules.tick, RoundingStrategy::ToNegativeInfinity).max(rules.tick);
-        let book_ask = book_bid + rules.tick;
+        let (book_bid, book_ask) = book_top(rules, p);
         // 1. Stop triggers on the last price.
         for &i in open {
-            let o = &self.orders[i];
-            if !o.status.is_open() || !o.order_type.is_stop() || o.triggered {
-                continue;
-            }
-            let Some(stop) = o.stop_price else { continue };
-            let hit = match (o.order_type.is_stop_loss(), o.side) {
-                (true, Side::Sell) | (false, Side::Buy) => p <= stop,
-                (true, Side::Buy) | (false, Side::Sell) => p >= stop,
-            };
-            if !hit {
+            if !self.orders[i].triggers_at(p) {
                 continue;
             }
             let o = &mut self.orders[i];
@@ -244,14 +250,7 @@ impl Engine {
         // 2. Resting limits fill at their price when the market trades through.
         for &i in open {
             let o = &self.orders[i];
-            if !o.status.is_open() || !o.is_working() || !o.order_type.has_limit_price() {
-                continue;
-            }
-            let crosses = match o.side {
-                Side::Buy => book_ask <= o.price,
-                Side::Sell => book_bid >= o.price,
-            };
-            if !crosses {
+            if !o.fills_against(book_bid, book_ask) {
                 continue;
             }
             let (price, qty, list_id) = (o.price, o.remaining(), o.order_list_id);

@@ -122,6 +122,32 @@ impl Order {
     pub fn remaining(&self) -> Decimal {
         self.orig_qty - self.executed_qty
     }
+
+    /// Whether the last price `p` triggers this order: an open stop not triggered yet whose
+    /// stop price `p` reached (from above for a sell stop-loss or a buy take-profit, from
+    /// below for the other two).
+    pub fn triggers_at(&self, p: Decimal) -> bool {
+        if !self.status.is_open() || !self.order_type.is_stop() || self.triggered {
+            return false;
+        }
+        let Some(stop) = self.stop_price else { return false };
+        match (self.order_type.is_stop_loss(), self.side) {
+            (true, Side::Sell) | (false, Side::Buy) => p <= stop,
+            (true, Side::Buy) | (false, Side::Sell) => p >= stop,
+        }
+    }
+
+    /// Whether this order, resting at its limit price, fills against the book's best `bid`
+    /// and `ask`: the market trades through its price.
+    pub fn fills_against(&self, bid: Decimal, ask: Decimal) -> bool {
+        if !self.status.is_open() || !self.is_working() || !self.order_type.has_limit_price() {
+            return false;
+        }
+        match self.side {
+            Side::Buy => ask <= self.price,
+            Side::Sell => bid >= self.price,
+        }
+    }
 }
 
 /// A one-cancels-the-other pair: a stop-loss leg and a take-profit leg sharing one lock.
