@@ -441,7 +441,8 @@ pub struct Ohlc {
     pub close: f64,
 }
 
-fn script_price(x: f64) -> Decimal {
+/// A scripted price: `x` to eight decimals.
+pub fn script_price(x: f64) -> Decimal {
     round8(x).unwrap_or_else(|| Decimal::from_f64_retain(x).unwrap_or_default().round_dp(8))
 }
 

@@ -7,7 +7,7 @@
 //! volume; one candle per bucket that traded, as an exchange's klines are). Every series is cut to what the run needs: the warm-up the
 //! plugin's candle counts ask for before `from`, through `to`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{Context, bail};
@@ -300,22 +300,14 @@ pub fn csv_file(dir: &Path, symbol: &str, timeframe: Timeframe) -> std::path::Pa
 /// from the `finest` timeframe's file of the same symbol.
 pub fn from_csv_dir(dir: &Path, needs: &[Need], finest: Timeframe) -> anyhow::Result<History> {
     let mut history = History::default();
-    let mut files: BTreeMap<(String, Timeframe), Candles> = BTreeMap::new();
-    let mut read = |symbol: &str, tf: Timeframe| -> anyhow::Result<Option<Candles>> {
-        let key = (symbol.to_string(), tf);
-        if let Some(c) = files.get(&key) {
-            return Ok(Some(c.clone()));
-        }
-        let path = csv_file(dir, symbol, tf);
-        if !path.exists() {
-            return Ok(None);
-        }
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        let candles =
-            parse_csv(&text, tf).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        files.insert(key, candles.clone());
-        Ok(Some(candles))
+    // Every file a need may read: its own timeframe, and the finest to aggregate from.
+    let wanted: BTreeSet<(String, Timeframe)> = needs
+        .iter()
+        .flat_map(|n| [(n.symbol.clone(), n.timeframe), (n.symbol.clone(), finest)])
+        .collect();
+    let files = read_csv_files(dir, wanted)?;
+    let read = |symbol: &str, tf: Timeframe| -> anyhow::Result<Option<Candles>> {
+        Ok(files.get(&(symbol.to_string(), tf)).cloned())
     };
     for need in needs {
         let candles = match read(&need.symbol, need.timeframe)? {
@@ -341,6 +333,48 @@ pub fn from_csv_dir(dir: &Path, needs: &[Need], finest: Timeframe) -> anyhow::Re
         history.check_coverage(need);
     }
     Ok(history)
+}
+
+/// The candles of each of `files` that exists in `dir`, parsed on every core (a year of
+/// hourly candles is 8 760 lines per symbol).
+fn read_csv_files(
+    dir: &Path,
+    files: BTreeSet<(String, Timeframe)>,
+) -> anyhow::Result<BTreeMap<(String, Timeframe), Candles>> {
+    let files: Vec<_> = files.into_iter().collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = files.len().div_ceil(threads).max(1);
+    let read_one = |(symbol, tf): &(String, Timeframe)| -> anyhow::Result<Option<Candles>> {
+        let path = csv_file(dir, symbol, *tf);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let candles =
+            parse_csv(&text, *tf).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        Ok(Some(candles))
+    };
+    let parsed = std::thread::scope(|scope| {
+        let workers: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(read_one).collect::<Vec<_>>()))
+            .collect();
+        let mut parsed = Vec::with_capacity(files.len());
+        for worker in workers {
+            let part =
+                worker.join().map_err(|_| anyhow::anyhow!("reading the CSV files failed"))?;
+            parsed.extend(part);
+        }
+        anyhow::Ok(parsed)
+    })?;
+    let mut out = BTreeMap::new();
+    for (key, candles) in files.into_iter().zip(parsed) {
+        if let Some(candles) = candles? {
+            out.insert(key, candles);
+        }
+    }
+    Ok(out)
 }
 
 /// Records coverage notes for needs served by another reader (klines).

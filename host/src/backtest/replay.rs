@@ -39,7 +39,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
-use spotbot_sim::market::{Ohlc, path_from_candles};
+use spotbot_sim::market::{Ohlc, path_from_candles, script_price};
 use spotbot_sim::{Sim, SimConfig};
 
 use super::Spec;
@@ -522,33 +522,30 @@ impl Replay {
     /// acts_between`]); elsewhere nothing can happen on the way, and the candle's open,
     /// extremes and close (all a read at a step's time can see) give the same fills as the
     /// walk would, none.
-    fn script_of(
-        &mut self,
-        symbol: String,
-        t: i64,
-    ) -> Option<(Script, bool)> {
-        let (symbol, points) = self.path_of(symbol, t, None)?;
-        let low = points.iter().map(|(_, p)| *p).min()?;
-        let high = points.iter().map(|(_, p)| *p).max()?;
-        if !self.sim.engine().acts_between(&symbol, low, high) {
-            return Some(((symbol, points), false));
+    fn script_of(&mut self, symbol: String, t: i64) -> Option<(Script, bool)> {
+        let (candle, next) = self.candle_at(&symbol, t)?;
+        let prices =
+            [candle.open, candle.high, candle.low, candle.close, next.unwrap_or(candle.open)];
+        // Conversion to the script's decimals keeps the order: the extremes of the points.
+        let low = script_price(prices.iter().copied().fold(f64::INFINITY, f64::min));
+        let high = script_price(prices.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+        let walk = self.sim.engine().acts_between(&symbol, low, high);
+        let len = self.finest.duration_ms();
+        let mut points = path_from_candles(len, &[candle], walk.then_some(MAX_MOVE));
+        if let Some(next) = next {
+            points.push((t + len, script_price(next)));
         }
-        self.path_of(symbol, t, Some(MAX_MOVE)).map(|path| (path, true))
+        Some(((symbol, points), walk))
     }
 
-    /// The script of `symbol` from `t` to the next step (`None` when its candle at `t` is
-    /// missing: its price holds).
-    fn path_of(
-        &mut self,
-        symbol: String,
-        t: i64,
-        max_move: Option<f64>,
-    ) -> Option<Script> {
+    /// The finest candle of `symbol` opening at `t`, and the next one's open when that one
+    /// follows right after (`None` when the candle at `t` is missing: the price holds).
+    fn candle_at(&mut self, symbol: &str, t: i64) -> Option<(Ohlc, Option<f64>)> {
         let len = self.finest.duration_ms();
-        let c = self.history.get(&symbol, self.finest)?;
+        let c = self.history.get(symbol, self.finest)?;
         let Ok(i) = c.open_time.binary_search(&t) else {
-            if !self.fed_missing.contains(&symbol) {
-                self.fed_missing.push(symbol);
+            if !self.fed_missing.iter().any(|s| s == symbol) {
+                self.fed_missing.push(symbol.to_string());
             }
             return None;
         };
@@ -559,12 +556,8 @@ impl Replay {
             low: c.low[i],
             close: c.close[i],
         };
-        let mut points = path_from_candles(len, &[candle], max_move);
-        if c.open_time.get(i + 1) == Some(&(t + len)) {
-            let next = Decimal::from_f64_retain(c.open[i + 1]).unwrap_or_default().round_dp(8);
-            points.push((t + len, next));
-        }
-        Some((symbol, points))
+        let next = (c.open_time.get(i + 1) == Some(&(t + len))).then(|| c.open[i + 1]);
+        Some((candle, next))
     }
 
     /// Acts on the scan of the symbols whose market is open at `t` (a finest candle opens
