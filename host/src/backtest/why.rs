@@ -37,19 +37,33 @@ pub fn reason_key(reason: &str) -> String {
     reason.split(':').next().unwrap_or(reason).trim().chars().take(60).collect()
 }
 
+/// Counts one more `key` (a key is copied only the first time: a year of steps counts the same
+/// few keys hundreds of thousands of times).
+fn add_one(counts: &mut BTreeMap<String, usize>, key: &str) {
+    match counts.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(key.to_string(), 1);
+        }
+    }
+}
+
 impl WhyNoTrade {
     fn both(&mut self, symbol: &str, count: impl Fn(&mut NoTrade)) {
         count(&mut self.run);
-        count(self.by_symbol.entry(symbol.to_string()).or_default());
+        match self.by_symbol.get_mut(symbol) {
+            Some(counts) => count(counts),
+            None => count(self.by_symbol.entry(symbol.to_string()).or_default()),
+        }
     }
 
     /// Counts a skip result: its reason and every checklist line it failed.
     pub fn skip(&mut self, result: &ScanResult) {
         let key = reason_key(result.reason.as_deref().unwrap_or("skip"));
         self.both(&result.symbol, |n| {
-            *n.skips.entry(key.clone()).or_default() += 1;
+            add_one(&mut n.skips, &key);
             for check in result.checklist.iter().filter(|c| !c.pass) {
-                *n.failed_checks.entry(check.name.clone()).or_default() += 1;
+                add_one(&mut n.failed_checks, &check.name);
             }
         });
     }

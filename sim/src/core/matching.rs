@@ -214,12 +214,10 @@ impl Engine {
     /// is sampled (a backtest scripts such candles with their four prices only).
     pub fn acts_between(&self, symbol: &str, low: Decimal, high: Decimal) -> bool {
         let Ok(rules) = self.rules(symbol) else { return false };
-        let ends = [(low - rules.tick).max(Decimal::ZERO), high + rules.tick];
+        let ends = [(low - rules.tick).max(Decimal::ZERO), high + rules.tick]
+            .map(|p| (p, book_top(rules, p)));
         self.open_orders().filter(|o| o.symbol == symbol).any(|o| {
-            ends.iter().any(|&p| {
-                let (bid, ask) = book_top(rules, p);
-                o.triggers_at(p) || o.fills_against(bid, ask)
-            })
+            ends.iter().any(|&(p, (bid, ask))| o.triggers_at(p) || o.fills_against(bid, ask))
         })
     }
 
