@@ -518,10 +518,10 @@ impl Replay {
 
     /// The script of `symbol` through the finest candle opening at `t`, and whether it is the
     /// walk. The walk (see [`MAX_MOVE`]) is needed only where an order at the simulator could
-    /// trigger or fill at a price within the candle's range ([`spotbot_sim::core::Engine::
-    /// acts_between`]); elsewhere nothing can happen on the way, and the candle's open,
-    /// extremes and close (all a read at a step's time can see) give the same fills as the
-    /// walk would, none.
+    /// trigger or fill at a price within the candle's range
+    /// ([`spotbot_sim::core::Engine::acts_between`]); elsewhere nothing can happen on the way,
+    /// and the candle's open, extremes and close (all a read at a step's time can see) give
+    /// the same fills as the walk would, none.
     fn script_of(&mut self, symbol: String, t: i64) -> Option<(Script, bool)> {
         let (candle, next) = self.candle_at(&symbol, t)?;
         let prices =

@@ -43,6 +43,16 @@ fn sell_oco_legs(qty: Decimal) -> [Leg; 2] {
     [tp, sl]
 }
 
+/// [`core`] holding 1 ETH, sold by an OCO of [`sell_oco_legs`]: (engine, account, list id,
+/// stop leg id, take-profit leg id).
+fn core_with_sell_oco() -> (Engine, usize, i64, i64, i64) {
+    let (mut e, acc) = core();
+    e.fund(acc, "ETH", dec!(1), T0);
+    let list_id = e.place_oco(acc, ETH, sell_oco_legs(dec!(1)), None, T0).unwrap();
+    let [stop_id, tp_id] = e.list(list_id).unwrap().orders[..] else { panic!("two legs") };
+    (e, acc, list_id, stop_id, tp_id)
+}
+
 fn bal(e: &Engine, acc: usize, asset: &str) -> (Decimal, Decimal) {
     let b = e.balance(acc, asset);
     (b.free, b.locked)
@@ -102,10 +112,7 @@ fn a_take_profit_fill_expires_the_stop_and_frees_the_list_s_lock() {
 
 #[test]
 fn a_gap_through_a_stop_limit_leaves_it_triggered_unfilled_and_still_locking() {
-    let (mut e, acc) = core();
-    e.fund(acc, "ETH", dec!(1), T0);
-    let list_id = e.place_oco(acc, ETH, sell_oco_legs(dec!(1)), None, T0).unwrap();
-    let [stop_id, tp_id] = e.list(list_id).unwrap().orders[..] else { panic!("two legs") };
+    let (mut e, acc, _, stop_id, tp_id) = core_with_sell_oco();
 
     move_price(&mut e, T0 + 60_000, dec!(2600));
     let stop = e.order(stop_id).unwrap();
@@ -317,4 +324,28 @@ fn a_triggered_stop_shows_as_new_again_once_it_works() {
     assert_eq!(log(&e, from), vec![(2, "expired"), (list, "list done"), (1, "new")]);
     let EventKind::Order { order, .. } = &e.events.last().unwrap().kind else { panic!() };
     assert!(order.is_working() && order.status.is_open());
+}
+
+#[test]
+fn acts_between_says_whether_a_price_range_can_trigger_or_fill_an_order() {
+    let (mut e, _, _, stop_id, _) = core_with_sell_oco();
+    // Take-profit at 3300, stop 2700: the range is widened by a tick (0.01) on each side.
+    assert!(!e.acts_between(ETH, dec!(2700.02), dec!(3299.98)));
+    assert!(e.acts_between(ETH, dec!(2700.01), dec!(3000)), "a tick from the stop");
+    assert!(e.acts_between(ETH, dec!(3000), dec!(3299.99)), "a tick from the take-profit");
+    assert!(!e.acts_between("BTCUSDT", dec!(1), dec!(100000)), "no order of that symbol");
+
+    // Where it says no, a walk through the whole range fills and triggers nothing.
+    let walk: Vec<_> =
+        (0..=40).map(|k| (T0 + 1000 * k, dec!(2701) + Decimal::from(k * 14))).collect();
+    e.market.set_path(ETH, walk);
+    e.catch_up(T0 + 40_000);
+    assert!(e.trades.is_empty());
+    assert!(!e.order(stop_id).unwrap().triggered);
+
+    // A stop that gapped past its limit works as a resting sell at 2690.
+    move_price(&mut e, T0 + 60_000, dec!(2600));
+    assert!(e.order(stop_id).unwrap().triggered);
+    assert!(!e.acts_between(ETH, dec!(2500), dec!(2689.98)));
+    assert!(e.acts_between(ETH, dec!(2500), dec!(2689.99)));
 }
