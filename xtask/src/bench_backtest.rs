@@ -187,12 +187,7 @@ fn spotbot(
         f(&timing["execution_s"]),
         f(&timing["simulator_s"]),
     );
-    let entries = report["trades"]
-        .as_array()
-        .context("the report has no trades array")?
-        .iter()
-        .map(|t| (text(&t["symbol"]), hour(&text(&t["opened_at"]))))
-        .collect();
+    let entries = entries(&report["trades"], "opened_at")?;
     Ok(Timed { label: label.to_string(), total_s, detail, entries })
 }
 
@@ -243,14 +238,19 @@ impl PythonTool {
             self.run_name,
             f("run_s")
         );
-        let entries = result["trades"]
-            .as_array()
-            .context("no trades array")?
-            .iter()
-            .map(|t| (text(&t["symbol"]), hour(&text(&t["entry"]))))
-            .collect();
+        let entries = entries(&result["trades"], "entry")?;
         Ok(Timed { label: self.label.to_string(), total_s, detail, entries })
     }
+}
+
+/// Each trade's (symbol, entry hour), the entry time read from key `entry_key`.
+fn entries(trades: &Value, entry_key: &str) -> anyhow::Result<BTreeSet<(String, String)>> {
+    Ok(trades
+        .as_array()
+        .context("the result has no trades array")?
+        .iter()
+        .map(|t| (text(&t["symbol"]), hour(&text(&t[entry_key]))))
+        .collect())
 }
 
 fn text(v: &Value) -> String {

@@ -53,10 +53,7 @@ pub const FREQTRADE: Env = Env {
     folder: "freqtrade-venv",
     requirements: "freqtrade-requirements.txt",
     pins: &["freqtrade==2026.9"],
-    check: |bin| {
-        run_program(path_str(&bin.join("python"))?, &["-c", "import freqtrade.main"])
-            .context("the install did not provide Freqtrade")
-    },
+    check: |bin| imports(bin, "freqtrade.main", "Freqtrade"),
 };
 
 /// The benchmark's backtesting.py.
@@ -64,11 +61,14 @@ pub const BENCH: Env = Env {
     folder: "bench-venv",
     requirements: "bench-requirements.txt",
     pins: &["backtesting==0.6.6"],
-    check: |bin| {
-        run_program(path_str(&bin.join("python"))?, &["-c", "import backtesting.lib"])
-            .context("the install did not provide backtesting.py")
-    },
+    check: |bin| imports(bin, "backtesting.lib", "backtesting.py"),
 };
+
+/// Checks that the venv's python imports `module` (the install provided `what`).
+fn imports(bin: &Path, module: &str, what: &str) -> anyhow::Result<()> {
+    run_program(path_str(&bin.join("python"))?, &["-c", &format!("import {module}")])
+        .with_context(|| format!("the install did not provide {what}"))
+}
 
 /// `cargo xtask venv`: creates or updates the environment.
 pub fn run() -> anyhow::Result<()> {
