@@ -54,11 +54,29 @@ pub fn check_price(value: Decimal, sz_decimals: u32) -> Result<(), NumberError> 
     if v.scale() > max {
         return Err(NumberError::PriceDecimals { value: v, max });
     }
-    let significant = v.mantissa().unsigned_abs().to_string().trim_end_matches('0').len();
-    if v.scale() > 0 && significant > PRICE_SIG_FIGS as usize {
+    if !sig_figs_ok(v, PRICE_SIG_FIGS) {
         return Err(NumberError::PriceSigFigs { value: v });
     }
     Ok(())
+}
+
+/// True when `value` is an integer or has at most `figs` significant figures.
+pub fn sig_figs_ok(value: Decimal, figs: u32) -> bool {
+    let v = value.normalize();
+    let significant = v.mantissa().unsigned_abs().to_string().trim_end_matches('0').len();
+    v.scale() == 0 || significant <= figs as usize
+}
+
+/// `value` rounded to `figs` significant figures in the direction `strategy` gives, or to
+/// the integer when its integer part alone has `figs` digits or more (an integer is always
+/// allowed, and finer). Zero and negative values come back unchanged.
+pub fn round_sig_figs(value: Decimal, figs: u32, strategy: RoundingStrategy) -> Decimal {
+    if value <= Decimal::ZERO {
+        return value;
+    }
+    let decimals = (i64::from(figs) - 1 - magnitude(value)).max(0);
+    let decimals = u32::try_from(decimals).unwrap_or(u32::MAX).min(28);
+    value.round_dp_with_strategy(decimals, strategy).normalize()
 }
 
 /// Checks a size against the base token's `sz_decimals`.
@@ -77,14 +95,10 @@ pub fn check_size(value: Decimal, sz_decimals: u32) -> Result<(), NumberError> {
 /// the integer, when the integer part alone has 5 digits or more), then the decimals cap.
 /// Zero and negative values come back unchanged (the check refuses them).
 pub fn round_price(value: Decimal, sz_decimals: u32, strategy: RoundingStrategy) -> Decimal {
-    if value <= Decimal::ZERO {
-        return value;
-    }
-    let sig_decimals = (i64::from(PRICE_SIG_FIGS) - 1 - magnitude(value)).max(0);
-    let decimals = (sig_decimals as u32).min(price_decimals(sz_decimals));
     // Rounding up can carry into a new leading digit (99999.5 -> 100000, an integer;
     // 9.99995 -> 10.000, 5 significant figures): still allowed either way.
-    value.round_dp_with_strategy(decimals, strategy).normalize()
+    let figures = round_sig_figs(value, PRICE_SIG_FIGS, strategy);
+    figures.round_dp_with_strategy(price_decimals(sz_decimals), strategy).normalize()
 }
 
 /// `value` rounded to the size's decimals in the direction `strategy` gives.

@@ -13,6 +13,7 @@
 //!   stream links.
 //! - [`feed`]: what the exchange pushes (order updates, prices) in the host's terms, and
 //!   whether each stream link is live.
+//! - [`rules`]: a symbol's trading rules and the checks an order passes before it is sent.
 //! - [`paper`]: paper mode — the simulator in-process, reached by the real client on loopback.
 
 pub mod budget;
@@ -21,6 +22,7 @@ pub mod exchange_a;
 pub mod feed;
 pub mod paper;
 mod read_handle;
+pub mod rules;
 mod short_cache;
 mod symbol;
 
@@ -104,6 +106,21 @@ pub enum OrderStatus {
     Rejected,
     Expired,
     ExpiredInMatch,
+}
+
+impl OrderType {
+    /// The type's name as the domain (and exchange A) spell it: `LIMIT`, `STOP_LOSS_LIMIT`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Market => "MARKET",
+            Self::Limit => "LIMIT",
+            Self::LimitMaker => "LIMIT_MAKER",
+            Self::StopLoss => "STOP_LOSS",
+            Self::StopLossLimit => "STOP_LOSS_LIMIT",
+            Self::TakeProfit => "TAKE_PROFIT",
+            Self::TakeProfitLimit => "TAKE_PROFIT_LIMIT",
+        }
+    }
 }
 
 impl OrderStatus {
@@ -311,7 +328,7 @@ impl From<Trade> for Fill {
     }
 }
 
-pub use exchange_a::filters::SymbolRules;
+pub use rules::SymbolRules;
 
 /// Why an exchange call did not give an answer. Definite rejections keep the exchange's
 /// code and message; an ambiguous outcome is [`ExchangeError::Unknown`], never a failure.

@@ -228,6 +228,7 @@ mod tests {
             apply_max_to_market: false,
             order_types: vec![],
             oco_allowed: true,
+            price_sig_figs: 0,
         }
     }
 

@@ -239,15 +239,7 @@ pub fn parse_type(s: &str) -> Result<OrderType, ExchangeError> {
 }
 
 pub fn type_str(t: OrderType) -> &'static str {
-    match t {
-        OrderType::Market => "MARKET",
-        OrderType::Limit => "LIMIT",
-        OrderType::LimitMaker => "LIMIT_MAKER",
-        OrderType::StopLoss => "STOP_LOSS",
-        OrderType::StopLossLimit => "STOP_LOSS_LIMIT",
-        OrderType::TakeProfit => "TAKE_PROFIT",
-        OrderType::TakeProfitLimit => "TAKE_PROFIT_LIMIT",
-    }
+    t.name()
 }
 
 pub fn tif_str(t: TimeInForce) -> &'static str {
