@@ -59,8 +59,13 @@ pub struct ExchangeConfig {
     /// Overrides the WebSocket API URL derived from `mode`; with `base_url` set and no stream
     /// URLs, streams are off (nothing to derive them from).
     pub ws_api_url: Option<String>,
-    /// Overrides the market streams' base URL derived from `mode`.
+    /// Overrides the market streams' base URL derived from `mode` (exchange B: its one
+    /// WebSocket URL, `…/ws`).
     pub stream_url: Option<String>,
+    /// Exchange B only: the account (`0x` + 40 hex digits) the key in EXCHANGE_PRIVATE_KEY
+    /// trades for, when that key is an API wallet of the account; empty means the key's own
+    /// address is the account.
+    pub account_address: Option<String>,
     /// A stream that says nothing (not even a ping) this long is dead; the polled path covers
     /// it until it is back, milliseconds.
     pub stream_silence_ms: u64,
@@ -79,6 +84,7 @@ impl Default for ExchangeConfig {
             streams: true,
             ws_api_url: None,
             stream_url: None,
+            account_address: None,
             stream_silence_ms: 45_000,
         }
     }

@@ -121,6 +121,9 @@ fn a_bad_symbol_or_time_zone_is_refused() {
 fn a_bad_address_or_url_is_refused() {
     assert_eq!(error("[server]\naddr = \"localhost\"\n").key, "server.addr");
     assert_eq!(error("[exchange]\nbase_url = \"ftp://x\"\n").key, "exchange.base_url");
+    let err = error("[exchange]\naccount_address = \"0x1234\"\n");
+    assert_eq!(err.key, "exchange.account_address");
+    assert!(err.message.contains("40 hex digits"), "{}", err.message);
 }
 
 #[test]
