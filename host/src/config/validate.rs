@@ -90,13 +90,14 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
     if let Some(url) = &config.exchange.base_url {
         check_url("exchange.base_url", url)?;
     }
-    if let Some(address) = config.exchange.account_address.as_deref().filter(|a| !a.is_empty()) {
-        if address.parse::<spotbot_exchange_b_protocol::Address>().is_err() {
-            return Err(invalid(
-                "exchange.account_address",
-                format!("`{address}` is not an address (0x followed by 40 hex digits)"),
-            ));
-        }
+    let account = config.exchange.account_address.as_deref().filter(|a| !a.is_empty());
+    if let Some(address) = account
+        && address.parse::<spotbot_exchange_b_protocol::Address>().is_err()
+    {
+        return Err(invalid(
+            "exchange.account_address",
+            format!("`{address}` is not an address (0x followed by 40 hex digits)"),
+        ));
     }
     let exchange = Checker { prefix: "exchange" };
     exchange.in_range("paper_usdt", config.exchange.paper_usdt, 0, 1_000_000_000_000_u64)?;

@@ -267,6 +267,36 @@ impl SymbolRules {
 }
 
 #[cfg(test)]
+impl SymbolRules {
+    /// ETHUSDT as exchange A lists it (tick 0.01, step 0.0001, min notional 5), for tests.
+    pub fn example() -> Self {
+        use rust_decimal_macros::dec;
+        SymbolRules {
+            symbol: "ETHUSDT".into(),
+            base_asset: "ETH".into(),
+            quote_asset: "USDT".into(),
+            trading: true,
+            tick_size: dec!(0.01),
+            min_price: dec!(0.01),
+            max_price: Decimal::ZERO,
+            step_size: dec!(0.0001),
+            min_qty: dec!(0.0001),
+            max_qty: Decimal::ZERO,
+            market_step_size: Decimal::ZERO,
+            market_min_qty: Decimal::ZERO,
+            market_max_qty: Decimal::ZERO,
+            min_notional: dec!(5),
+            max_notional: Decimal::ZERO,
+            apply_min_to_market: true,
+            apply_max_to_market: false,
+            order_types: vec![],
+            oco_allowed: true,
+            price_sig_figs: 0,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use rust_decimal_macros::dec;
@@ -278,23 +308,14 @@ mod tests {
             symbol: "HYPEUSDT".into(),
             base_asset: "HYPE".into(),
             quote_asset: "USDC".into(),
-            trading: true,
             tick_size: dec!(0.000001),
             min_price: Decimal::ZERO,
-            max_price: Decimal::ZERO,
             step_size: dec!(0.01),
             min_qty: dec!(0.01),
-            max_qty: Decimal::ZERO,
-            market_step_size: Decimal::ZERO,
-            market_min_qty: Decimal::ZERO,
-            market_max_qty: Decimal::ZERO,
             min_notional: dec!(10),
-            max_notional: Decimal::ZERO,
-            apply_min_to_market: true,
-            apply_max_to_market: false,
-            order_types: Vec::new(),
             oco_allowed: false,
             price_sig_figs: 5,
+            ..SymbolRules::example()
         }
     }
 

@@ -2,7 +2,8 @@
 //! locks the coin), wait until the coin is free, then sell the free quantity at market — so a
 //! close never meets -2010. If the protection had already finished on the exchange, the trade
 //! is closed at the filled leg's price instead. If the sell fails after the protection was
-//! cancelled, the position is protected again. A watched stop exits through the same path.
+//! cancelled, the position is protected again; if it fills only part, the rest is offered
+//! again (`remainder`). A watched stop exits through the same path.
 
 use std::time::Duration;
 
@@ -286,8 +287,12 @@ impl Execution {
         let (today, now) = (self.today(), self.now_iso());
         let result = orders
             .place(&order, OrderKind::Exit, &cause, None, |w, sold| {
+                // An exit that filled only part is closed after the rest is sold.
+                let whole = sold.executed_qty.0 >= qty;
                 match closed_by(&trade, sold, &rules, reason, &now) {
-                    Some(closed) if !sold.status.is_open() => close_trade_in(w, &closed, today),
+                    Some(closed) if !sold.status.is_open() && whole => {
+                        close_trade_in(w, &closed, today)
+                    }
                     _ => Ok(()),
                 }
             })
@@ -298,6 +303,7 @@ impl Execution {
                     .await_final(sold, self.inner.timing.fill_timeout)
                     .await
                     .map_err(|e| ExecutionError::from_send(e, &exit_id))?;
+                let sold = self.fill_remainder(&trade, sold, qty, &cause, &rules).await;
                 let closed = closed_by(&trade, &sold, &rules, reason, &now).ok_or_else(|| {
                     ExecutionError::Refused(format!("the exit {exit_id} did not fill"))
                 })?;

@@ -35,6 +35,7 @@ pub mod manual;
 pub mod orders;
 pub mod plan;
 mod reconcile;
+mod remainder;
 mod restop;
 mod restore;
 mod settle;

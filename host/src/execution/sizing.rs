@@ -208,28 +208,7 @@ mod tests {
     use rust_decimal_macros::dec;
 
     fn rules() -> SymbolRules {
-        SymbolRules {
-            symbol: "ETHUSDT".into(),
-            base_asset: "ETH".into(),
-            quote_asset: "USDT".into(),
-            trading: true,
-            tick_size: dec!(0.01),
-            min_price: dec!(0.01),
-            max_price: Decimal::ZERO,
-            step_size: dec!(0.0001),
-            min_qty: dec!(0.0001),
-            max_qty: Decimal::ZERO,
-            market_step_size: Decimal::ZERO,
-            market_min_qty: Decimal::ZERO,
-            market_max_qty: Decimal::ZERO,
-            min_notional: dec!(5),
-            max_notional: Decimal::ZERO,
-            apply_min_to_market: true,
-            apply_max_to_market: false,
-            order_types: vec![],
-            oco_allowed: true,
-            price_sig_figs: 0,
-        }
+        SymbolRules::example()
     }
 
     #[test]

@@ -216,3 +216,59 @@ async fn a_flat_round_trip_books_the_fees_only_and_the_next_exit_sweeps_the_dust
     assert_eq!(rows.len(), 2, "{history}");
     assert!(rows.iter().all(|r| r["pnl"].as_f64().unwrap() > -2.1), "{history}");
 }
+
+/// Makes the simulator's synthetic book hold `notional` quote per level (20 levels a side),
+/// so a market order bigger than the book fills only part.
+fn thin_book(t: &Trading, notional: &str) {
+    t.sim.sim.engine().config.level_notional = d(notional);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exit_the_book_fills_only_in_part_sells_the_rest_and_tells_the_boss() {
+    let t = Trading::start().await;
+    buy(&t, "ETHUSDT").await;
+    let held = qty(&t.orders_of("LIMIT_MAKER", "SELL")[0]["origQty"]);
+    // 20 levels of 25 USDT: about 500 USDT per order, the position is worth about 1000.
+    thin_book(&t, "25");
+
+    let (status, closed) = t.post_empty("/api/close?symbol=ETHUSDT").await;
+    assert_eq!(status, 200, "{closed}");
+    assert_eq!(closed["status"], "closed", "{closed}");
+
+    let sells = t.orders_of("MARKET", "SELL");
+    assert!((2..=4).contains(&sells.len()), "{sells:?}");
+    let first_id = sells[0]["clientOrderId"].as_str().unwrap().to_string();
+    assert_eq!(qty(&sells[0]["origQty"]), held, "the first order asks for the whole position");
+    let mut asked = held;
+    for (n, sell) in sells.iter().enumerate() {
+        assert_eq!(qty(&sell["origQty"]), asked, "attempt {n} asks for what is left");
+        asked -= qty(&sell["executedQty"]);
+        if n > 0 {
+            assert_eq!(sell["clientOrderId"], format!("{first_id}{n}"), "an id per attempt");
+        }
+    }
+    assert!(asked * d("3000") < d("5"), "everything but dust sold in the end: {asked} left");
+    assert_eq!(d(&closed["size"].to_string()), held - asked, "the trade closed for what sold");
+    assert!(t.open_trades().await.is_empty());
+    let note = t.message_containing("Exit filled in parts").await;
+    assert!(note.text.contains(&format!("of {held} ETH")), "{}", note.text);
+    assert!(!note.text.contains("still held"), "{}", note.text);
+    assert_no_2010(&t);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exit_that_cannot_sell_everything_says_how_much_is_still_held() {
+    let t = Trading::start().await;
+    buy(&t, "ETHUSDT").await;
+    // 20 levels of 5 USDT: about 100 USDT per order, 4 orders sell about 400 of 1000.
+    thin_book(&t, "5");
+
+    let (status, closed) = t.post_empty("/api/close?symbol=ETHUSDT").await;
+    assert_eq!(status, 200, "{closed}");
+    let sells = t.orders_of("MARKET", "SELL");
+    assert_eq!(sells.len(), 4, "the first order and three more: {sells:?}");
+    let sold: Decimal = sells.iter().map(|s| qty(&s["executedQty"])).sum();
+    assert_eq!(d(&closed["size"].to_string()), sold, "the trade closed for what sold");
+    let note = t.message_containing("still held").await;
+    assert!(note.text.contains("sell them by hand"), "{}", note.text);
+}

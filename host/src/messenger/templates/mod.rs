@@ -24,7 +24,7 @@ pub use approval::{
     ApprovalRequest, BossReply, approval_decided, approval_request, boss_reply, button_toast,
     reply_help,
 };
-pub use exits::{ExitFilled, exit_filled};
+pub use exits::{ExitFilled, ExitShort, exit_filled, exit_short};
 pub use pending::{
     PendingEntryNote, pending_entry_cancelled, pending_entry_expired, pending_entry_filled,
     pending_entry_placed,
