@@ -1,6 +1,7 @@
-//! Request weight per minute and IP bans, the way the exchange meters a client: every request
-//! adds its weight to the current minute; past the limit it is refused with a retry time, and a
-//! client that keeps going past the limit more than ten times in a minute is banned for 120 s.
+//! Request weight per minute and IP bans, the way the exchanges meter a client: every request
+//! adds its weight to the current minute; past the limit it is refused with a retry time. On
+//! exchange A a client that keeps going past the limit more than ten times in a minute is
+//! banned for 120 s; exchange B documents no ban ([`Limits::without_bans`]).
 
 use crate::clock::Millis;
 
@@ -14,6 +15,8 @@ pub struct Limits {
     used: u64,
     banned_until: Millis,
     limited_hits: u32,
+    /// Past the limit is only ever "over the limit", never a ban.
+    no_bans: bool,
 }
 
 /// What the meter says about one request.
@@ -28,6 +31,11 @@ pub enum Admission {
 }
 
 impl Limits {
+    /// A meter that refuses past the limit but never bans.
+    pub fn without_bans() -> Self {
+        Self { no_bans: true, ..Self::default() }
+    }
+
     /// Meters a request costing `weight` at `now` against `limit` per minute.
     pub fn admit(&mut self, now: Millis, weight: u64, limit: u64) -> Admission {
         if now < self.banned_until {
@@ -45,7 +53,7 @@ impl Limits {
             return Admission::Admitted { used: self.used };
         }
         self.limited_hits += 1;
-        if self.limited_hits > HITS_BEFORE_BAN {
+        if !self.no_bans && self.limited_hits > HITS_BEFORE_BAN {
             self.banned_until = now + BAN_MS;
             return Admission::Banned {
                 until: self.banned_until,
@@ -95,5 +103,14 @@ mod tests {
             Admission::Banned { until: 123_000, retry_after_secs: 62 }
         );
         assert_eq!(l.admit(123_000, 1, 10), Admission::Admitted { used: 1 });
+    }
+
+    #[test]
+    fn a_meter_without_bans_only_refuses_until_the_minute_ends() {
+        let mut l = Limits::without_bans();
+        for i in 0..30 {
+            assert!(matches!(l.admit(i, 11, 10), Admission::OverLimit { .. }));
+        }
+        assert_eq!(l.admit(60_000, 1, 10), Admission::Admitted { used: 1 });
     }
 }

@@ -395,6 +395,20 @@ pub fn next_open(interval: &str, open: Millis) -> Millis {
     open + candle_len(interval, open)
 }
 
+/// Open times of the candles that open in [start, end], oldest first, at most `limit`.
+pub fn candle_opens(interval: &str, start: Millis, end: Millis, limit: usize) -> Vec<Millis> {
+    let mut opens = Vec::new();
+    let mut o = candle_open(interval, start);
+    if o < start {
+        o = next_open(interval, o);
+    }
+    while o <= end && opens.len() < limit {
+        opens.push(o);
+        o = next_open(interval, o);
+    }
+    opens
+}
+
 /// Previous open before the candle opening at `open`.
 pub fn prev_open(interval: &str, open: Millis) -> Millis {
     if interval == "1M" {

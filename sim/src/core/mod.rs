@@ -32,7 +32,7 @@ pub use events::{Event, EventKind, OrderChange};
 pub use reject::{Filter, Reject};
 pub use types::{
     Account, Balance, Book, EngineConfig, Expiry, Fill, Leg, Order, OrderList, OrderType, Placed,
-    Side, Status, Tif, Trade,
+    PriceRule, Side, Status, Tif, Trade,
 };
 
 use crate::clock::Millis;

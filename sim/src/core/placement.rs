@@ -5,19 +5,31 @@
 use super::events::OrderChange;
 use super::matching::End;
 use super::{Engine, Expiry, Filter, Leg, Order, OrderList, OrderType, Placed, Reject, Side};
-use super::{Status, Tif};
+use super::{PriceRule, Status, Tif};
 use crate::clock::Millis;
 use crate::market::round_to;
 use crate::symbols::SymbolRules;
 use rust_decimal::{Decimal, RoundingStrategy};
 
 impl Engine {
-    /// Places one order of a base quantity on `symbol`.
+    /// Places one order of a base quantity on `symbol`, its prices on the symbol's tick.
     pub fn place_order(
         &mut self,
         account: usize,
         symbol: &str,
         leg: Leg,
+        now: Millis,
+    ) -> Result<Placed, Reject> {
+        self.place_order_by(account, symbol, leg, PriceRule::Tick, now)
+    }
+
+    /// [`Engine::place_order`] with the price rule of the front end's exchange.
+    pub fn place_order_by(
+        &mut self,
+        account: usize,
+        symbol: &str,
+        leg: Leg,
+        price_rule: PriceRule,
         now: Millis,
     ) -> Result<Placed, Reject> {
         self.action(now, |e| {
@@ -27,7 +39,7 @@ impl Engine {
                 e.ensure_client_id_free(account, c)?;
             }
             let Leg { order_type, side, qty, price, stop, tif, .. } = leg;
-            check_filters(&rules, &leg, last)?;
+            check_filters(&rules, &leg, price_rule, last)?;
             e.check_open_counts(account, symbol, &rules, 1, usize::from(order_type.is_stop()))?;
             if let Some(s) = stop
                 && stop_would_trigger(order_type, side, s, last)
@@ -195,7 +207,7 @@ impl Engine {
             };
             let last = e.market.price(&rules, now);
             for leg in [&a, &b] {
-                check_filters(&rules, leg, last)?;
+                check_filters(&rules, leg, PriceRule::Tick, last)?;
             }
             let side = a.side;
             let tp_px = if tp.order_type == OrderType::LimitMaker { tp.price } else { tp.stop }
@@ -321,10 +333,16 @@ impl Engine {
 }
 
 /// The symbol's price, quantity and notional filters for one order at last price `p`.
-fn check_filters(rules: &SymbolRules, leg: &Leg, p: Decimal) -> Result<(), Reject> {
+fn check_filters(
+    rules: &SymbolRules,
+    leg: &Leg,
+    price_rule: PriceRule,
+    p: Decimal,
+) -> Result<(), Reject> {
     let fail = |f| Err(Reject::Filter(f));
     for px in [leg.price, leg.stop].into_iter().flatten() {
-        if px < rules.min_price || px > rules.max_price || !(px % rules.tick).is_zero() {
+        let off_grid = price_rule == PriceRule::Tick && !(px % rules.tick).is_zero();
+        if px < rules.min_price || px > rules.max_price || off_grid {
             return fail(Filter::Price);
         }
     }

@@ -349,3 +349,16 @@ fn acts_between_says_whether_a_price_range_can_trigger_or_fill_an_order() {
     assert!(!e.acts_between(ETH, dec!(2500), dec!(2689.98)));
     assert!(e.acts_between(ETH, dec!(2500), dec!(2689.99)));
 }
+
+#[test]
+fn a_price_off_the_tick_rests_only_when_the_front_end_checked_it() {
+    let (mut e, acc) = core();
+    let off_tick = limit(Side::Buy, dec!(0.01), dec!(2900.005), Tif::Gtc);
+    let refused = e.place_order(acc, ETH, off_tick.clone(), T0 + 1);
+    assert_eq!(refused.unwrap_err(), Reject::Filter(Filter::Price));
+    let placed = e.place_order_by(acc, ETH, off_tick, PriceRule::FrontEnd, T0 + 1).unwrap();
+    assert_eq!(e.order(placed.order_id).unwrap().price, dec!(2900.005));
+    let too_high = limit(Side::Buy, dec!(0.01), dec!(2000000), Tif::Gtc);
+    let out_of_range = e.place_order_by(acc, ETH, too_high, PriceRule::FrontEnd, T0 + 1);
+    assert_eq!(out_of_range.unwrap_err(), Reject::Filter(Filter::Price));
+}

@@ -238,6 +238,18 @@ impl Default for EngineConfig {
     }
 }
 
+/// Which limit and stop prices the core accepts. The symbol's tick is exchange A's price
+/// filter; exchange B allows any price of at most five significant figures and `8 −
+/// szDecimals` decimals, which no single tick expresses (65 001 and 1.2345 are both valid
+/// there), so its front end checks that rule itself and the core only keeps the price range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PriceRule {
+    /// A multiple of the symbol's tick.
+    Tick,
+    /// Checked by the front end; any price within the symbol's range.
+    FrontEnd,
+}
+
 /// A validated order (or a leg of a list) as the core takes it.
 #[derive(Debug, Clone)]
 pub struct Leg {

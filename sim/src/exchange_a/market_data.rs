@@ -92,27 +92,19 @@ pub fn klines(e: &Engine, p: &Params, now: Millis) -> Result<Value, ApiError> {
     // Times before the epoch or after now carry no candles; clamping keeps the arithmetic safe.
     let start = p.long("startTime")?.map(|t| t.clamp(0, now.max(0)));
     let end = p.long("endTime")?.map_or(now, |t| t.clamp(0, now.max(0)));
-    let mut opens = Vec::with_capacity(limit);
-    match start {
-        Some(s) => {
-            let mut o = market::candle_open(interval, s);
-            if o < s {
-                o = market::next_open(interval, o);
-            }
-            while o <= end && opens.len() < limit {
-                opens.push(o);
-                o = market::next_open(interval, o);
-            }
-        }
+    let opens = match start {
+        Some(s) => market::candle_opens(interval, s, end, limit),
         None => {
+            let mut opens = Vec::with_capacity(limit);
             let mut o = market::candle_open(interval, end);
             while opens.len() < limit {
                 opens.push(o);
                 o = market::prev_open(interval, o);
             }
             opens.reverse();
+            opens
         }
-    }
+    };
     let rows: Vec<Value> = opens
         .into_iter()
         .map(|o| {
