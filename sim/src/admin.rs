@@ -1,5 +1,6 @@
 //! The loopback-only admin API under `/sim/`: prices, paths and volumes, the clock, funds and
-//! accounts, faults, and what the simulator saw. Tests and operators script the market with it.
+//! accounts (with their exchange B addresses and API wallets), faults, and what the simulator
+//! saw. Tests and operators script the market with it.
 
 use crate::clock::Millis;
 use crate::exchange_a::params::ApiError;
@@ -15,6 +16,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use rust_decimal::Decimal;
 use serde::Deserialize;
+use spotbot_exchange_b_protocol::Address;
 use std::str::FromStr;
 
 /// The admin routes, loopback clients only.
@@ -33,6 +35,9 @@ pub fn routes() -> Router<Sim> {
         .route("/sim/streams/faults", post(admin_stream_fault))
         .route("/sim/requests", get(admin_requests))
         .route("/sim/orders", get(admin_orders))
+        .route("/sim/exchange-b/accounts", post(admin_b_account))
+        .route("/sim/exchange-b/agents", post(admin_b_agent))
+        .route("/sim/exchange-b/orders", get(admin_b_orders))
         .route_layer(axum::middleware::from_fn(loopback_only))
 }
 
@@ -160,6 +165,39 @@ struct AccountReq {
 async fn admin_account(State(sim): State<Sim>, Json(r): Json<AccountReq>) -> AdminResult {
     sim.add_account(&r.api_key, &r.api_secret);
     ok()
+}
+
+/// An exchange B address in an admin request.
+fn address(text: &str) -> Result<Address, ApiError> {
+    text.parse().map_err(|_| ApiError::bad(-1100, format!("not an address (0x + 40 hex): {text}")))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BAccountReq {
+    address: String,
+    #[serde(default)]
+    api_key: Option<String>,
+}
+
+async fn admin_b_account(State(sim): State<Sim>, Json(r): Json<BAccountReq>) -> AdminResult {
+    sim.add_exchange_b_account(address(&r.address)?, r.api_key.as_deref())?;
+    ok()
+}
+
+#[derive(Deserialize)]
+struct BAgentReq {
+    agent: String,
+    user: String,
+}
+
+async fn admin_b_agent(State(sim): State<Sim>, Json(r): Json<BAgentReq>) -> AdminResult {
+    sim.add_exchange_b_agent(address(&r.agent)?, address(&r.user)?)?;
+    ok()
+}
+
+async fn admin_b_orders(State(sim): State<Sim>) -> AdminResult {
+    Ok(Json(serde_json::Value::Array(sim.exchange_b_orders())))
 }
 
 async fn admin_fault(State(sim): State<Sim>, Json(f): Json<Fault>) -> AdminResult {

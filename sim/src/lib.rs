@@ -1,6 +1,7 @@
 //! `spotbot-sim`: a simulator of exchange A's spot REST API (wire reference:
-//! `shared/reference/exchange-a-spot-api.md`), byte-compatible enough that the service's client
-//! and third-party client libraries work against it.
+//! `shared/reference/exchange-a-spot-api.md`) and of exchange B's spot `/info` and `/exchange`
+//! (`shared/reference/exchange-b-api.md`), byte-compatible enough that the service's clients
+//! and third-party client libraries work against it. Both exchanges trade on one core.
 //!
 //! The map:
 //! - [`core`]: the exchange-neutral matching core (accounts, orders and lists, fills, fees,
@@ -8,6 +9,9 @@
 //! - [`exchange_a`]: exchange A's front ends over the core: REST (parameters, signatures,
 //!   endpoints, JSON shapes) and its WebSocket services (the API with the user data stream,
 //!   market streams) on their own port.
+//! - [`exchange_b`]: exchange B's front end over the same core: `POST /info` and
+//!   `POST /exchange` (signatures, nonces, spot rules, its names for tokens and pairs) on the
+//!   REST port.
 //! - [`clock`]: the one source of "now" (wall clock with an advanceable offset, or manual).
 //! - [`symbols`]: the listing (many USDT symbols, BTCUSDT as the reference coin) and filters.
 //! - [`market`]: prices — seeded synthetic market, scripted paths, CSV replay; klines.
@@ -24,6 +28,7 @@ pub mod admin;
 pub mod clock;
 pub mod core;
 pub mod exchange_a;
+pub mod exchange_b;
 pub mod faults;
 pub mod limits;
 pub mod market;
@@ -37,6 +42,7 @@ pub use exchange_a::params;
 pub use clock::{Clock, ManualClock, Millis, SystemClock};
 pub use core::EngineConfig;
 pub use exchange_a::streams::{RunningStreams, serve_streams};
+pub use exchange_b::{ExchangeBConfig, seed_key};
 pub use faults::{Fault, FaultKind, StreamFault, StreamFaultKind, StreamService};
 pub use params::ApiError;
 pub use server::{

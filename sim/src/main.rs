@@ -1,5 +1,6 @@
-//! `spotbot-sim --addr HOST:PORT [--streams-addr HOST:PORT] [--seed N]`: serves the exchange A
-//! simulator: REST on one port, the WebSocket services on another.
+//! `spotbot-sim --addr HOST:PORT [--streams-addr HOST:PORT] [--seed N]`: serves the exchange
+//! simulator: exchange A's REST and exchange B's `/info` and `/exchange` on one port, exchange
+//! A's WebSocket services on another.
 
 use clap::Parser;
 use spotbot_sim::SimConfig;
@@ -7,7 +8,7 @@ use spotbot_sim::SimConfig;
 #[derive(Parser)]
 #[command(
     name = "spotbot-sim",
-    about = "Exchange A spot REST simulator with a matching engine and fault injection"
+    about = "Exchange A and exchange B spot simulator with a matching engine and fault injection"
 )]
 struct Args {
     /// Address to listen on (the admin API under /sim/ only answers loopback clients).
@@ -30,7 +31,13 @@ async fn main() -> std::process::ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     let args = Args::parse();
-    let mut config = SimConfig::from_env(args.seed);
+    let mut config = match SimConfig::from_env(args.seed) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("EXCHANGE_PRIVATE_KEY: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     let usdt = match args.usdt.parse() {
         Ok(v) => v,
         Err(_) => {
@@ -42,6 +49,7 @@ async fn main() -> std::process::ExitCode {
     let generated = std::env::var("EXCHANGE_API_KEY").map_or(true, |k| k.is_empty());
     let key = config.api_key.clone();
     let secret = config.api_secret.clone();
+    let b_account = config.exchange_b.account;
     let running = match spotbot_sim::serve(config, &args.addr).await {
         Ok(r) => r,
         Err(e) => {
@@ -58,6 +66,8 @@ async fn main() -> std::process::ExitCode {
     };
     println!("spotbot-sim listening on http://{} (seed {})", running.addr, args.seed);
     println!("WebSocket API and market streams on {}", streams.base_url());
+    // The address only: a key, given or derived from the seed, is never printed.
+    println!("exchange B: POST /info and /exchange; default account address {b_account}");
     if generated {
         // Generated test credentials of a local simulator: printing them is how a user gets them.
         println!("EXCHANGE_API_KEY={key}");

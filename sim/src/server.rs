@@ -6,6 +6,7 @@ use crate::admin;
 use crate::clock::{Clock, Millis, SystemClock};
 use crate::core::{Engine, EngineConfig};
 use crate::exchange_a::{self, errors::default_msg, params::ApiError, render, wire::to_value};
+use crate::exchange_b::{self, ExchangeBConfig};
 use crate::faults::{Fault, StreamFault, StreamFaultKind, StreamService};
 use crate::limits::Limits;
 use crate::market::Market;
@@ -13,8 +14,10 @@ use crate::symbols::{self, SymbolRules};
 use crate::transport::{Conn, KillableListener};
 use axum::Router;
 use axum::http::Method;
+use axum::routing::post;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+use spotbot_exchange_b_protocol::{Address, PrivateKey};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -22,14 +25,16 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::broadcast;
 
-/// What the simulator saw: one record per request to an `/api/` path.
+/// What the simulator saw: one record per request to an `/api/` path (exchange A) or to
+/// `/info` and `/exchange` (exchange B).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestRecord {
     pub time: Millis,
     pub method: String,
     pub path: String,
-    /// newClientOrderId / listClientOrderId / origClientOrderId if sent.
+    /// newClientOrderId / listClientOrderId / origClientOrderId if sent (exchange A); the
+    /// first cloid of an order or cancelByCloid action (exchange B).
     pub client_order_id: Option<String>,
     /// HTTP status answered (0 when the connection was dropped).
     pub status: u16,
@@ -51,6 +56,7 @@ pub struct Shared {
     silent_until: Mutex<Vec<(tokio::time::Instant, Option<StreamService>)>>,
     pub api_key: String,
     pub api_secret: String,
+    exchange_b: exchange_b::state::State,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -69,6 +75,9 @@ pub struct SimConfig {
     pub initial_funds: Vec<(String, Decimal)>,
     /// Rules of the WebSocket connections (exchange values by default).
     pub streams: StreamConfig,
+    /// Exchange B: the address owning the default account, the signing network, the weight
+    /// limit.
+    pub exchange_b: ExchangeBConfig,
 }
 
 /// Rules of the simulator's WebSocket connections. The defaults are the exchange's; tests
@@ -112,12 +121,15 @@ impl SimConfig {
             rules: symbols::default_listing(),
             initial_funds: vec![("USDT".to_string(), Decimal::from(10_000))],
             streams: StreamConfig::default(),
+            exchange_b: ExchangeBConfig::from_seed(seed),
         }
     }
 
     /// Key and secret from EXCHANGE_API_KEY / EXCHANGE_API_SECRET, or generated from the seed
-    /// and the time (the binary prints them at start).
-    pub fn from_env(seed: u64) -> Self {
+    /// and the time (the binary prints them at start); exchange B's default account owned by
+    /// the address of EXCHANGE_PRIVATE_KEY, or of the seed's key (see [`exchange_b::seed_key`]).
+    /// An EXCHANGE_PRIVATE_KEY that is not a key is an error; the key itself is never kept.
+    pub fn from_env(seed: u64) -> Result<Self, spotbot_exchange_b_protocol::KeyError> {
         let make = |salt: u64| {
             let t = SystemClock::new().now_ms() as u64;
             let mut z = seed ^ t.rotate_left(17) ^ salt ^ u64::from(std::process::id());
@@ -136,7 +148,11 @@ impl SimConfig {
             .ok()
             .filter(|k| !k.is_empty())
             .unwrap_or_else(|| make(2));
-        Self::new(seed, key, secret)
+        let mut config = Self::new(seed, key, secret);
+        if let Some(text) = std::env::var("EXCHANGE_PRIVATE_KEY").ok().filter(|k| !k.is_empty()) {
+            config.exchange_b.account = PrivateKey::from_hex(&text)?.address();
+        }
+        Ok(config)
     }
 }
 
@@ -153,6 +169,7 @@ impl Sim {
         for (asset, amount) in &config.initial_funds {
             engine.fund(acc, asset, *amount, config.clock.now_ms());
         }
+        let exchange_b = exchange_b::state::State::new(&config.exchange_b, acc);
         Self {
             shared: Arc::new(Shared {
                 engine: Mutex::new(engine),
@@ -165,6 +182,7 @@ impl Sim {
                 silent_until: Mutex::new(Vec::new()),
                 api_key: config.api_key,
                 api_secret: config.api_secret,
+                exchange_b,
             }),
         }
     }
@@ -242,6 +260,41 @@ impl Sim {
     pub fn add_account(&self, api_key: &str, secret: &str) {
         self.engine().add_account(api_key, secret);
     }
+    /// Gives the account of `api_key` the exchange B address `address`; without a key, a new
+    /// account whose API key is the address's text (so `fund` reaches it by that text).
+    pub fn add_exchange_b_account(
+        &self,
+        address: Address,
+        api_key: Option<&str>,
+    ) -> Result<(), ApiError> {
+        let account = {
+            let mut e = self.engine();
+            match api_key {
+                Some(key) => e
+                    .account_by_key(key)
+                    .ok_or_else(|| ApiError::new(401, -2015, default_msg(-2015)))?,
+                None => {
+                    let secret = e.new_client_id();
+                    e.add_account(&address.to_string(), &secret)
+                }
+            }
+        };
+        self.shared.exchange_b.wallets().add_user(address, account);
+        Ok(())
+    }
+    /// Lets API wallet `agent` sign exchange B actions for the account of address `user`.
+    pub fn add_exchange_b_agent(&self, agent: Address, user: Address) -> Result<(), ApiError> {
+        let mut wallets = self.shared.exchange_b.wallets();
+        let account = wallets
+            .user(&user)
+            .ok_or_else(|| ApiError::bad(-2015, format!("no account has the address {user}")))?;
+        wallets.add_agent(agent, account);
+        Ok(())
+    }
+    /// Exchange B's front-end state: the address book, nonces, the weight meter.
+    pub(crate) fn exchange_b(&self) -> &exchange_b::state::State {
+        &self.shared.exchange_b
+    }
     pub fn inject(&self, fault: Fault) {
         lock(&self.shared.faults).push(fault);
     }
@@ -255,6 +308,22 @@ impl Sim {
     pub fn orders(&self) -> Vec<serde_json::Value> {
         let e = self.engine();
         e.orders.iter().map(|o| to_value(&render::query(o))).collect()
+    }
+    /// Every order the engine accepted on a listed pair, as exchange B's `orderStatus` shows
+    /// it, with the `user` address of its account (null for an account without one).
+    pub fn exchange_b_orders(&self) -> Vec<serde_json::Value> {
+        let e = self.engine();
+        let listing = exchange_b::listing::Listing::new(&e.rules);
+        let wallets = self.shared.exchange_b.wallets();
+        e.orders
+            .iter()
+            .filter_map(|o| {
+                let pair = listing.pair_by_symbol(&o.symbol)?;
+                let mut v = exchange_b::render::order_with_status(pair, o);
+                v["user"] = serde_json::json!(wallets.address_of(o.account).map(|a| a.to_string()));
+                Some(v)
+            })
+            .collect()
     }
     pub fn price(&self, symbol: &str) -> Result<Decimal, ApiError> {
         let now = self.now_ms();
@@ -359,7 +428,12 @@ pub async fn serve_sim(sim: Sim, addr: &str) -> io::Result<RunningSim> {
     Ok(RunningSim { addr: local, sim, shutdown: Some(tx), task })
 }
 
-/// The simulator's HTTP app: the admin API under `/sim/`, exchange A's REST paths elsewhere.
+/// The simulator's HTTP app: the admin API under `/sim/`, exchange B's `POST /info` and
+/// `POST /exchange`, exchange A's REST paths elsewhere.
 pub fn router(sim: Sim) -> Router {
-    admin::routes().fallback(exchange_a::rest::api).with_state(sim)
+    admin::routes()
+        .route(exchange_b::rest::INFO_PATH, post(exchange_b::rest::info))
+        .route(exchange_b::rest::EXCHANGE_PATH, post(exchange_b::rest::exchange))
+        .fallback(exchange_a::rest::api)
+        .with_state(sim)
 }
