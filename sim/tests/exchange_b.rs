@@ -366,6 +366,7 @@ async fn refused_orders_answer_the_exchange_texts_per_order() {
         with_cloid(limit(true, "60000", "0.01", "Gtc"), CLOID),
         with_cloid(limit(true, "60001", "0.01", "Gtc"), CLOID),
         json!({"a": 19_999, "b": true, "p": "1", "s": "100", "r": false, "t": {"limit": {"tif": "Gtc"}}}),
+        limit(true, "79228162514264337593543950335", "79228162514264337593543950335", "Gtc"),
     ];
     let s = b.statuses(json!({"type": "order", "orders": orders, "grouping": "na"})).await;
     let texts: Vec<&str> = s.iter().map(error_of).collect();
@@ -383,6 +384,7 @@ async fn refused_orders_answer_the_exchange_texts_per_order() {
             "",
             "Cloid is already used by an open order. asset=10000",
             "Invalid asset. asset=19999",
+            "Price must be divisible by tick size. asset=10000",
         ]
     );
     assert!(s[8]["resting"]["oid"].is_u64());

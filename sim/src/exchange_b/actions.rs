@@ -87,7 +87,8 @@ fn place(
     let (px, sz) = (o.p.0, o.s.0);
     check_size(sz, pair.sz_decimals).map_err(|_| errors::SIZE)?;
     check_price(px, pair.sz_decimals).map_err(|_| errors::TICK)?;
-    if px * sz < MIN_ORDER_VALUE {
+    // A product beyond the decimal range is far above the minimum (the core refuses its range).
+    if px.checked_mul(sz).is_some_and(|value| value < MIN_ORDER_VALUE) {
         return Err(errors::MIN_VALUE.into());
     }
     let (order_type, core_tif) = match tif {
