@@ -4,6 +4,9 @@
 
 use axum::http::Method;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// What an injected fault does.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -85,7 +88,8 @@ impl Fault {
 pub struct StreamFault {
     #[serde(flatten)]
     pub kind: StreamFaultKind,
-    /// Which connections: the WebSocket API (user data) or market streams; all if absent.
+    /// Which connections: exchange A's WebSocket API (user data) or market streams, or
+    /// exchange B's `/ws`; all if absent.
     #[serde(default)]
     pub service: Option<StreamService>,
 }
@@ -95,6 +99,8 @@ pub struct StreamFault {
 pub enum StreamService {
     UserData,
     Market,
+    /// Exchange B's WebSocket (`"exchange_b"`).
+    ExchangeB,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -117,5 +123,28 @@ impl StreamFault {
     }
     pub(crate) fn applies_to(&self, service: StreamService) -> bool {
         self.service.is_none_or(|s| s == service)
+    }
+}
+
+/// The frames a connection holds back under a stream `delay` fault, each until its time
+/// (shared by every WebSocket front end).
+#[derive(Debug, Default)]
+pub(crate) struct Held {
+    delay: Duration,
+    frames: VecDeque<(Instant, String)>,
+}
+
+impl Held {
+    /// Holds every later frame `ms` (0 ends the delay).
+    pub(crate) fn set_delay(&mut self, ms: u64) {
+        self.delay = Duration::from_millis(ms);
+    }
+
+    /// Queues `frames` behind the delay and hands back those due now, in order.
+    pub(crate) fn due(&mut self, frames: Vec<String>) -> Vec<String> {
+        let now = Instant::now();
+        self.frames.extend(frames.into_iter().map(|f| (now + self.delay, f)));
+        let due = self.frames.iter().take_while(|(at, _)| *at <= now).count();
+        self.frames.drain(..due).map(|(_, f)| f).collect()
     }
 }

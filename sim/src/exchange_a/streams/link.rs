@@ -4,10 +4,9 @@
 //! `serverShutdown`). What a connection says is up to its [`Service`].
 
 use crate::clock::Millis;
-use crate::faults::{StreamFaultKind, StreamService};
+use crate::faults::{Held, StreamFaultKind, StreamService};
 use crate::server::Sim;
 use futures_util::{SinkExt, StreamExt};
-use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::sync::broadcast::error::RecvError;
@@ -51,8 +50,7 @@ pub(super) async fn run(mut ws: Socket, sim: Sim, mut service: impl Service) {
     let mut tick = tokio::time::interval(config.tick);
     let mut last_pong = Instant::now();
     let mut silent_until: Option<Instant> = sim.silent_until(service.kind());
-    let mut delay = Duration::ZERO;
-    let mut held: VecDeque<(Instant, String)> = VecDeque::new();
+    let mut held = Held::default();
     let mut close_at: Option<Instant> = None;
     loop {
         let silent = silent_until.is_some_and(|t| Instant::now() < t);
@@ -97,10 +95,7 @@ pub(super) async fn run(mut ws: Socket, sim: Sim, mut service: impl Service) {
                 if silent {
                     continue; // lost, as on a dead link
                 }
-                let now = Instant::now();
-                held.extend(frames.into_iter().map(|f| (now + delay, f)));
-                let due = held.iter().take_while(|(at, _)| *at <= now).count();
-                if send_all(&mut ws, held.drain(..due).map(|(_, f)| f).collect()).await.is_err() {
+                if send_all(&mut ws, held.due(frames)).await.is_err() {
                     return;
                 }
             },
@@ -110,7 +105,7 @@ pub(super) async fn run(mut ws: Socket, sim: Sim, mut service: impl Service) {
                     StreamFaultKind::Silence { ms } => {
                         silent_until = Some(Instant::now() + Duration::from_millis(ms));
                     }
-                    StreamFaultKind::Delay { ms } => delay = Duration::from_millis(ms),
+                    StreamFaultKind::Delay { ms } => held.set_delay(ms),
                     StreamFaultKind::ServerShutdown => {
                         let frame = service.shutdown_frame(sim.now_ms());
                         if ws.send(Message::text(frame)).await.is_err() {
