@@ -1,6 +1,6 @@
 //! `spotbot-sim`: a simulator of exchange A's spot REST API (wire reference:
-//! `shared/reference/exchange-a-spot-api.md`) and of exchange B's spot `/info` and `/exchange`
-//! (`shared/reference/exchange-b-api.md`), byte-compatible enough that the service's clients
+//! `shared/reference/exchange-a-spot-api.md`) and of exchange B's spot `/info`, `/exchange` and
+//! `/ws` (`shared/reference/exchange-b-api.md`), byte-compatible enough that the service's clients
 //! and third-party client libraries work against it. Both exchanges trade on one core.
 //!
 //! The map:
@@ -10,8 +10,8 @@
 //!   endpoints, JSON shapes) and its WebSocket services (the API with the user data stream,
 //!   market streams) on their own port.
 //! - [`exchange_b`]: exchange B's front end over the same core: `POST /info` and
-//!   `POST /exchange` (signatures, nonces, spot rules, its names for tokens and pairs) on the
-//!   REST port.
+//!   `POST /exchange` (signatures, nonces, spot rules, its names for tokens and pairs) and its
+//!   WebSocket at `GET /ws`, all on the REST port.
 //! - [`clock`]: the one source of "now" (wall clock with an advanceable offset, or manual).
 //! - [`symbols`]: the listing (many USDT symbols, BTCUSDT as the reference coin) and filters.
 //! - [`market`]: prices — seeded synthetic market, scripted paths, CSV replay; klines.
@@ -42,7 +42,7 @@ pub use exchange_a::params;
 pub use clock::{Clock, ManualClock, Millis, SystemClock};
 pub use core::EngineConfig;
 pub use exchange_a::streams::{RunningStreams, serve_streams};
-pub use exchange_b::{ExchangeBConfig, seed_key};
+pub use exchange_b::{ExchangeBConfig, WsConfig, seed_key};
 pub use faults::{Fault, FaultKind, StreamFault, StreamFaultKind, StreamService};
 pub use params::ApiError;
 pub use server::{

@@ -14,7 +14,7 @@ use crate::symbols::{self, SymbolRules};
 use crate::transport::{Conn, KillableListener};
 use axum::Router;
 use axum::http::Method;
-use axum::routing::post;
+use axum::routing::{get, post};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use spotbot_exchange_b_protocol::{Address, PrivateKey};
@@ -428,12 +428,13 @@ pub async fn serve_sim(sim: Sim, addr: &str) -> io::Result<RunningSim> {
     Ok(RunningSim { addr: local, sim, shutdown: Some(tx), task })
 }
 
-/// The simulator's HTTP app: the admin API under `/sim/`, exchange B's `POST /info` and
-/// `POST /exchange`, exchange A's REST paths elsewhere.
+/// The simulator's HTTP app: the admin API under `/sim/`, exchange B's `POST /info`,
+/// `POST /exchange` and WebSocket `GET /ws`, exchange A's REST paths elsewhere.
 pub fn router(sim: Sim) -> Router {
     admin::routes()
         .route(exchange_b::rest::INFO_PATH, post(exchange_b::rest::info))
         .route(exchange_b::rest::EXCHANGE_PATH, post(exchange_b::rest::exchange))
+        .route(exchange_b::ws::WS_PATH, get(exchange_b::ws::upgrade))
         .fallback(exchange_a::rest::api)
         .with_state(sim)
 }

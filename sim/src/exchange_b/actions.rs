@@ -5,6 +5,8 @@
 
 use super::errors::{self, order_refusal};
 use super::listing::{Listing, MIN_ORDER_VALUE, Pair};
+use super::render;
+use super::ws::RefusedOrder;
 use crate::clock::Millis;
 use crate::core::{Engine, Leg, OrderType, PriceRule, Side, Tif as CoreTif};
 use rust_decimal::Decimal;
@@ -18,18 +20,26 @@ pub struct Outcome {
     pub body: Value,
     /// Whether at least one order or cancel went through (for the request log).
     pub executed: bool,
+    /// Orders refused with a `*Rejected` status, for `orderUpdates`.
+    pub refused: Vec<RefusedOrder>,
 }
 
 /// Runs `action` for `account` at `now`.
 pub fn run(e: &mut Engine, account: usize, action: &Action, now: Millis) -> Outcome {
     let listing = Listing::new(&e.rules);
     let l = &listing;
+    let mut refused = Vec::new();
     let (kind, statuses): (&str, Vec<Value>) = match action {
         Action::Order { orders, .. } => (
             "order",
             orders
                 .iter()
-                .map(|o| place(e, l, account, o, now).unwrap_or_else(|t| errors::entry(&t, o.a)))
+                .map(|o| {
+                    place(e, l, account, o, now).unwrap_or_else(|t| {
+                        refused.extend(refused_order(l, account, o, &t, now));
+                        errors::entry(&t, o.a)
+                    })
+                })
                 .collect(),
         ),
         Action::Cancel { cancels } => (
@@ -46,7 +56,28 @@ pub fn run(e: &mut Engine, account: usize, action: &Action, now: Millis) -> Outc
     };
     let executed = statuses.iter().any(|s| s.get("error").is_none());
     let body = json!({"status": "ok", "response": {"type": kind, "data": {"statuses": statuses}}});
-    Outcome { body, executed }
+    Outcome { body, executed, refused }
+}
+
+/// The refused order `o` for `orderUpdates`, if its refusal has a `*Rejected` status.
+fn refused_order(
+    l: &Listing,
+    account: usize,
+    o: &OrderWire,
+    text: &str,
+    now: Millis,
+) -> Option<RefusedOrder> {
+    Some(RefusedOrder {
+        account,
+        coin: l.pair_by_asset(o.a)?.name.clone(),
+        side: render::side(if o.b { Side::Buy } else { Side::Sell }),
+        limit_px: to_wire(o.p.0),
+        sz: to_wire(o.s.0),
+        cloid: o.c.map(|c| c.to_string()),
+        status: errors::rejected_status(text)?,
+        time: now,
+        oid: 0,
+    })
 }
 
 /// The best bid and ask of `symbol`'s book now (for the post-only refusal).

@@ -32,17 +32,30 @@ pub fn entry(text: &str, asset: u32) -> serde_json::Value {
     serde_json::json!({ "error": format!("{text} asset={asset}") })
 }
 
+/// The start of the post-only refusal's text.
+const BAD_ALO_PX: &str = "Post only order would have immediately matched";
+
+/// The order status `orderUpdates` reports for an order refused with `text`, when exchange B
+/// names one (its `*Rejected` statuses); the simulator's own refusals have none.
+pub fn rejected_status(text: &str) -> Option<&'static str> {
+    Some(match text {
+        REDUCE_ONLY => "reduceOnlyRejected",
+        TICK => "tickRejected",
+        MIN_VALUE => "minTradeNtlRejected",
+        INSUFFICIENT_BALANCE => "insufficientSpotBalanceRejected",
+        ORACLE => "oracleRejected",
+        t if t.starts_with(BAD_ALO_PX) => "badAloPxRejected",
+        _ => return None,
+    })
+}
+
 /// The text of a core refusal of an order; `bbo` gives the best bid and ask for the
 /// post-only refusal.
 pub fn order_refusal(r: Reject, bbo: impl FnOnce() -> (Decimal, Decimal)) -> String {
     let text = match r {
         Reject::WouldTake => {
             let (bid, ask) = bbo();
-            return format!(
-                "Post only order would have immediately matched, bbo was {}@{}.",
-                to_wire(bid),
-                to_wire(ask)
-            );
+            return format!("{BAD_ALO_PX}, bbo was {}@{}.", to_wire(bid), to_wire(ask));
         }
         Reject::InsufficientBalance => INSUFFICIENT_BALANCE,
         Reject::Filter(Filter::Price) => TICK,

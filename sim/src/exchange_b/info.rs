@@ -27,7 +27,7 @@ pub const CANDLES_PER_ANSWER: usize = 500;
 pub const BOOK_LEVELS: usize = 20;
 
 /// A `user` address in either case.
-fn address<'de, D: Deserializer<'de>>(d: D) -> Result<Address, D::Error> {
+pub(super) fn address<'de, D: Deserializer<'de>>(d: D) -> Result<Address, D::Error> {
     let text = String::deserialize(d)?;
     text.parse().map_err(|_| serde::de::Error::custom(format!("{text:?} is not an address")))
 }
@@ -161,15 +161,7 @@ pub fn answer(sim: &Sim, req: &InfoRequest, now: Millis) -> Result<Answer, Strin
             let ctxs: Vec<Value> = pairs_with_rules(e, l).map(|(p, r)| ctx(e, p, r, now)).collect();
             Answer::plain(json!([spot_meta(l), ctxs]))
         }
-        R::AllMids {} => {
-            let mids: serde_json::Map<String, Value> = pairs_with_rules(e, l)
-                .map(|(p, r)| {
-                    let mid = mid(e, r, now).unwrap_or_else(|| e.market.price(r, now));
-                    (p.name.clone(), Value::String(to_wire(mid)))
-                })
-                .collect();
-            Answer::plain(Value::Object(mids))
-        }
+        R::AllMids {} => Answer::plain(Value::Object(mids(e, l, now))),
         R::L2Book { coin } => Answer::plain(book(e, l, coin, now)),
         R::CandleSnapshot { req } => {
             let candles = candles(e, l, req, now)?;
@@ -189,6 +181,16 @@ pub fn answer(sim: &Sim, req: &InfoRequest, now: Millis) -> Result<Answer, Strin
     }
 }
 
+/// Every pair's mid (the market price when a side of the book is empty), by coin.
+pub(super) fn mids(e: &Engine, l: &Listing, now: Millis) -> serde_json::Map<String, Value> {
+    pairs_with_rules(e, l)
+        .map(|(p, r)| {
+            let mid = mid(e, r, now).unwrap_or_else(|| e.market.price(r, now));
+            (p.name.clone(), Value::String(to_wire(mid)))
+        })
+        .collect()
+}
+
 /// A fills answer with its surcharge.
 fn fills(fills: Vec<render::FillJson>) -> Answer {
     let surcharge = fills.len() as u64 / 20;
@@ -204,7 +206,11 @@ fn pairs_with_rules<'a>(
 }
 
 /// The pair named `coin` with its symbol's rules.
-fn listed<'a>(e: &'a Engine, l: &'a Listing, coin: &str) -> Option<(&'a Pair, &'a SymbolRules)> {
+pub(super) fn listed<'a>(
+    e: &'a Engine,
+    l: &'a Listing,
+    coin: &str,
+) -> Option<(&'a Pair, &'a SymbolRules)> {
     let pair = l.pair_by_coin(coin)?;
     Some((pair, e.rules(&pair.symbol).ok()?))
 }
@@ -259,7 +265,7 @@ fn ctx(e: &Engine, p: &Pair, r: &SymbolRules, now: Millis) -> Value {
 }
 
 /// `l2Book`: `null` for a coin that is not listed.
-fn book(e: &Engine, l: &Listing, coin: &str, now: Millis) -> Value {
+pub(super) fn book(e: &Engine, l: &Listing, coin: &str, now: Millis) -> Value {
     let Some((pair, rules)) = listed(e, l, coin) else { return Value::Null };
     let b = e.book(rules, e.market.price(rules, now));
     let levels = [render::levels(b.bids, BOOK_LEVELS), render::levels(b.asks, BOOK_LEVELS)];

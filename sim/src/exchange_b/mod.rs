@@ -11,9 +11,8 @@
 //! - [`listing`]: tokens, pairs, names and asset ids over the core's symbols.
 //! - [`render`]: the JSON shapes of orders, fills, balances, levels, candles.
 //! - [`state`]: configuration, the address book ([`wallets`]) with [`nonces`], the weight meter.
-//!
-//! The WebSocket (`/ws`) is not served yet; it belongs in `ws/` beside these, reading the
-//! core's event log and rendering with [`render`].
+//! - [`ws`]: the WebSocket at `GET /ws` (subscriptions, feeds off the core's event log,
+//!   `post` requests, limits, idle timeout, stream faults).
 
 pub mod account;
 pub mod actions;
@@ -25,5 +24,7 @@ pub mod render;
 pub mod rest;
 pub mod state;
 pub mod wallets;
+pub mod ws;
 
 pub use state::{ExchangeBConfig, seed_key};
+pub use ws::WsConfig;

@@ -77,11 +77,16 @@ fn first_cloid(action: &Action) -> Option<String> {
 
 /// A top-level `err` answer.
 fn err(text: String) -> Outcome {
-    Outcome { body: json!({"status": "err", "response": text}), executed: false }
+    Outcome {
+        body: json!({"status": "err", "response": text}),
+        executed: false,
+        refused: Vec::new(),
+    }
 }
 
-/// Checks the envelope and runs its action for the signer's account.
-fn act(sim: &Sim, env: &Envelope, now: Millis) -> Outcome {
+/// Checks the envelope and runs its action for the signer's account (also for the
+/// WebSocket's `post` requests); refused orders go to the log `orderUpdates` reads.
+pub(super) fn act(sim: &Sim, env: &Envelope, now: Millis) -> Outcome {
     if env.vault_address.is_some() {
         return err("Vault and sub-account actions are not simulated: vaultAddress must be null."
             .to_string());
@@ -109,7 +114,12 @@ fn act(sim: &Sim, env: &Envelope, now: Millis) -> Outcome {
         wallets.count_actions(account, env.action.batch_len());
         account
     };
-    actions::run(&mut sim.engine(), account, &env.action, now)
+    let mut out = actions::run(&mut sim.engine(), account, &env.action, now);
+    let mut refused = state.refused();
+    for order in out.refused.drain(..) {
+        refused.push(order);
+    }
+    out
 }
 
 /// What the handler knows before running a request.
@@ -235,12 +245,14 @@ fn text_response(status: u16, text: &str) -> Response {
     r
 }
 
+/// The exchange's text for a body it cannot read.
+pub(super) fn unprocessable_text(reason: &str) -> String {
+    format!("Failed to deserialize the JSON body into the target type: {reason}")
+}
+
 /// HTTP 422 with the plain-text body the exchange's server gives a body it cannot read.
 fn unprocessable(reason: &str) -> Response {
-    text_response(
-        422,
-        &format!("Failed to deserialize the JSON body into the target type: {reason}"),
-    )
+    text_response(422, &unprocessable_text(reason))
 }
 
 fn server_error(status: u16) -> Response {

@@ -1,8 +1,10 @@
 //! Exchange B's configuration and the state its front end keeps beside the core: the
-//! address book with nonces ([`Wallets`]) and its own request-weight meter (exchange B counts
-//! weight per IP separately from exchange A).
+//! address book with nonces ([`Wallets`]), its own request-weight meter (exchange B counts
+//! weight per IP separately from exchange A), the WebSocket's limits and the orders refused
+//! before the core saw them.
 
 use super::wallets::Wallets;
+use super::ws::{RefusedLog, WsConfig, WsLimits};
 use crate::limits::Limits;
 use crate::market::mix;
 use spotbot_exchange_b_protocol::{Address, Network, PrivateKey};
@@ -20,6 +22,8 @@ pub struct ExchangeBConfig {
     pub network: Network,
     /// IP weight per minute before HTTP 429.
     pub weight_limit: u64,
+    /// The WebSocket's idle timeout and limits.
+    pub ws: WsConfig,
 }
 
 impl ExchangeBConfig {
@@ -31,7 +35,12 @@ impl ExchangeBConfig {
 
     /// The default account owned by `account`, testnet signatures, the exchange's limit.
     pub fn owned_by(account: Address) -> Self {
-        Self { account, network: Network::Testnet, weight_limit: WEIGHT_LIMIT_PER_MINUTE }
+        Self {
+            account,
+            network: Network::Testnet,
+            weight_limit: WEIGHT_LIMIT_PER_MINUTE,
+            ws: WsConfig::default(),
+        }
     }
 }
 
@@ -58,8 +67,11 @@ pub fn seed_key(seed: u64) -> PrivateKey {
 pub struct State {
     pub network: Network,
     pub weight_limit: u64,
+    pub ws: WsConfig,
     wallets: Mutex<Wallets>,
     limits: Mutex<Limits>,
+    ws_limits: Mutex<WsLimits>,
+    refused: Mutex<RefusedLog>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -74,8 +86,11 @@ impl State {
         Self {
             network: config.network,
             weight_limit: config.weight_limit,
+            ws: config.ws.clone(),
             wallets: Mutex::new(wallets),
             limits: Mutex::new(Limits::without_bans()),
+            ws_limits: Mutex::new(WsLimits::default()),
+            refused: Mutex::new(RefusedLog::default()),
         }
     }
 
@@ -85,6 +100,14 @@ impl State {
 
     pub fn limits(&self) -> MutexGuard<'_, Limits> {
         lock(&self.limits)
+    }
+
+    pub fn ws_limits(&self) -> MutexGuard<'_, WsLimits> {
+        lock(&self.ws_limits)
+    }
+
+    pub fn refused(&self) -> MutexGuard<'_, RefusedLog> {
+        lock(&self.refused)
     }
 }
 
