@@ -16,6 +16,15 @@ use super::license_support::{Host, Rig};
 
 pub const KEY: &str = "trading-key";
 pub const SECRET: &str = "trading-secret";
+/// The private key of the exchange B account (the official SDK's test key).
+pub const B_KEY: &str = "0x0123456789012345678901234567890123456789012345678901234567890123";
+
+/// Which exchange the rig's host trades on; the simulator speaks both on one engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Venue {
+    A,
+    B,
+}
 pub const BOT_TOKEN: &str = "4242:fake-token";
 pub const CHAT_ID: i64 = 4242;
 
@@ -44,6 +53,7 @@ pub struct Trading {
     pub streams: Option<spotbot_sim::RunningStreams>,
     pub messenger: FakeMessenger,
     pub host: Host,
+    pub venue: Venue,
     toml: String,
     registrations: u32,
 }
@@ -57,7 +67,13 @@ impl Trading {
     /// As [`Trading::start`] with `extra` appended to the host's config (inside its
     /// `[strategy.mr_combined]` table until `extra` opens another).
     pub async fn start_with(extra: &str) -> Self {
-        Self::start_inner(extra, false, false, |_| {}).await
+        Self::start_inner(Venue::A, extra, false, false, |_| {}).await
+    }
+
+    /// As [`Trading::start_with`] on `venue`: on exchange B the host signs with [`B_KEY`],
+    /// whose address owns the simulator's account (USDT shows as USDC there).
+    pub async fn start_on(venue: Venue, extra: &str) -> Self {
+        Self::start_inner(venue, extra, false, false, |_| {}).await
     }
 
     /// As [`Trading::start_with`], with the simulator's listing changed by `edit` first (a
@@ -66,23 +82,24 @@ impl Trading {
         extra: &str,
         edit: fn(&mut Vec<spotbot_sim::symbols::SymbolRules>),
     ) -> Self {
-        Self::start_inner(extra, false, false, edit).await
+        Self::start_inner(Venue::A, extra, false, false, edit).await
     }
 
     /// As [`Trading::start_with`], with the simulator's WebSocket services on another port and
     /// the host following them (account stream and prices; silence after 1.5 s, the
     /// simulator pings every 300 ms).
     pub async fn start_streaming(extra: &str) -> Self {
-        Self::start_inner(extra, false, true, |_| {}).await
+        Self::start_inner(Venue::A, extra, false, true, |_| {}).await
     }
 
     /// As [`Trading::start_with`], with the simulator on the rig's test clock: advancing the
     /// rig moves the exchange's candles too (scripted candle paths, market context, scans).
     pub async fn start_synced(extra: &str) -> Self {
-        Self::start_inner(extra, true, false, |_| {}).await
+        Self::start_inner(Venue::A, extra, true, false, |_| {}).await
     }
 
     async fn start_inner(
+        venue: Venue,
         extra: &str,
         synced: bool,
         streaming: bool,
@@ -90,6 +107,8 @@ impl Trading {
     ) -> Self {
         let rig = Rig::new().await;
         let mut sim_config = SimConfig::new(11, KEY, SECRET);
+        let b_key = spotbot_exchange_b_protocol::PrivateKey::from_hex(B_KEY).expect("test key");
+        sim_config.exchange_b = spotbot_sim::ExchangeBConfig::owned_by(b_key.address());
         edit(&mut sim_config.rules);
         if synced {
             sim_config.clock = std::sync::Arc::new(RigClock(rig.clock.clone()));
@@ -119,15 +138,20 @@ impl Trading {
             None => String::new(),
         };
         let messenger = FakeMessenger::start(BOT_TOKEN, CHAT_ID).await;
+        let active = match venue {
+            Venue::A => "exchange_a",
+            Venue::B => "exchange_b",
+        };
         let toml = format!(
-            "[exchange]\nmode = \"testnet\"\nbase_url = \"{}\"\nrequest_timeout_ms = 1500\n{stream_keys}\
+            "[exchange]\nactive = \"{active}\"\nmode = \"testnet\"\nbase_url = \"{}\"\nrequest_timeout_ms = 1500\n{stream_keys}\
              [messenger]\napi_base = \"{}\"\n\
              [strategy.mr_combined]\nsize_pct = 10.0\nmax_trades_per_day = 5\n{extra}\n",
             sim.base_url(),
             messenger.base_url()
         );
         let host = start_host(&rig, &toml, tempfile::tempdir().unwrap()).await;
-        let mut trading = Trading { rig, sim, streams, messenger, host, toml, registrations: 0 };
+        let mut trading =
+            Trading { rig, sim, streams, messenger, host, venue, toml, registrations: 0 };
         trading.register().await;
         trading
     }
@@ -160,6 +184,12 @@ impl Trading {
             .into_iter()
             .filter(|o| o["clientOrderId"].as_str().is_some_and(|c| c.starts_with(prefix)))
             .collect()
+    }
+
+    /// Every order the simulator's engine holds, as exchange B shows them (`coin`, `side`
+    /// B/A, `limitPx`, `origSz`, `tif`, `cloid`, `status`, ...).
+    pub fn orders_b(&self) -> Vec<Value> {
+        self.sim.sim.exchange_b_orders()
     }
 
     /// Orders of one type (MARKET, LIMIT_MAKER, STOP_LOSS_LIMIT) and side.
@@ -301,6 +331,7 @@ async fn start_host(rig: &Rig, toml: &str, dir: tempfile::TempDir) -> Host {
     }
     config.secrets.exchange_api_key = Some(Secret::new(KEY));
     config.secrets.exchange_api_secret = Some(Secret::new(SECRET));
+    config.secrets.exchange_private_key = Some(Secret::new(B_KEY));
     config.secrets.messenger_bot_token = Some(Secret::new(BOT_TOKEN));
     config.secrets.messenger_chat_id = Some(CHAT_ID.to_string());
     rig.start_config(config, dir).await
