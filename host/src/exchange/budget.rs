@@ -264,6 +264,14 @@ impl Budget {
         w.answer(weight, order, counts);
     }
 
+    /// Weight the exchange charges only after answering (exchange B's surcharge per 20 fills
+    /// or 60 candles returned), added to the minute's count.
+    pub fn charge(&self, weight: u64, now_ms: i64) {
+        let mut w = self.windows();
+        w.roll(now_ms);
+        w.reported += weight;
+    }
+
     /// When reads are refused now: how long until the next minute gives them weight again.
     pub fn reads_blocked_for(&self, now_ms: i64) -> Option<Duration> {
         let limits = self.limits();
@@ -291,6 +299,43 @@ impl Budget {
     /// Reads refused so far; a single atomic load, without the windows' lock.
     pub fn refused_reads(&self) -> u64 {
         self.refused_reads.load(Ordering::Relaxed)
+    }
+}
+
+/// What the budget admitted one request as.
+#[derive(Debug, Clone, Copy)]
+pub struct Admitted {
+    pub weight: u64,
+    /// It places an order (counts against the exchange's order limits).
+    pub order: bool,
+}
+
+/// A request the budget admitted: when it is answered, or dropped on any early return, it
+/// leaves the budget's in-flight counts.
+pub struct InFlight<'a, F: Fn() -> i64> {
+    budget: &'a Budget,
+    /// `None` once answered.
+    admitted: Option<Admitted>,
+    now_ms: F,
+}
+
+impl<'a, F: Fn() -> i64> InFlight<'a, F> {
+    /// `admitted` is in flight on `budget`; `now_ms` is the exchange's time.
+    pub fn new(budget: &'a Budget, admitted: Admitted, now_ms: F) -> Self {
+        Self { budget, admitted: Some(admitted), now_ms }
+    }
+
+    /// The request was answered with `counts` (once; later calls change nothing).
+    pub fn answered(&mut self, counts: Reported) {
+        if let Some(Admitted { weight, order }) = self.admitted.take() {
+            self.budget.answered(weight, order, counts, (self.now_ms)());
+        }
+    }
+}
+
+impl<F: Fn() -> i64> Drop for InFlight<'_, F> {
+    fn drop(&mut self) {
+        self.answered(Reported::default());
     }
 }
 
@@ -398,6 +443,18 @@ mod tests {
         assert_eq!(budget.admit(Class::Read, 5, false, t), Admission::Go);
         budget.answered(5, false, Reported::default(), t);
         assert_eq!(budget.usage(t).weight_used, 17, "no count in the answer: ours is kept");
+    }
+
+    #[test]
+    fn weight_charged_after_the_answer_counts_in_the_minute() {
+        let budget = Budget::new(60);
+        budget.set_limits(Limits { weight_per_minute: 1200, ..Limits::default() });
+        let t = 2 * MINUTE;
+        assert_eq!(budget.admit(Class::Read, 20, false, t), Admission::Go);
+        budget.answered(20, false, Reported::default(), t);
+        budget.charge(100, t);
+        assert_eq!(budget.usage(t).weight_used, 120, "20 before sending, 100 for 2000 fills");
+        assert_eq!(budget.usage(t + MINUTE).weight_used, 0);
     }
 
     #[tokio::test]

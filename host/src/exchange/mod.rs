@@ -11,6 +11,7 @@
 //!   backtest's exchange: no HTTP).
 //! - [`exchange_a`]: exchange A's REST client (signer, wire types, filters, client) and its
 //!   stream links.
+//! - [`exchange_b`]: exchange B's REST client (symbols, cloids, nonces, wire types, client).
 //! - [`feed`]: what the exchange pushes (order updates, prices) in the host's terms, and
 //!   whether each stream link is live.
 //! - [`rules`]: a symbol's trading rules and the checks an order passes before it is sent.
@@ -19,6 +20,7 @@
 pub mod budget;
 pub mod core_exchange;
 pub mod exchange_a;
+pub mod exchange_b;
 pub mod feed;
 pub mod paper;
 mod read_handle;

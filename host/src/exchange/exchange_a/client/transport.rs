@@ -9,7 +9,7 @@ use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
 use super::{ExchangeAClient, Security, lock, map_error};
-use crate::exchange::budget::{self, Admission, Budget, Reported};
+use crate::exchange::budget::{self, Admission, Admitted, InFlight, Reported};
 use crate::exchange::exchange_a::signer::Params;
 use crate::exchange::exchange_a::weights;
 use crate::exchange::exchange_a::wire::{self, ErrorBody};
@@ -101,11 +101,7 @@ impl ExchangeAClient {
                 return Err(refused);
             }
         };
-        let mut in_flight = InFlight {
-            budget: &self.budget,
-            admitted: Some(admitted),
-            now_ms: || self.server_now_ms(),
-        };
+        let mut in_flight = InFlight::new(&self.budget, admitted, || self.server_now_ms());
         let mut params = params.clone();
         let mut request = match security {
             Security::Public => None,
@@ -273,35 +269,4 @@ async fn round_trip<F: Fn() -> i64>(
     });
     let body = response.bytes().await.map_err(|e| Transport::Body(status, e))?;
     Ok((status, headers, body))
-}
-
-/// What the budget admitted one request as.
-#[derive(Debug, Clone, Copy)]
-struct Admitted {
-    weight: u64,
-    /// It places an order (counts against the exchange's order limits).
-    order: bool,
-}
-
-/// A request the budget admitted: when it is answered, or dropped on any early return, it
-/// leaves the budget's in-flight counts.
-struct InFlight<'a, F: Fn() -> i64> {
-    budget: &'a Budget,
-    /// `None` once answered.
-    admitted: Option<Admitted>,
-    now_ms: F,
-}
-
-impl<F: Fn() -> i64> InFlight<'_, F> {
-    fn answered(&mut self, counts: Reported) {
-        if let Some(Admitted { weight, order }) = self.admitted.take() {
-            self.budget.answered(weight, order, counts, (self.now_ms)());
-        }
-    }
-}
-
-impl<F: Fn() -> i64> Drop for InFlight<'_, F> {
-    fn drop(&mut self) {
-        self.answered(Reported::default());
-    }
 }

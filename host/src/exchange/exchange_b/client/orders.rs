@@ -1,0 +1,336 @@
+//! Orders and cancels (`/exchange`, wire reference §4.2-§4.4): the service's order as exchange
+//! B's limit order (a MARKET is an IOC at the mid ± the slippage), rounded and checked before
+//! it is signed, the answer as a domain order, and the lookup by cloid that resolves an
+//! ambiguous outcome. An order is sent once: after a 5xx, a timeout or a dropped connection
+//! it is looked up, never re-sent.
+
+use rust_decimal::{Decimal, RoundingStrategy};
+use spotbot_exchange_b_protocol::numbers::{check_price, check_size, round_size, slippage_price};
+use spotbot_exchange_b_protocol::{
+    Action, CancelByCloidWire, CancelWire, Cloid, Grouping, OrderTypeWire, OrderWire, Tif,
+    WireDecimal,
+};
+
+use super::ExchangeBClient;
+use super::errors::{self, IOC_NO_MATCH, NO_CODE};
+use crate::exchange::exchange_b::symbols::Pair;
+use crate::exchange::exchange_b::wire::{Filled, StatusEntry};
+use crate::exchange::{
+    ExchangeError, NewOrder, Order, OrderRef, OrderStatus, OrderType, Price, Qty, Side, TimeInForce,
+};
+
+/// Exchange B's limit order for a rounded, checked `o`; `mid` prices a MARKET.
+pub fn order_wire(
+    pair: &Pair,
+    o: &NewOrder,
+    mid: Option<Price>,
+    slippage: Decimal,
+    cloid: Cloid,
+) -> Result<OrderWire, ExchangeError> {
+    let is_buy = o.side == Side::Buy;
+    let (price, tif) = match (o.order_type, o.time_in_force) {
+        (OrderType::Market, _) => {
+            let mid = mid.ok_or_else(|| refused("a MARKET order needs the mid"))?;
+            (slippage_price(mid.0, is_buy, slippage, pair.sz_decimals), Tif::Ioc)
+        }
+        (OrderType::LimitMaker, _) => (limit_price(o)?, Tif::Alo),
+        (OrderType::Limit, Some(TimeInForce::Ioc | TimeInForce::Fok)) => {
+            (limit_price(o)?, Tif::Ioc)
+        }
+        (OrderType::Limit, _) => (limit_price(o)?, Tif::Gtc),
+        _ => return Err(refused("exchange B has no stop orders on spot")),
+    };
+    let size = o.qty.ok_or_else(|| refused("an order needs a base quantity"))?.0;
+    check_price(price, pair.sz_decimals).map_err(|e| refused(&e.to_string()))?;
+    check_size(size, pair.sz_decimals).map_err(|e| refused(&e.to_string()))?;
+    Ok(OrderWire {
+        a: pair.asset,
+        b: is_buy,
+        p: WireDecimal(price),
+        s: WireDecimal(size),
+        r: false,
+        t: OrderTypeWire::Limit { tif },
+        c: Some(cloid),
+    })
+}
+
+fn limit_price(o: &NewOrder) -> Result<Decimal, ExchangeError> {
+    Ok(o.price.ok_or_else(|| refused("a LIMIT order needs a price"))?.0)
+}
+
+fn refused(reason: &str) -> ExchangeError {
+    ExchangeError::Refused { reason: reason.to_string() }
+}
+
+/// The domain order of `sent`'s answer `entry`, at `now_ms`. An IOC that matched nothing is
+/// an answer (status `Expired`, nothing executed, order id 0: the exchange gives none);
+/// `None` for an entry that says nothing about the order (resolved by lookup).
+pub fn placed(
+    sent: &NewOrder,
+    wire: &OrderWire,
+    entry: StatusEntry,
+    now_ms: i64,
+) -> Option<Result<Order, ExchangeError>> {
+    let ioc = matches!(wire.t, OrderTypeWire::Limit { tif: Tif::Ioc });
+    let order = |order_id: u64, status, executed: Decimal, quote: Decimal| {
+        let order_id = i64::try_from(order_id).map_err(|_| ExchangeError::Decode {
+            detail: format!("oid {order_id} is out of range"),
+        })?;
+        Ok(Order {
+            symbol: sent.symbol.clone(),
+            order_id,
+            order_list_id: None,
+            client_order_id: sent.client_order_id.clone(),
+            side: sent.side,
+            order_type: sent.order_type,
+            status,
+            price: Price(wire.p.0),
+            stop_price: None,
+            orig_qty: Qty(wire.s.0),
+            executed_qty: Qty(executed),
+            cumulative_quote_qty: quote,
+            time_in_force: sent.time_in_force,
+            time: now_ms,
+            update_time: now_ms,
+            working: true,
+            fills: Vec::new(),
+        })
+    };
+    Some(match entry {
+        StatusEntry::Resting { resting } => {
+            order(resting.oid, OrderStatus::New, Decimal::ZERO, Decimal::ZERO)
+        }
+        StatusEntry::Filled { filled: Filled { total_sz, avg_px, oid } } => {
+            let status = if total_sz >= wire.s.0 {
+                OrderStatus::Filled
+            } else if ioc {
+                OrderStatus::Expired
+            } else {
+                OrderStatus::PartiallyFilled
+            };
+            order(oid, status, total_sz, (total_sz * avg_px).round_dp(8))
+        }
+        StatusEntry::Error { error } if error.starts_with(IOC_NO_MATCH) => {
+            order(0, OrderStatus::Expired, Decimal::ZERO, Decimal::ZERO)
+        }
+        StatusEntry::Error { error } => Err(errors::entry_error(error)),
+        StatusEntry::Text(_) => return None,
+    })
+}
+
+impl ExchangeBClient {
+    pub(super) async fn submit_order(&self, o: &NewOrder) -> Result<Order, ExchangeError> {
+        if o.client_order_id.is_empty() {
+            return Err(refused(
+                "an order needs a client order id (its cloid resolves an ambiguous outcome)",
+            ));
+        }
+        if !matches!(o.order_type, OrderType::Market | OrderType::Limit | OrderType::LimitMaker) {
+            return Err(refused("exchange B has no stop orders on spot"));
+        }
+        let pair = self.pair(&o.symbol).await?;
+        let rules = pair.rules();
+        let mid =
+            if o.order_type == OrderType::Market { Some(self.mid(&pair).await?) } else { None };
+        let mut order = o.clone();
+        if let (Some(mid), None, Some(quote)) = (mid, o.qty, o.quote_qty) {
+            // A quote amount becomes a size at the mid, rounded down.
+            order.qty =
+                Some(Qty(round_size(quote / mid.0, pair.sz_decimals, RoundingStrategy::ToZero)));
+            order.quote_qty = None;
+        }
+        let order = rules.round_order(&order);
+        rules.check_order(&order, mid)?;
+        let cloid = self.ids.learn(&order.client_order_id);
+        let wire = order_wire(&pair, &order, mid, self.config.market_slippage, cloid)?;
+        let action = Action::Order { orders: vec![wire.clone()], grouping: Grouping::Na };
+        let detail = match self.act(&action).await {
+            Ok(mut statuses) if !statuses.is_empty() => {
+                match placed(&order, &wire, statuses.swap_remove(0), self.clock.now_ms()) {
+                    Some(answer) => return answer,
+                    None => "the answer's status says nothing about the order".to_string(),
+                }
+            }
+            Ok(_) => "the answer has no status for the order".to_string(),
+            Err(ExchangeError::Unknown { detail }) => detail,
+            Err(e) => return Err(e),
+        };
+        tracing::warn!(client_order_id = %order.client_order_id, %detail, "order outcome unknown; looking it up by cloid");
+        self.resolve(&order.symbol, &order.client_order_id, detail).await
+    }
+
+    /// Looks an order up by its client order id after an ambiguous outcome: what the
+    /// exchange has, or `Unknown` when it cannot tell (not found every time, or no answer).
+    async fn resolve(
+        &self,
+        symbol: &str,
+        client_id: &str,
+        detail: String,
+    ) -> Result<Order, ExchangeError> {
+        let id = OrderRef::Client(client_id.to_string());
+        let mut last = None;
+        for attempt in 0..self.config.lookup_attempts.max(1) {
+            tokio::time::sleep(self.config.lookup_delay * attempt.min(4)).await;
+            match self.get_order(symbol, &id).await {
+                Ok(found) => return Ok(found),
+                Err(e) => last = Some(e),
+            }
+        }
+        let last = last.map_or_else(|| "no lookup".to_string(), |e| e.to_string());
+        Err(ExchangeError::Unknown {
+            detail: format!("{detail}; order {client_id} not resolved by its cloid: {last}"),
+        })
+    }
+
+    /// Cancels an order and answers its final state. A cancel whose answer is lost is
+    /// resolved by reading the order: closed is an answer, still open stays `Unknown`.
+    pub(super) async fn cancel(&self, symbol: &str, id: &OrderRef) -> Result<Order, ExchangeError> {
+        let pair = self.pair(symbol).await?;
+        let action = match id {
+            OrderRef::Id(oid) => Action::Cancel {
+                cancels: vec![CancelWire {
+                    a: pair.asset,
+                    o: u64::try_from(*oid).map_err(|_| refused("an order id is never negative"))?,
+                }],
+            },
+            OrderRef::Client(c) => Action::CancelByCloid {
+                cancels: vec![CancelByCloidWire { asset: pair.asset, cloid: self.ids.learn(c) }],
+            },
+        };
+        match self.act(&action).await {
+            Ok(statuses) => match statuses.into_iter().next() {
+                Some(StatusEntry::Error { error }) => Err(errors::entry_error(error)),
+                Some(StatusEntry::Text(t)) if t == "success" => self.get_order(symbol, id).await,
+                other => {
+                    Err(ExchangeError::Decode { detail: format!("cancel answered {other:?}") })
+                }
+            },
+            Err(ExchangeError::Unknown { detail }) => match self.get_order(symbol, id).await {
+                Ok(o) if !o.status.is_open() => Ok(o),
+                Ok(_) => Err(ExchangeError::Unknown { detail }),
+                Err(e) => Err(ExchangeError::Unknown { detail: format!("{detail}; lookup: {e}") }),
+            },
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The refusal of an order or OCO list exchange B cannot hold.
+pub fn no_lists() -> ExchangeError {
+    ExchangeError::Refused {
+        reason: "exchange B has no OCO order lists on spot (protection is watched)".into(),
+    }
+}
+
+/// `UnknownOrder` for a list lookup: there are none on exchange B.
+pub fn unknown_list() -> ExchangeError {
+    ExchangeError::UnknownOrder { code: NO_CODE, msg: "exchange B has no order lists".into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exchange::exchange_b::cloid::cloid_of;
+    use crate::exchange::exchange_b::wire::{ExchangeAnswer, fixtures};
+    use rust_decimal_macros::dec;
+
+    fn btc() -> Pair {
+        Pair {
+            symbol: "BTCUSDT".into(),
+            coin: "@142".into(),
+            asset: 10142,
+            base: "BTC".into(),
+            sz_decimals: 5,
+        }
+    }
+
+    fn entry(text: &str) -> StatusEntry {
+        let a: ExchangeAnswer = serde_json::from_str(text).unwrap();
+        errors::statuses(a).unwrap().remove(0)
+    }
+
+    #[test]
+    fn a_market_sell_is_an_ioc_at_the_mid_less_five_percent() {
+        let o = NewOrder::market("BTCUSDT", Side::Sell, Qty(dec!(0.001)), "SX_a_BTCUSDT");
+        let w = order_wire(
+            &btc(),
+            &o,
+            Some(Price(dec!(97123.5))),
+            dec!(0.05),
+            cloid_of("SX_a_BTCUSDT"),
+        )
+        .unwrap();
+        assert_eq!(
+            (w.p.to_string(), w.s.to_string(), w.b, w.a),
+            ("92267".into(), "0.001".into(), false, 10142)
+        );
+        assert_eq!(w.t, OrderTypeWire::Limit { tif: Tif::Ioc });
+        let buy = NewOrder { side: Side::Buy, ..o };
+        let w = order_wire(&btc(), &buy, Some(Price(dec!(97123.5))), dec!(0.05), cloid_of("x"))
+            .unwrap();
+        assert_eq!(w.p.to_string(), "101980");
+    }
+
+    #[test]
+    fn limit_types_map_to_time_in_force_and_stops_are_refused() {
+        let tp = NewOrder::limit(
+            "BTCUSDT",
+            Side::Sell,
+            Qty(dec!(0.001)),
+            Price(dec!(101000)),
+            "SO_a_BTCUSDT",
+        );
+        let tif =
+            |o: &NewOrder| order_wire(&btc(), o, None, dec!(0.05), cloid_of("c")).map(|w| w.t);
+        assert_eq!(tif(&tp).unwrap(), OrderTypeWire::Limit { tif: Tif::Gtc });
+        let maker =
+            NewOrder { order_type: OrderType::LimitMaker, time_in_force: None, ..tp.clone() };
+        assert_eq!(tif(&maker).unwrap(), OrderTypeWire::Limit { tif: Tif::Alo });
+        let ioc = NewOrder { time_in_force: Some(TimeInForce::Fok), ..tp.clone() };
+        assert_eq!(tif(&ioc).unwrap(), OrderTypeWire::Limit { tif: Tif::Ioc });
+        let stop = NewOrder {
+            order_type: OrderType::StopLossLimit,
+            stop_price: Some(Price(dec!(90000))),
+            ..tp.clone()
+        };
+        assert!(tif(&stop).unwrap_err().to_string().contains("no stop orders"));
+        let bad = NewOrder { price: Some(Price(dec!(101000.5))), ..tp };
+        assert!(matches!(tif(&bad), Err(ExchangeError::Refused { .. })), "six significant figures");
+    }
+
+    #[test]
+    fn answers_read_as_orders() {
+        let sent = NewOrder::market("ETHUSDT", Side::Buy, Qty(dec!(0.05)), "TE_a_ETHUSDT");
+        let pair = Pair { sz_decimals: 4, coin: "@151".into(), asset: 10151, ..btc() };
+        let wire =
+            order_wire(&pair, &sent, Some(Price(dec!(1800))), dec!(0.05), cloid_of("TE_a_ETHUSDT"))
+                .unwrap();
+        let part = placed(&sent, &wire, entry(fixtures::FILLED_PART), 7).unwrap().unwrap();
+        assert_eq!(
+            (part.status, part.executed_qty.0, part.order_id),
+            (OrderStatus::Expired, dec!(0.02), 77747314)
+        );
+        assert_eq!(part.cumulative_quote_qty, dec!(37.828));
+        assert_eq!(part.client_order_id, "TE_a_ETHUSDT");
+        let none = placed(&sent, &wire, entry(fixtures::IOC_NO_MATCH), 7).unwrap().unwrap();
+        assert_eq!((none.status, none.executed_qty.0), (OrderStatus::Expired, dec!(0)));
+        let broke = placed(&sent, &wire, entry(fixtures::INSUFFICIENT), 7).unwrap();
+        assert!(matches!(broke, Err(ExchangeError::InsufficientBalance { .. })));
+        let tp = NewOrder::limit(
+            "ETHUSDT",
+            Side::Sell,
+            Qty(dec!(0.02)),
+            Price(dec!(2000)),
+            "SO_a_ETHUSDT",
+        );
+        let tp_wire = order_wire(&pair, &tp, None, dec!(0.05), cloid_of("SO_a_ETHUSDT")).unwrap();
+        let resting = placed(&tp, &tp_wire, entry(fixtures::RESTING), 7).unwrap().unwrap();
+        assert_eq!(
+            (resting.status, resting.order_id, resting.price.0),
+            (OrderStatus::New, 77738308, dec!(2000))
+        );
+        let whole = placed(&tp, &tp_wire, entry(fixtures::FILLED_PART), 7).unwrap().unwrap();
+        assert_eq!(whole.status, OrderStatus::Filled, "0.02 of 0.02");
+        assert!(placed(&tp, &tp_wire, StatusEntry::Text("waitingForFill".into()), 7).is_none());
+    }
+}
