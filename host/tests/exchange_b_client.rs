@@ -33,18 +33,24 @@ async fn start(key: &str) -> (RunningSim, ExchangeBClient) {
     config.initial_funds = vec![("USDT".into(), 100_000.into())];
     let sim = serve(config, "127.0.0.1:0").await.expect("bind");
     sim.sim.set_price("BTCUSDT", 65_000.into()).expect("price");
+    let client = client_for(&sim, key, |_| {});
+    (sim, client)
+}
+
+/// A client of `sim` signing with `key` for the default account, its config changed by `tweak`.
+fn client_for(
+    sim: &RunningSim,
+    key: &str,
+    tweak: impl FnOnce(&mut ClientConfig),
+) -> ExchangeBClient {
+    let owner = PrivateKey::from_hex(KEY).expect("key");
     let mut cc = ClientConfig::new(sim.base_url(), Network::Testnet);
     cc.lookup_delay = Duration::from_millis(20);
+    tweak(&mut cc);
     let key = PrivateKey::from_hex(key).expect("key");
-    let client = ExchangeBClient::new(
-        cc,
-        Some(key),
-        Some(owner.address()),
-        Arc::new(SystemClock),
-        Metrics::default(),
-    )
-    .expect("client");
-    (sim, client)
+    let clock = Arc::new(SystemClock);
+    ExchangeBClient::new(cc, Some(key), Some(owner.address()), clock, Metrics::default())
+        .expect("client")
 }
 
 /// The order the simulator holds for client order id `id`, as `orderStatus` shows it.
@@ -169,4 +175,23 @@ async fn a_signature_from_a_wrong_key_is_refused_as_invalid() {
     assert!(err.to_string().contains("does not exist"), "{err}");
     assert!(!err.to_string().contains(&OTHER_KEY[2..]), "no key in errors");
     assert!(sim.sim.exchange_b_orders().is_empty());
+}
+
+#[tokio::test]
+async fn a_429_is_waited_out_when_short_and_answered_as_rate_limited_when_not() {
+    let (sim, b) = start(KEY).await;
+    let mut fault = Fault::new(FaultKind::RateLimit { retry_after: 1 });
+    fault.path = Some("/info".into());
+    sim.sim.inject(fault.clone());
+    assert_eq!(b.price("BTCUSDT").await.expect("after the wait").0, dec!(65000.005));
+    let statuses: Vec<u16> =
+        sim.sim.requests().iter().filter(|r| r.path == "/info").map(|r| r.status).collect();
+    assert!(statuses[0] == 429 && statuses[1..].iter().all(|s| *s == 200), "{statuses:?}");
+
+    let impatient = client_for(&sim, KEY, |c| c.max_auto_wait = Duration::ZERO);
+    sim.sim.inject(fault);
+    let err = impatient.price("BTCUSDT").await.expect_err("not waited");
+    assert_eq!(err, ExchangeError::RateLimited { retry_after: Duration::from_secs(1) });
+    let again = impatient.price("BTCUSDT").await.expect_err("still inside Retry-After");
+    assert!(matches!(again, ExchangeError::RateLimited { .. }), "{again:?}");
 }

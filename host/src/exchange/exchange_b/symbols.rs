@@ -32,9 +32,9 @@ const SERVICE_QUOTE: &str = "USDT";
 /// The smallest order value on spot, in USDC.
 const MIN_ORDER_VALUE: i64 = 10;
 
-/// The asset id of spot pair `index`.
-pub fn asset_id(index: u32) -> u32 {
-    10_000 + index
+/// The asset id of spot pair `index` (`None` past the id range).
+pub fn asset_id(index: u32) -> Option<u32> {
+    index.checked_add(10_000)
 }
 
 /// The service's name of exchange token `token` (`UBTC` → `BTC`; `USDC` stays `USDC`).
@@ -111,9 +111,12 @@ impl SymbolMap {
                 continue;
             };
             let aliased_away = ALIASES.iter().any(|(service, _)| *service == base.name);
-            if quote.name != QUOTE_TOKEN || aliased_away || base.name == QUOTE_TOKEN {
+            // More size decimals than a price may have leaves no valid price: not tradable.
+            let sane = base.sz_decimals <= SPOT_MAX_DECIMALS;
+            if quote.name != QUOTE_TOKEN || aliased_away || base.name == QUOTE_TOKEN || !sane {
                 continue;
             }
+            let Some(asset) = asset_id(pair.index) else { continue };
             let service_base = service_asset(&base.name).to_string();
             let symbol = format!("{service_base}{SERVICE_QUOTE}");
             if map.by_symbol.contains_key(&symbol) {
@@ -125,7 +128,7 @@ impl SymbolMap {
             let entry = Pair {
                 symbol: symbol.clone(),
                 coin,
-                asset: asset_id(pair.index),
+                asset,
                 base: service_base,
                 sz_decimals: base.sz_decimals,
             };
@@ -152,7 +155,7 @@ impl SymbolMap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exchange::exchange_b::wire::fixtures;
+    use crate::exchange::exchange_b::wire::{SpotMeta, fixtures};
     use rust_decimal_macros::dec;
 
     fn map() -> SymbolMap {
@@ -171,6 +174,11 @@ mod tests {
         assert!(m.by_coin("@170").is_none(), "UBTC against another quote is not traded");
         assert!(m.by_coin("@180").is_none(), "a token named BTC is not bitcoin");
         assert_eq!(m.pairs().count(), 3);
+        let mut odd: SpotMeta = serde_json::from_str(fixtures::SPOT_META).unwrap();
+        odd.tokens[1].sz_decimals = 40;
+        odd.universe[1].index = u32::MAX;
+        let odd = SymbolMap::from_meta(&odd);
+        assert!(odd.pair("PURRUSDT").is_none() && odd.pair("BTCUSDT").is_none(), "unusable pairs");
         assert_eq!(service_asset("UBTC"), "BTC");
         assert_eq!(service_asset("USDC"), "USDC");
         assert_eq!(service_asset("HYPE"), "HYPE");

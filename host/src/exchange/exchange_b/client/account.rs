@@ -21,6 +21,19 @@ use crate::exchange::{
 /// The most orders [`ExchangeBClient::recent_orders`] looks up one by one (weight 2 each).
 const RECENT_ORDER_LOOKUPS: usize = 100;
 
+/// `a × b`, or a `Decode` error when the product leaves the decimal range: no number in an
+/// answer can make the client panic.
+pub fn product(a: Decimal, b: Decimal) -> Result<Decimal, ExchangeError> {
+    a.checked_mul(b).ok_or_else(|| ExchangeError::Decode {
+        detail: format!("{a} × {b} is beyond the decimal range"),
+    })
+}
+
+/// `a − b` floored at zero (zero when out of range).
+fn less(a: Decimal, b: Decimal) -> Decimal {
+    a.checked_sub(b).unwrap_or_default().max(Decimal::ZERO)
+}
+
 fn id_of(v: u64, what: &str) -> Result<i64, ExchangeError> {
     i64::try_from(v)
         .map_err(|_| ExchangeError::Decode { detail: format!("{what} {v} is out of range") })
@@ -77,14 +90,20 @@ pub fn order_of(
     let orig = o.orig_sz.unwrap_or(o.sz);
     let tif = o.tif.as_deref();
     let (order_type, time_in_force) = type_of(tif);
-    let executed = if status == "filled" { orig } else { (orig - o.sz).max(Decimal::ZERO) };
+    let executed = if status == "filled" { orig } else { less(orig, o.sz) };
     let status = status_of(status, tif == Some("Ioc"), executed)?;
     let (cumulative_quote_qty, fills) = if fills.is_empty() {
         // No fills read (an open order in a list): resting orders fill at their limit.
-        ((executed * o.limit_px).round_dp(8), Vec::new())
+        (product(executed, o.limit_px)?.round_dp(8), Vec::new())
     } else {
         let fills = fills.iter().map(fill_of).collect::<Result<Vec<_>, _>>()?;
-        (fills.iter().map(|f| f.price.0 * f.qty.0).sum(), fills)
+        let mut quote = Decimal::ZERO;
+        for f in &fills {
+            quote = quote.checked_add(product(f.price.0, f.qty.0)?).ok_or_else(|| {
+                ExchangeError::Decode { detail: "fills beyond the decimal range".into() }
+            })?;
+        }
+        (quote, fills)
     };
     Ok(Order {
         symbol: symbol.to_string(),
@@ -126,7 +145,7 @@ pub fn trade_of(symbol: &str, f: &FillJson) -> Result<Trade, ExchangeError> {
         order_list_id: None,
         price: Price(f.px),
         qty: Qty(f.sz),
-        quote_qty: f.px * f.sz,
+        quote_qty: product(f.px, f.sz)?,
         commission: f.fee,
         commission_asset: service_asset(&f.fee_token).to_string(),
         time: f.time,
@@ -143,7 +162,7 @@ pub fn balances_of(state: ClearinghouseState) -> Vec<Balance> {
         .filter(|b| !b.total.is_zero())
         .map(|b| Balance {
             asset: service_asset(&b.coin).to_string(),
-            free: (b.total - b.hold).max(Decimal::ZERO),
+            free: less(b.total, b.hold),
             locked: b.hold,
         })
         .collect()
@@ -354,6 +373,20 @@ mod tests {
         assert_eq!(s("tickRejected", false, dec!(0)), OrderStatus::Rejected);
         assert_eq!(s("rejected", false, dec!(0)), OrderStatus::Rejected);
         assert!(status_of("somethingNew", false, dec!(0)).is_err());
+    }
+
+    #[test]
+    fn numbers_beyond_the_decimal_range_are_an_unreadable_answer_not_a_panic() {
+        let a: OrderStatusAnswer = serde_json::from_str(fixtures::ORDER_STATUS_OPEN).unwrap();
+        let mut o = a.order.unwrap().order;
+        o.limit_px = Decimal::MAX;
+        o.orig_sz = Some(Decimal::MAX);
+        o.sz = Decimal::MIN;
+        let odd = order_of("BTCUSDT", &o, "open", 0, String::new(), &[]).unwrap();
+        assert_eq!(odd.executed_qty.0, Decimal::ZERO, "a difference out of range is nothing");
+        o.sz = Decimal::ZERO;
+        let e = order_of("BTCUSDT", &o, "open", 0, String::new(), &[]).unwrap_err();
+        assert!(matches!(e, ExchangeError::Decode { .. }), "{e:?}");
     }
 
     #[test]

@@ -46,7 +46,9 @@ impl From<Candle> for Kline {
     /// Exchange B's candles carry no quote volume: it is approximated as the base volume at
     /// the candle's typical price `(high + low + close) / 3`.
     fn from(c: Candle) -> Self {
-        let typical = (c.h + c.l + c.c) / Decimal::from(3);
+        // Checked: an answer's numbers never make the client panic (zero when out of range).
+        let typical = c.h.checked_add(c.l).and_then(|s| s.checked_add(c.c)).unwrap_or_default()
+            / Decimal::from(3);
         Kline {
             open_time: c.t,
             open: Price(c.o),
@@ -55,7 +57,7 @@ impl From<Candle> for Kline {
             close: Price(c.c),
             volume: c.v,
             close_time: c.close_time,
-            quote_volume: (c.v * typical).round_dp(8),
+            quote_volume: c.v.checked_mul(typical).unwrap_or_default().round_dp(8),
             trades: c.n,
         }
     }
@@ -70,7 +72,11 @@ impl From<Candle> for Kline {
 pub fn ticker_of(pair: &Pair, ctx: &AssetCtx, candles: Option<&[Candle]>) -> Ticker24h {
     let last = ctx.mid_px.unwrap_or(ctx.mark_px);
     let change = if ctx.prev_day_px > Decimal::ZERO {
-        ((last - ctx.prev_day_px) / ctx.prev_day_px * Decimal::ONE_HUNDRED).round_dp(3)
+        last.checked_sub(ctx.prev_day_px)
+            .and_then(|d| d.checked_div(ctx.prev_day_px))
+            .and_then(|r| r.checked_mul(Decimal::ONE_HUNDRED))
+            .unwrap_or_default()
+            .round_dp(3)
     } else {
         Decimal::ZERO
     };
@@ -84,8 +90,11 @@ pub fn ticker_of(pair: &Pair, ctx: &AssetCtx, candles: Option<&[Candle]>) -> Tic
         }
         None => (last, last),
     };
-    let volume =
-        if last > Decimal::ZERO { (ctx.day_ntl_vlm / last).round_dp(8) } else { Decimal::ZERO };
+    let volume = if last > Decimal::ZERO {
+        ctx.day_ntl_vlm.checked_div(last).unwrap_or_default().round_dp(8)
+    } else {
+        Decimal::ZERO
+    };
     Ticker24h {
         symbol: pair.symbol.clone(),
         last_price: Price(last),
@@ -146,7 +155,9 @@ impl ExchangeBClient {
     /// The mid of `pair`.
     pub(super) async fn mid(&self, pair: &Pair) -> Result<Price, ExchangeError> {
         let mids = self.mids().await?;
-        mids.get(&pair.coin).copied().filter(|m| *m > Decimal::ZERO).map(Price).ok_or_else(|| {
+        // A mid the slippage rule could not move without leaving the decimal range is no price.
+        let usable = |m: &Decimal| *m > Decimal::ZERO && m.checked_mul(Decimal::TWO).is_some();
+        mids.get(&pair.coin).copied().filter(usable).map(Price).ok_or_else(|| {
             ExchangeError::Decode {
                 detail: format!("allMids has no price for {} ({})", pair.symbol, pair.coin),
             }
@@ -187,7 +198,7 @@ impl ExchangeBClient {
             let req = json!({"coin": pair.coin, "interval": interval, "startTime": start, "endTime": end});
             let page: Vec<Candle> = self.info_list("candleSnapshot", json!({ "req": req })).await?;
             let full = page.len() >= CANDLES_PER_ANSWER;
-            let next = page.last().map(|c| c.t + step);
+            let next = page.last().map(|c| c.t.saturating_add(step));
             let newest = out.last().map_or(i64::MIN, |c| c.t);
             out.extend(page.into_iter().filter(|c| c.t <= end && c.t > newest));
             match next {

@@ -108,7 +108,10 @@ pub fn placed(
             } else {
                 OrderStatus::PartiallyFilled
             };
-            order(oid, status, total_sz, (total_sz * avg_px).round_dp(8))
+            match super::account::product(total_sz, avg_px) {
+                Ok(quote) => order(oid, status, total_sz, quote.round_dp(8)),
+                Err(e) => Err(e),
+            }
         }
         StatusEntry::Error { error } if error.starts_with(IOC_NO_MATCH) => {
             order(0, OrderStatus::Expired, Decimal::ZERO, Decimal::ZERO)
@@ -135,8 +138,11 @@ impl ExchangeBClient {
         let mut order = o.clone();
         if let (Some(mid), None, Some(quote)) = (mid, o.qty, o.quote_qty) {
             // A quote amount becomes a size at the mid, rounded down.
-            order.qty =
-                Some(Qty(round_size(quote / mid.0, pair.sz_decimals, RoundingStrategy::ToZero)));
+            order.qty = Some(Qty(round_size(
+                quote.checked_div(mid.0).unwrap_or_default(),
+                pair.sz_decimals,
+                RoundingStrategy::ToZero,
+            )));
             order.quote_qty = None;
         }
         let order = rules.round_order(&order);

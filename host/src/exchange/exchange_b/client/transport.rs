@@ -123,7 +123,8 @@ impl ExchangeBClient {
         let text = String::from_utf8_lossy(&body).chars().take(500).collect::<String>();
         if status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::IM_A_TEAPOT {
             let wait = retry_after.unwrap_or(Duration::from_secs(1));
-            let until = self.clock.now_ms() + wait.as_millis() as i64;
+            let wait_ms = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
+            let until = self.clock.now_ms().saturating_add(wait_ms);
             self.blocked_until_ms.fetch_max(until, Ordering::Relaxed);
             tracing::warn!(retry_after_s = wait.as_secs(), %status, "exchange B rate limit");
             return Err(if status == StatusCode::IM_A_TEAPOT {
