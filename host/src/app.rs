@@ -49,7 +49,7 @@ pub struct RunningApp {
     /// Protection's reactions to the exchange's streams, when they are followed.
     reactions: Option<Background>,
     /// The exchange's streams (`[exchange] streams`); dropping them closes the links.
-    streams: Option<crate::exchange::paper::Streams>,
+    streams: Option<crate::exchange::connect::Streams>,
 }
 
 impl RunningApp {
@@ -112,7 +112,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     );
     let metrics = crate::metrics::Metrics::default();
     metrics.spawn_upkeep();
-    let connected = crate::exchange::paper::connect(
+    let connected = crate::exchange::connect::connect(
         &config.exchange,
         &config.secrets,
         clock.clone(),
@@ -120,18 +120,16 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     )
     .await
     .context("cannot set up the exchange")?;
-    let streams = match &connected {
-        Some(c) => c
-            .start_streams(&config.exchange, clock.clone())
-            .await
-            .context("cannot start the exchange's streams")?,
-        None => None,
-    };
+    if let Some(client) = connected.exchange_b() {
+        let journal = crate::execution::journal::Journal::new(store.clone());
+        client.learn_client_ids(journal.client_ids().context("cannot read the order journal")?);
+    }
+    let streams = connected
+        .start_streams(&config.exchange, clock.clone())
+        .await
+        .context("cannot start the exchange's streams")?;
     let feed = streams.as_ref().map(|s| s.feed.clone());
-    let (exchange, paper) = match connected {
-        Some(c) => (Some(c.exchange), c.paper),
-        None => (None, None),
-    };
+    let (exchange, paper) = (Some(connected.exchange), connected.paper);
     // Agent reads (market context, plugin candles, scans, portfolio) go through the read
     // handle: they draw from the read share of the request budget, so they can never eat the
     // weight orders and stops need. Execution and protection hold the exchange itself.

@@ -33,7 +33,7 @@ pub struct FetchStats {
 
 /// The cache folder of an exchange: `paper-seed<seed>` in paper mode, else the REST host.
 pub fn source_dir(data_dir: &Path, config: &crate::config::ExchangeConfig) -> PathBuf {
-    let name = match crate::exchange::paper::base_url(config) {
+    let name = match crate::exchange::connect::base_url(config) {
         None => format!("paper-seed{}", config.paper_seed),
         Some(url) => {
             let host = url.split("://").nth(1).unwrap_or(&url).trim_end_matches('/');

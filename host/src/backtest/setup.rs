@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use rust_decimal::Decimal;
 
 use super::history::{self, History, Need};
@@ -103,15 +103,14 @@ pub(super) async fn load_history(
         let history = history::from_csv_dir(dir, needs, finest)?;
         return Ok((history, format!("CSV files in {}", dir.display()), ExchangeRules::new()));
     }
-    let connected = crate::exchange::paper::connect(
+    let connected = crate::exchange::connect::connect(
         &config.exchange,
         &config.secrets,
         Arc::new(crate::clock::SystemClock),
         crate::metrics::Metrics::default(),
     )
     .await
-    .map_err(|e| anyhow::anyhow!("cannot reach the exchange for klines: {e}"))?
-    .context("the active exchange has no client: pass --candles")?;
+    .map_err(|e| anyhow::anyhow!("cannot reach the exchange for klines: {e}"))?;
     let exchange = connected.exchange.clone();
     let cache = klines::source_dir(Path::new(&config.server.data_dir), &config.exchange);
     progress.note(&format!(
@@ -145,7 +144,7 @@ pub(super) async fn load_history(
         stats.candles,
         history.candle_count()
     ));
-    let source = match crate::exchange::paper::base_url(&config.exchange) {
+    let source = match crate::exchange::connect::base_url(&config.exchange) {
         None => format!(
             "paper exchange klines (seed {}), cached in {}",
             config.exchange.paper_seed,

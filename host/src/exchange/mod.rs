@@ -15,9 +15,12 @@
 //! - [`feed`]: what the exchange pushes (order updates, prices) in the host's terms, and
 //!   whether each stream link is live.
 //! - [`rules`]: a symbol's trading rules and the checks an order passes before it is sent.
+//! - [`connect`]: the active exchange built from the config (`active`, `mode`, keys), and its
+//!   streams started.
 //! - [`paper`]: paper mode — the simulator in-process, reached by the real client on loopback.
 
 pub mod budget;
+pub mod connect;
 pub mod core_exchange;
 pub mod exchange_a;
 pub mod exchange_b;

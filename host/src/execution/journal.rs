@@ -218,6 +218,15 @@ impl Journal {
         })
     }
 
+    /// Every client order id the journal knows (an exchange that carries shorter ids than
+    /// ours, exchange B's 16-byte cloids, learns them at start to name what it finds).
+    pub fn client_ids(&self) -> Result<Vec<String>, StoreError> {
+        self.store.read(|r| {
+            let rows: Vec<(String, IndexRow)> = r.all(tables::JOURNAL_INDEX)?;
+            Ok(rows.into_iter().map(|(id, _)| id).collect())
+        })
+    }
+
     /// Every unsettled entry, oldest first (reconciliation settles them).
     pub fn unsettled(&self) -> Result<Vec<(u64, JournalEntry)>, StoreError> {
         self.store.read(|r| {

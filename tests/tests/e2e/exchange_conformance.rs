@@ -523,15 +523,14 @@ async fn request_weight_is_read_from_the_headers() {
 async fn paper_mode_runs_the_simulator_in_process() {
     let config = spotbot::config::ExchangeConfig::default();
     assert_eq!(config.mode, spotbot::config::ExchangeMode::Paper);
-    let connected = spotbot::exchange::paper::connect(
+    let connected = spotbot::exchange::connect::connect(
         &config,
         &spotbot::config::Secrets::default(),
         std::sync::Arc::new(spotbot::clock::SystemClock),
         spotbot::metrics::Metrics::default(),
     )
     .await
-    .expect("connect")
-    .expect("exchange A");
+    .expect("connect");
     let paper = connected.paper.as_ref().expect("simulator");
     assert!(paper.addr.ip().is_loopback());
     let usdt = connected.exchange.balances().await.expect("balances");
@@ -544,15 +543,14 @@ async fn paper_mode_runs_the_simulator_in_process() {
     assert_eq!(o.status, OrderStatus::Filled);
 
     let custom = spotbot::config::ExchangeConfig { paper_seed: 9, paper_usdt: d("500"), ..config };
-    let connected = spotbot::exchange::paper::connect(
+    let connected = spotbot::exchange::connect::connect(
         &custom,
         &spotbot::config::Secrets::default(),
         std::sync::Arc::new(spotbot::clock::SystemClock),
         spotbot::metrics::Metrics::default(),
     )
     .await
-    .expect("connect")
-    .expect("exchange A");
+    .expect("connect");
     let usdt = connected.exchange.balances().await.expect("balances");
     assert!(usdt.iter().any(|b| b.asset == "USDT" && b.free == Decimal::from(500)));
 }
