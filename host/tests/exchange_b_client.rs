@@ -164,6 +164,25 @@ async fn an_answer_lost_after_execution_is_resolved_by_lookup_without_a_second_o
     assert_eq!(sent_with(&sim, "SE_k2_BTCUSDT"), 1, "sent once, never again");
     let log = sim.sim.requests();
     assert!(log.iter().any(|r| r.path == "/exchange" && r.status == 502 && r.executed));
+
+    let mut fault = Fault::new(FaultKind::DropAfterExecute);
+    fault.path = Some("/exchange".into());
+    sim.sim.inject(fault);
+    // A LIMIT buy below the market rests (the fee left less than 0.002 BTC to sell).
+    let entry = NewOrder::limit(
+        "BTCUSDT",
+        Side::Buy,
+        Qty(dec!(0.002)),
+        Price(dec!(60000)),
+        "MT_k2_BTCUSDT",
+    );
+    let resting = b.place_order(&entry).await.expect("resolved after the dropped connection");
+    assert_eq!(
+        (resting.status, resting.client_order_id.as_str()),
+        (OrderStatus::New, "MT_k2_BTCUSDT")
+    );
+    assert_eq!(resting.price.0, dec!(60000));
+    assert_eq!(sent_with(&sim, "MT_k2_BTCUSDT"), 1, "sent once, never again");
 }
 
 #[tokio::test]
