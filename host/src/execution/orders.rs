@@ -148,6 +148,9 @@ impl Orders {
             .map_err(SendError::Unsettled)?;
         match self.exchange.place_order(order).await {
             Ok(placed) => {
+                // Exchange B's answer carries no fills: the fee (in the coin, for a buy) is
+                // read before the trade is sized from it.
+                let placed = self.with_fills(placed).await;
                 self.metrics.order(self.exchange.name(), kind, Ok(()));
                 self.settle_order(seq, &placed, on_placed)?;
                 Ok(placed)

@@ -1,7 +1,8 @@
 //! Exchange B's spot universe over the core's listing. The core's symbols keep their names
 //! (`BTCUSDT`, base `BTC`, quote `USDT`) so tests share them across exchanges; exchange B shows
-//! them its own way: tokens with indices (the quote `USDT` is token 0, `USDC`; `BTC` and `ETH`
-//! are `UBTC` and `UETH`, as on mainnet, so the service's adapter needs its alias table), and
+//! them its own way: tokens with indices (the quote `USDT` is token 0, `USDC`; `BTC`, `ETH` and
+//! `SOL` are `UBTC`, `UETH` and `USOL`, as on mainnet, so the service's adapter needs its alias
+//! table), and
 //! one pair per symbol, named `"<BASE>/USDC"` for pair 0 and `"@<index>"` for the others, traded
 //! as asset `10000 + index`.
 
@@ -24,6 +25,7 @@ pub fn token_name(asset: &str) -> &str {
         QUOTE => QUOTE_TOKEN,
         "BTC" => "UBTC",
         "ETH" => "UETH",
+        "SOL" => "USOL",
         other => other,
     }
 }
@@ -155,7 +157,8 @@ mod tests {
         assert_eq!(l.pair_by_asset(1), None);
         let pepe = l.pair_by_symbol("PEPEUSDT").unwrap();
         assert_eq!((l.token(pepe.base).unwrap().name.as_str(), pepe.sz_decimals), ("PEPE", 0));
-        assert_eq!(l.token_by_asset("SOL").unwrap().name, "SOL");
+        assert_eq!(l.token_by_asset("SOL").unwrap().name, "USOL");
+        assert_eq!(l.token_by_asset("XRP").unwrap().name, "XRP");
         let id = l.tokens[1].token_id();
         assert_eq!((id.len(), id == l.tokens[2].token_id()), (34, false));
     }

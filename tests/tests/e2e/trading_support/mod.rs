@@ -110,7 +110,9 @@ impl Trading {
         let b_key = spotbot_exchange_b_protocol::PrivateKey::from_hex(B_KEY).expect("test key");
         sim_config.exchange_b = spotbot_sim::ExchangeBConfig::owned_by(b_key.address());
         edit(&mut sim_config.rules);
-        if synced {
+        // Exchange B checks an action's nonce (the host's clock) against its own time: the
+        // simulator runs on the rig's clock for it.
+        if synced || venue == Venue::B {
             sim_config.clock = std::sync::Arc::new(RigClock(rig.clock.clone()));
         }
         sim_config.initial_funds = vec![("USDT".into(), Decimal::from(10_000))];

@@ -1,0 +1,160 @@
+//! The money flow on exchange B, over HTTP against the simulator's exchange B front end:
+//! entries are IOC limits 5 % through the mid (exchange B has no market orders), the bracket
+//! is a resting GTC take-profit plus the stop the service watches (no exchange-side stop on
+//! spot), a crossed stop exits with an IOC 5 % below the mid after cancelling the take-profit,
+//! and every order carries a 16-byte cloid derived from the service's client order id. Each
+//! test asserts what the simulator received, in exchange B's own terms (`coin`, `side` B/A,
+//! `tif`, `limitPx`, `origSz`, `cloid`).
+
+use std::time::{Duration, Instant};
+
+use crate::trading_support::{Trading, Venue, d, good_signal};
+use rust_decimal::Decimal;
+use serde_json::Value;
+use spotbot_sim::FaultKind;
+
+/// The watched stop is checked every 200 ms in these tests.
+const FAST_WATCH: &str = "\n[protection]\nwatch_interval_ms = 200\n";
+
+async fn start() -> Trading {
+    Trading::start_on(Venue::B, FAST_WATCH).await
+}
+
+/// Orders the simulator holds, as exchange B shows them, oldest first.
+fn orders(t: &Trading) -> Vec<Value> {
+    t.orders_b()
+}
+
+fn field(o: &Value, name: &str) -> String {
+    o["order"][name].as_str().map(String::from).unwrap_or_else(|| o["order"][name].to_string())
+}
+
+/// The IOC and GTC orders of one side (`B` buy, `A` sell).
+fn of(t: &Trading, tif: &str, side: &str) -> Vec<Value> {
+    orders(t).into_iter().filter(|o| field(o, "tif") == tif && field(o, "side") == side).collect()
+}
+
+/// The mid of the simulator's synthetic book at `price` (best bid = price, ask one tick up).
+fn mid(price: &str) -> Decimal {
+    d(price) + d("0.005")
+}
+
+/// `price` rounded as exchange B allows for a pair with `sz_decimals`.
+fn slip(mid: Decimal, buy: bool) -> Decimal {
+    spotbot_exchange_b_protocol::numbers::slippage_price(mid, buy, d("0.05"), 4)
+}
+
+async fn until_closed(t: &Trading) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !t.open_trades().await.is_empty() {
+        assert!(Instant::now() < deadline, "still open: {:?}", orders(t));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confirmed_signal_enters_with_an_ioc_and_rests_only_the_take_profit() {
+    let t = start().await;
+    t.create_signal(good_signal("ETHUSDT")).await;
+    let (status, answer) = t.confirm("ETHUSDT").await;
+    assert_eq!(status, 200, "{answer}");
+    let opened = &answer["trade"]["opened"];
+    assert_eq!(opened["protection"], "protected", "{answer}");
+    assert_eq!(opened["stop"], "service", "exchange B has no stop on spot: {opened}");
+
+    let entries = of(&t, "Ioc", "B");
+    assert_eq!(entries.len(), 1, "{:?}", orders(&t));
+    let entry = &entries[0];
+    assert_eq!(field(entry, "coin"), "@1", "ETHUSDT is pair @1 (UETH/USDC)");
+    assert_eq!(d(&field(entry, "limitPx")), slip(mid("3000"), true), "mid + 5 %, 5 figures");
+    assert_eq!(field(entry, "origSz"), "0.3333", "1000 USDC at 3000, 4 size decimals");
+    assert_eq!(entry["status"], "filled");
+    assert!(field(entry, "cloid").starts_with("0x53455f"), "SE_ packed in the cloid: {entry}");
+
+    let take_profits = of(&t, "Gtc", "A");
+    assert_eq!(take_profits.len(), 1, "{:?}", orders(&t));
+    let tp = &take_profits[0];
+    assert_eq!(tp["status"], "open");
+    assert_eq!(d(&field(tp, "limitPx")), d(&opened["tp_px"].to_string()));
+    assert_eq!(d(&field(tp, "origSz")), d(&opened["size"].to_string()), "the whole position");
+    assert_eq!(opened["tp_oid"].to_string(), field(tp, "oid"));
+    assert!(orders(&t).len() == 2, "nothing else was sent: {:?}", orders(&t));
+    let (_, balances) = t.get("/api/portfolio").await;
+    assert!(balances.to_string().contains("USDC"), "{balances}");
+    t.message_containing("ETHUSDT").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crossed_watched_stop_cancels_the_take_profit_and_exits_with_an_ioc_below_the_mid() {
+    let t = start().await;
+    let opened = t.buy("ETHUSDT").await["trade"].clone();
+    let size = d(&opened["size"].to_string());
+    t.set_price("ETHUSDT", "2939");
+    until_closed(&t).await;
+
+    let tp = &of(&t, "Gtc", "A")[0];
+    assert_eq!(tp["status"], "canceled", "the take-profit was cancelled first: {tp}");
+    let exits = of(&t, "Ioc", "A");
+    assert_eq!(exits.len(), 1, "{:?}", orders(&t));
+    let exit = &exits[0];
+    assert_eq!(d(&field(exit, "limitPx")), slip(mid("2939"), false), "mid − 5 %");
+    assert_eq!(d(&field(exit, "origSz")), size, "never more than the held size");
+    assert_eq!(exit["status"], "filled");
+    let (_, history) = t.get("/api/trades/history").await;
+    assert_eq!(history["trades"][0]["reason"], "stop_loss", "{history}");
+    t.message_containing("Stop-loss hit: ETHUSDT").await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(of(&t, "Ioc", "A").len(), 1, "one exit only");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_and_closeall_cancel_the_take_profit_then_sell_what_is_held() {
+    let t = start().await;
+    t.buy("ETHUSDT").await;
+    t.buy("SOLUSDT").await;
+    let (status, closed) = t.post_empty("/api/close?symbol=ETHUSDT").await;
+    assert_eq!(status, 200, "{closed}");
+    assert_eq!(closed["status"], "closed", "{closed}");
+    let (status, all) = t.post_empty("/api/closeall").await;
+    assert_eq!(status, 200, "{all}");
+    assert_eq!(all["status"], "ok", "{all}");
+    assert!(t.open_trades().await.is_empty());
+    for tp in of(&t, "Gtc", "A") {
+        assert_eq!(tp["status"], "canceled", "{tp}");
+    }
+    let exits = of(&t, "Ioc", "A");
+    assert_eq!(exits.len(), 2, "{:?}", orders(&t));
+    assert!(exits.iter().all(|e| e["status"] == "filled"), "{exits:?}");
+    let refused: Vec<_> =
+        t.seen("POST", "/exchange").into_iter().filter(|r| r.status != 200).collect();
+    assert!(refused.is_empty(), "{refused:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_take_profit_that_fills_at_the_exchange_closes_the_trade() {
+    let t = start().await;
+    t.buy("ETHUSDT").await;
+    t.set_price("ETHUSDT", "3200");
+    let (status, report) = t.get("/api/trailing").await;
+    assert_eq!(status, 200, "{report}");
+    until_closed(&t).await;
+    assert_eq!(of(&t, "Gtc", "A")[0]["status"], "filled");
+    assert!(of(&t, "Ioc", "A").is_empty(), "nothing was sold at market");
+    let (_, history) = t.get("/api/trades/history").await;
+    assert_eq!(history["trades"][0]["reason"], "take_profit", "{history}");
+    t.message_containing("Take-profit hit: ETHUSDT").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_whose_answer_is_lost_is_found_by_its_cloid_not_sent_again() {
+    let t = start().await;
+    t.fault(FaultKind::DropAfterExecute, 1, Some("/exchange"));
+    let (status, answer) = t
+        .post_empty(
+            "/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9",
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(of(&t, "Ioc", "B").len(), 1, "one entry at the exchange: {:?}", orders(&t));
+    assert_eq!(t.open_trades().await.len(), 1);
+}
