@@ -97,6 +97,20 @@ impl RunningApp {
     }
 }
 
+/// The counter that holds exchange B's nonce mark.
+const NONCE_LEASE: &str = "exchange_b_nonce_lease";
+
+/// Exchange B's nonce mark in the store (the counters table), so nonces never repeat across
+/// restarts (`exchange::exchange_b::nonce`).
+struct StoredNonceLease(Store);
+
+impl crate::exchange::exchange_b::nonce::NonceLease for StoredNonceLease {
+    fn reserve(&self, until: u64) -> Result<(), String> {
+        let value = i64::try_from(until).map_err(|_| format!("nonce mark {until} is too large"))?;
+        self.0.write(|w| w.set_counter(NONCE_LEASE, value)).map_err(|e| e.to_string())
+    }
+}
+
 /// Opens the store, builds every area, binds `config.server.addr` and serves.
 pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<RunningApp> {
     let data_dir = PathBuf::from(&config.server.data_dir);
@@ -123,6 +137,8 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     if let Some(client) = connected.exchange_b() {
         let journal = crate::execution::journal::Journal::new(store.clone());
         client.learn_client_ids(journal.client_ids().context("cannot read the order journal")?);
+        let written = store.read(|r| r.counter(NONCE_LEASE)).context("cannot read the store")?;
+        client.lease_nonces(Arc::new(StoredNonceLease(store.clone())), written.max(0) as u64);
     }
     let streams = connected
         .start_streams(&config.exchange, clock.clone())

@@ -20,7 +20,7 @@ use rust_decimal::Decimal;
 use spotbot_exchange_b_protocol::{Address, Network, PrivateKey};
 
 use super::cloid::ClientIds;
-use super::nonce::Nonces;
+use super::nonce::{NonceLease, Nonces};
 use super::symbols::SymbolMap;
 use super::weights;
 use crate::clock::SharedClock;
@@ -177,14 +177,10 @@ impl ExchangeBClient {
         }
     }
 
-    /// Nonces from now on are above `last` (the high-water mark persisted before a restart).
-    pub fn resume_nonces_after(&self, last: u64) {
-        self.nonces.resume_after(last);
-    }
-
-    /// The highest nonce used so far, for the host to persist.
-    pub fn last_nonce(&self) -> u64 {
-        self.nonces.last()
+    /// Nonces from now on are above `written` (the mark read from `store` at start), and
+    /// `store` gets every later mark before a nonce beyond it is signed (see [`super::nonce`]).
+    pub fn lease_nonces(&self, store: Arc<dyn NonceLease>, written: u64) {
+        self.nonces.lease(store, written);
     }
 
     fn account_or_refuse(&self) -> Result<Address, ExchangeError> {
