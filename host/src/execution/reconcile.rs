@@ -8,7 +8,8 @@
 //! 2. an open trade without an OCO (the process died between the fill and the OCO, the OCO
 //!    failed, or a crash lost the row of an OCO a confirm had placed: that row does not wait
 //!    for the disk) is first looked up by its protection client id, and gets its OCO only
-//!    when the exchange has none;
+//!    when the exchange has none; one whose protection was cancelled outside the service gets
+//!    a new one under a fresh client id;
 //! 3. an open trade whose OCO finished while the service was down is closed with its pnl;
 //! 4. an open OCO list on the exchange for a symbol the store does not track is adopted as a
 //!    trade with source `recovered`.
@@ -21,6 +22,7 @@ use utoipa::ToSchema;
 
 use super::book::{close_trade_in, open_trade_in};
 use super::bracket::protected;
+use super::client_id::{ClientOrderId, Purpose};
 use super::close::{CloseRow, closed_by};
 use super::journal::{Commit, JournalEntry, OrderKind};
 use super::orders::Settled;
@@ -189,6 +191,7 @@ impl Execution {
             match &trade.protection {
                 ProtectionState::Protected => self.close_if_finished(&trade, report).await?,
                 ProtectionState::Pending | ProtectionState::Unprotected { .. } => {
+                    let trade = self.with_fresh_protection_id(trade)?;
                     if self.found_its_list(&trade, report).await? {
                         continue;
                     }
@@ -246,6 +249,24 @@ impl Execution {
         ));
         self.close_if_finished(&trade, report).await?;
         Ok(true)
+    }
+
+    /// An unprotected trade that still names legs had its protection placed, and it ended at
+    /// the exchange without a fill (cancelled outside the service). Its client id is journaled
+    /// as placed, so placing "again" under it would only find the dead legs: the protection
+    /// gets a fresh id (purpose `Reprotect`) and is placed anew. A pending trade, or one whose
+    /// placement failed, keeps its id, so a half-sent protection is found, never doubled.
+    fn with_fresh_protection_id(&self, mut trade: Trade) -> Result<Trade, ExecutionError> {
+        if !matches!(trade.protection, ProtectionState::Unprotected { .. }) || trade.legs.is_none()
+        {
+            return Ok(trade);
+        }
+        let now = self.inner.clock.now_ms();
+        trade.protection_client_id =
+            Some(ClientOrderId::fresh(Purpose::Reprotect, now, &trade.symbol).into_string());
+        trade.legs = None;
+        self.inner.book.put_trade(&trade)?;
+        Ok(trade)
     }
 
     /// Closes a protected trade whose list finished while the service was away.
