@@ -1,8 +1,9 @@
 //! `cargo xtask demo`: everything the demo needs on one machine with no keys. Builds the
 //! plugins and binaries, starts the reference license server and the service in paper mode
 //! (in-process exchange simulator with a synthetic market), and gives the service a free
-//! license, so every route works as it would for an operator. Ctrl-C, SIGINT or SIGTERM stops
-//! the service, then the license server ([`crate::children`]).
+//! license, so every route works as it would for an operator. `--exchange b` runs the demo on
+//! exchange B's wire (the simulator speaks both). Ctrl-C, SIGINT or SIGTERM stops the
+//! service, then the license server ([`crate::children`]).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -16,7 +17,21 @@ use crate::{cargo, http, plugins, workspace_root};
 const API_ADDR: &str = "127.0.0.1:8000";
 const LICENSE_ADDR: &str = "127.0.0.1:8090";
 
-pub fn run() -> anyhow::Result<()> {
+/// The `[exchange] active` value of `--exchange a|b` (exchange A without the flag).
+fn active_exchange(args: &[String]) -> anyhow::Result<&'static str> {
+    match args {
+        [] => Ok("exchange_a"),
+        [flag, which] if flag == "--exchange" => match which.as_str() {
+            "a" | "exchange_a" => Ok("exchange_a"),
+            "b" | "exchange_b" => Ok("exchange_b"),
+            other => bail!("--exchange takes a or b, not {other:?}"),
+        },
+        _ => bail!("usage: cargo xtask demo [--exchange a|b]"),
+    }
+}
+
+pub fn run(args: &[String]) -> anyhow::Result<()> {
+    let exchange = active_exchange(args)?;
     plugins::build_all()?;
     // One package per build: `cargo run --release -p spotbot` (the README's backtest and
     // serve commands) then finds this very binary. Built together, the license server's
@@ -32,7 +47,7 @@ pub fn run() -> anyhow::Result<()> {
     let (license_server, public_key) = start_license_server(&release, &data)?;
     let _license_server = Guard(license_server);
     let config = data.join("config.toml");
-    write_demo_config(&root.join("examples").join("config.toml"), &config, &public_key)?;
+    write_demo_config(&root.join("examples").join("config.toml"), &config, &public_key, exchange)?;
 
     let host = Command::new(release.join("spotbot"))
         .arg("serve")
@@ -40,7 +55,12 @@ pub fn run() -> anyhow::Result<()> {
         .arg(&config)
         .args(["--addr", API_ADDR])
         .arg("--data-dir")
-        .arg(data.join("host"))
+        // A store per exchange: trades opened on one are not reconciled against the other.
+        .arg(data.join(if exchange == "exchange_a" {
+            "host".to_string()
+        } else {
+            format!("host-{exchange}")
+        }))
         .current_dir(&root)
         .spawn()
         .context("cannot start spotbot")?;
@@ -56,7 +76,10 @@ pub fn run() -> anyhow::Result<()> {
     up?;
     ensure_license()?;
     println!();
-    println!("spotbot demo is running (paper exchange, synthetic market, no keys needed)");
+    println!(
+        "spotbot demo is running ({exchange} on the paper simulator, synthetic market, no keys \
+         needed)"
+    );
     println!("  dashboard: http://{API_ADDR}/api/dashboard");
     println!("  API:       http://{API_ADDR}/api   (OpenAPI: http://{API_ADDR}/api/openapi.json)");
     println!("  plugins/: {}", loaded_plugins()?);
@@ -128,13 +151,19 @@ fn start_license_server(release: &Path, data: &Path) -> anyhow::Result<(Child, S
     }
 }
 
-/// The example config with the demo's license server filled in and the built-in pump scan
-/// switched on, so Pump Momentum scans the paper market every 5 minutes by itself. The news
+/// The example config with the demo's license server filled in, `[exchange] active` set to
+/// `exchange`, and the built-in pump scan switched on, so Pump Momentum scans the paper market every 5 minutes by itself. The news
 /// sources stay the public defaults with a 2 s deadline each: online the demo shows real
 /// headlines; offline `GET /api/news` answers `ok: false` within seconds (at once while that
 /// failure is kept for a minute).
-fn write_demo_config(example: &Path, dest: &Path, public_key: &str) -> anyhow::Result<()> {
+fn write_demo_config(
+    example: &Path,
+    dest: &Path,
+    public_key: &str,
+    exchange: &str,
+) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(example)?
+        .replace("active = \"exchange_a\"", &format!("active = \"{exchange}\""))
         .replace("pump_scan = false", "pump_scan = true")
         .replace("timeout_secs = 5", "timeout_secs = 2");
     let license_at =

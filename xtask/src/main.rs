@@ -28,8 +28,10 @@ use anyhow::{Context, bail};
 
 const USAGE: &str =
     "usage: cargo xtask <demo|test|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http|bench-backtest|calibrate>
-  demo      build everything, start the license server and serve the demo (paper exchange,
-            synthetic market, free license) on 127.0.0.1:8000
+  demo [--exchange a|b]
+            build everything, start the license server and serve the demo (paper exchange,
+            synthetic market, free license) on 127.0.0.1:8000; --exchange b trades on
+            exchange B's wire
   test      everything CI checks: fmt, clippy, plugin build, all tests (installing Debian's
             chromium for the dashboard's browser test when missing), MR Combined's calibration
             on real data, the OpenClaw assets in the real OpenClaw CLI, the API contract
@@ -69,7 +71,7 @@ const USAGE: &str =
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("demo") => demo::run(),
+        Some("demo") => demo::run(&args[1..]),
         Some("test") => test(),
         Some("contract") => contract::run(),
         Some("compose-test") => compose_test::run(&args[1..]),
