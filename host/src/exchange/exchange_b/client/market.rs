@@ -42,6 +42,14 @@ pub fn interval_ms(interval: &str) -> Option<i64> {
     })
 }
 
+/// Where a window holding the `limit` candles that open at or before `end` starts: one
+/// interval further back than `limit` intervals, because candles need not open on multiples
+/// of their length since the epoch (weekly ones open on Monday; the epoch was a Thursday).
+/// The caller keeps the newest `limit` of what the window holds.
+fn window_start(end: i64, step: i64, limit: i64) -> i64 {
+    (end.div_euclid(step) - limit) * step
+}
+
 impl From<Candle> for Kline {
     /// Exchange B's candles carry no quote volume: it is approximated as the base volume at
     /// the candle's typical price `(high + low + close) / 3`.
@@ -192,7 +200,7 @@ impl ExchangeBClient {
         let pair = self.pair(symbol).await?;
         let limit = i64::from(limit.clamp(1, 5000));
         let end = end_time.unwrap_or_else(|| self.clock.now_ms());
-        let mut start = (end.div_euclid(step) - (limit - 1)) * step;
+        let mut start = window_start(end, step, limit);
         let mut out: Vec<Candle> = Vec::new();
         loop {
             let req = json!({"coin": pair.coin, "interval": interval, "startTime": start, "endTime": end});
@@ -256,6 +264,23 @@ mod tests {
         assert_eq!(k.volume, dec!(520665683.0));
         assert_eq!(interval_ms("4h"), Some(14_400_000));
         assert_eq!(interval_ms("1M"), None);
+    }
+
+    #[test]
+    fn the_window_holds_limit_weekly_candles_opening_on_monday() {
+        let week = interval_ms("1w").unwrap();
+        let monday = 4 * 86_400_000; // 1970-01-05
+        // 2026-11-27 is a Friday: the epoch-aligned week began on Thursday the 26th.
+        let end = 1_795_743_000_000;
+        let start = window_start(end, week, 10);
+        let mondays = (0..)
+            .map(|k| monday + k * week)
+            .skip_while(|t| *t < start)
+            .take_while(|t| *t <= end)
+            .count();
+        assert!(mondays >= 10, "{mondays} weekly candles in the window");
+        let hours = window_start(end, 3_600_000, 10);
+        assert_eq!((end.div_euclid(3_600_000) * 3_600_000 - hours) / 3_600_000, 10);
     }
 
     #[test]
