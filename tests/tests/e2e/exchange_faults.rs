@@ -1,13 +1,16 @@
-//! The client survives every fault the simulator injects without placing an order twice:
+//! The clients survive every fault the simulator injects without placing an order twice:
 //! each test asserts what the simulator saw (requests and orders), not only what the client
-//! answered.
+//! answered. The faults of the [`Exchange`](spotbot::exchange::Exchange) contract run on
+//! exchange A's client and exchange B's client (`on_a::`, `on_b::`); where the exchanges'
+//! rules differ (A sends an order again once the lookup says it is absent, B never does; A's
+//! 418 ban, its OCO lists) the tests are per exchange.
 
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use crate::exchange_support::start;
+use crate::exchange_support::{Harness, Venue, on_both, start};
 use rust_decimal::Decimal;
-use spotbot::exchange::{Exchange, ExchangeError, NewOrder, OrderStatus, Qty, Side};
+use spotbot::exchange::{ExchangeError, NewOrder, OrderStatus, Price, Qty, Side};
 use spotbot_sim::{Fault, FaultKind};
 
 fn d(s: &str) -> Decimal {
@@ -18,37 +21,145 @@ fn buy(id: &str) -> NewOrder {
     NewOrder::market("BTCUSDT", Side::Buy, Qty(d("0.001")), id)
 }
 
-#[tokio::test]
-async fn connection_dropped_after_execution_is_resolved_by_lookup_not_resent() {
-    let h = start().await;
+/// The harness with BTCUSDT at 60 000 and `fault` armed on order placement.
+fn armed(h: &Harness, fault: FaultKind) {
     h.set_price("BTCUSDT", "60000");
-    h.sim.sim.inject(Fault::new(FaultKind::DropAfterExecute));
-    let o = h.client.place_order(&buy("drop1")).await.expect("resolved by lookup");
-    assert_eq!(o.status, OrderStatus::Filled);
-    assert_eq!(o.client_order_id, "drop1");
-    assert!(!o.fills.is_empty(), "fills recovered from myTrades");
-    assert_eq!(h.orders_with_client_id("drop1"), 1);
-    assert_eq!(h.seen("POST", "/api/v3/order").len(), 1, "sent once");
-    assert!(!h.seen("GET", "/api/v3/order").is_empty(), "looked up by client order id");
+    h.sim.sim.inject(h.placement_fault(fault));
 }
 
-#[tokio::test]
-async fn server_error_after_execution_is_resolved_by_lookup() {
-    let h = start().await;
-    h.set_price("BTCUSDT", "60000");
-    h.sim.sim.inject(Fault::new(FaultKind::ServerError { status: 503, execute: true }));
-    let o = h.client.place_order(&buy("5xx1")).await.expect("resolved");
-    assert_eq!(o.status, OrderStatus::Filled);
-    assert_eq!(h.orders_with_client_id("5xx1"), 1);
-    assert_eq!(h.seen("POST", "/api/v3/order").len(), 1);
+on_both!(
+    connection_dropped_after_execution_is_resolved_by_lookup_not_resent,
+    server_error_after_execution_is_resolved_by_lookup,
+    timeout_after_execution_is_resolved_by_lookup,
+    rate_limit_429_is_waited_out_per_retry_after_then_sent_once,
+    long_retry_after_is_reported_not_waited,
+    rejection_is_final_and_not_retried,
+    unresolvable_outcome_is_unknown_never_failed,
+    a_read_that_times_out_is_an_error_after_a_few_attempts,
+);
+
+/// An ambiguous placement of `id` was resolved to the filled order: one order at the
+/// simulator, sent once, looked up.
+fn resolved_once(h: &Harness, o: &spotbot::exchange::Order, id: &str) {
+    assert_eq!((o.status, o.client_order_id.as_str()), (OrderStatus::Filled, id));
+    assert_eq!(o.executed_qty.0, d("0.001"));
+    assert_eq!(h.orders_with_client_id(id), 1, "one order at the simulator");
+    assert_eq!(h.placements(id).len(), 1, "sent once");
+    assert!(!h.lookups_after(id).is_empty(), "looked up by client order id");
 }
+
+async fn connection_dropped_after_execution_is_resolved_by_lookup_not_resent(h: Harness) {
+    armed(&h, FaultKind::DropAfterExecute);
+    let o = h.ex().place_order(&buy("drop1")).await.expect("resolved by lookup");
+    resolved_once(&h, &o, "drop1");
+    assert!(!o.fills.is_empty(), "fills recovered from the account's trades");
+    assert_eq!(h.placements("drop1")[0].status, 0, "the answer was dropped");
+}
+
+async fn server_error_after_execution_is_resolved_by_lookup(h: Harness) {
+    armed(&h, FaultKind::ServerError { status: 503, execute: true });
+    let o = h.ex().place_order(&buy("5xx1")).await.expect("resolved");
+    resolved_once(&h, &o, "5xx1");
+    let sent = &h.placements("5xx1")[0];
+    assert!((sent.status, sent.executed) == (503, true), "{sent:?}");
+}
+
+async fn timeout_after_execution_is_resolved_by_lookup(h: Harness) {
+    // The client gives up after 1.5 s; the simulator answers after 2.5 s.
+    armed(&h, FaultKind::Delay { ms: 2500, before: false });
+    let o = h.ex().place_order(&buy("slow1")).await.expect("resolved");
+    resolved_once(&h, &o, "slow1");
+}
+
+async fn rate_limit_429_is_waited_out_per_retry_after_then_sent_once(h: Harness) {
+    armed(&h, FaultKind::RateLimit { retry_after: 1 });
+    let started = Instant::now();
+    let o = h.ex().place_order(&buy("rl1")).await.expect("placed after the wait");
+    assert!(started.elapsed() >= Duration::from_millis(950), "honours Retry-After");
+    assert_eq!(o.status, OrderStatus::Filled);
+    let posts: Vec<u16> = h.placements("rl1").iter().map(|r| r.status).collect();
+    assert_eq!(posts, vec![429, 200]);
+    assert_eq!(h.orders_with_client_id("rl1"), 1);
+}
+
+async fn long_retry_after_is_reported_not_waited(h: Harness) {
+    armed(&h, FaultKind::RateLimit { retry_after: 30 });
+    let err = h.ex().place_order(&buy("rl2")).await.expect_err("rate limited");
+    assert!(
+        matches!(err, ExchangeError::RateLimited { retry_after } if retry_after >= Duration::from_secs(29)),
+        "{err:?}"
+    );
+    // The next call inside the window is refused without touching the exchange.
+    let before = h.sim.sim.requests().len();
+    assert!(matches!(h.ex().balances().await, Err(ExchangeError::RateLimited { .. })));
+    assert_eq!(h.sim.sim.requests().len(), before);
+    assert_eq!(h.orders_with_client_id("rl2"), 0);
+}
+
+/// A definite rejection (exchange A's -2010, exchange B's top-level `err`) is the answer:
+/// no lookup, no second send.
+async fn rejection_is_final_and_not_retried(h: Harness) {
+    armed(&h, FaultKind::Reject { code: -2010, msg: None });
+    let err = h.ex().place_order(&buy("rej1")).await.expect_err("rejected");
+    match h.venue {
+        Venue::A => assert!(matches!(err, ExchangeError::InsufficientBalance { code: -2010, .. })),
+        Venue::B => assert!(matches!(err, ExchangeError::BadRequest { code: 0, .. }), "{err:?}"),
+    }
+    assert_eq!(h.placements("rej1").len(), 1);
+    assert!(h.lookups_after("rej1").is_empty(), "a definite rejection needs no lookup");
+    assert_eq!(h.orders_with_client_id("rej1"), 0);
+}
+
+async fn unresolvable_outcome_is_unknown_never_failed(h: Harness) {
+    h.set_price("BTCUSDT", "60000");
+    h.ex().symbol_rules("BTCUSDT").await.expect("the listing, read before the faults");
+    h.sim.sim.inject(h.placement_fault(FaultKind::DropAfterExecute));
+    // Every lookup fails too (on exchange B every `/info` read).
+    let lookup_path = match h.venue {
+        Venue::A => "/api/v3/order",
+        Venue::B => "/info",
+    };
+    h.sim.sim.inject(Fault {
+        kind: FaultKind::ServerError { status: 502, execute: false },
+        count: 100,
+        path: Some(lookup_path.into()),
+        method: (h.venue == Venue::A).then(|| "GET".into()),
+    });
+    // A resting LIMIT: nothing else is read before it is sent.
+    let o = NewOrder::limit("BTCUSDT", Side::Buy, Qty(d("0.001")), Price(d("55000")), "unk1");
+    let err = h.ex().place_order(&o).await.expect_err("cannot tell");
+    assert!(err.is_unknown_outcome(), "{err:?}");
+    assert_eq!(h.orders_with_client_id("unk1"), 1, "the order exists once on the exchange");
+    assert_eq!(h.placements("unk1").len(), 1, "and was not sent again");
+}
+
+/// A read that gets no answer in time is an error after at most three attempts (reads are
+/// retried, never in a storm), and the next read goes out as usual.
+async fn a_read_that_times_out_is_an_error_after_a_few_attempts(h: Harness) {
+    h.ex().balances().await.expect("balances (and exchange A's time sync)");
+    h.sim.sim.inject(h.read_fault(FaultKind::Delay { ms: 2500, before: false }, 10));
+    let started = Instant::now();
+    let err = h.ex().balances().await.expect_err("no answer in time");
+    assert!(
+        err.is_unknown_outcome() || matches!(err, ExchangeError::Unreachable { .. }),
+        "{err:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(7), "gave up: {:?}", started.elapsed());
+    let log = h.sim.sim.requests();
+    let attempts = log.iter().filter(|r| r.path == h.balance_path() && r.fault.is_some()).count();
+    assert!((1..=3).contains(&attempts), "{attempts} attempts");
+    h.sim.sim.clear_faults();
+    h.ex().balances().await.expect("answered again");
+}
+
+// ------------------------------------------------------------------------------------------
+// Per exchange.
 
 #[tokio::test]
 async fn server_error_without_execution_is_sent_again_only_after_the_lookup_says_absent() {
-    let h = start().await;
-    h.set_price("BTCUSDT", "60000");
-    h.sim.sim.inject(Fault::new(FaultKind::ServerError { status: 500, execute: false }));
-    let o = h.client.place_order(&buy("5xx2")).await.expect("placed on the second send");
+    let h = start(Venue::A).await;
+    armed(&h, FaultKind::ServerError { status: 500, execute: false });
+    let o = h.ex().place_order(&buy("5xx2")).await.expect("placed on the second send");
     assert_eq!(o.status, OrderStatus::Filled);
     assert_eq!(h.orders_with_client_id("5xx2"), 1);
     let seen: Vec<(String, u16)> = h
@@ -67,95 +178,35 @@ async fn server_error_without_execution_is_sent_again_only_after_the_lookup_says
 }
 
 #[tokio::test]
-async fn timeout_after_execution_is_resolved_by_lookup() {
-    let h = start().await;
-    h.set_price("BTCUSDT", "60000");
-    // The client gives up after 1.5 s; the simulator answers after 2.5 s.
-    h.sim.sim.inject(Fault::new(FaultKind::Delay { ms: 2500, before: false }));
-    let o = h.client.place_order(&buy("slow1")).await.expect("resolved");
-    assert_eq!(o.status, OrderStatus::Filled);
-    assert_eq!(h.orders_with_client_id("slow1"), 1);
-    assert_eq!(h.seen("POST", "/api/v3/order").len(), 1);
-}
-
-#[tokio::test]
-async fn rate_limit_429_is_waited_out_per_retry_after_then_sent_once() {
-    let h = start().await;
-    h.set_price("BTCUSDT", "60000");
-    h.sim.sim.inject(Fault::new(FaultKind::RateLimit { retry_after: 1 }));
-    let started = Instant::now();
-    let o = h.client.place_order(&buy("rl1")).await.expect("placed after the wait");
-    assert!(started.elapsed() >= Duration::from_millis(950), "honours Retry-After");
-    assert_eq!(o.status, OrderStatus::Filled);
-    let posts: Vec<u16> = h.seen("POST", "/api/v3/order").iter().map(|r| r.status).collect();
-    assert_eq!(posts, vec![429, 200]);
-    assert_eq!(h.orders_with_client_id("rl1"), 1);
-}
-
-#[tokio::test]
-async fn long_retry_after_is_reported_not_waited() {
-    let h = start().await;
-    h.set_price("BTCUSDT", "60000");
-    h.sim.sim.inject(Fault::new(FaultKind::RateLimit { retry_after: 30 }));
-    let err = h.client.place_order(&buy("rl2")).await.expect_err("rate limited");
-    assert!(
-        matches!(err, ExchangeError::RateLimited { retry_after } if retry_after >= Duration::from_secs(29))
-    );
-    // The next call inside the window is refused without touching the exchange.
-    let before = h.sim.sim.requests().len();
-    assert!(matches!(h.client.balances().await, Err(ExchangeError::RateLimited { .. })));
-    assert_eq!(h.sim.sim.requests().len(), before);
-    assert_eq!(h.orders_with_client_id("rl2"), 0);
+async fn exchange_b_never_sends_an_order_again_after_a_server_error() {
+    let h = start(Venue::B).await;
+    armed(&h, FaultKind::ServerError { status: 500, execute: false });
+    let err = h.ex().place_order(&buy("5xx3")).await.expect_err("absent, but maybe not yet");
+    assert!(err.is_unknown_outcome(), "{err:?}");
+    assert!(err.to_string().contains("not resolved by its cloid"), "{err}");
+    assert_eq!(h.placements("5xx3").len(), 1, "sent once, never again");
+    assert_eq!(h.orders_with_client_id("5xx3"), 0);
+    assert!(h.lookups_after("5xx3").len() >= 2, "looked up by cloid");
 }
 
 #[tokio::test]
 async fn ban_418_stops_every_request_until_it_ends() {
-    let h = start().await;
-    h.set_price("BTCUSDT", "60000");
-    h.sim.sim.inject(Fault::new(FaultKind::Ban { retry_after: 120 }));
-    let err = h.client.place_order(&buy("ban1")).await.expect_err("banned");
+    let h = start(Venue::A).await;
+    armed(&h, FaultKind::Ban { retry_after: 120 });
+    let err = h.ex().place_order(&buy("ban1")).await.expect_err("banned");
     assert!(matches!(err, ExchangeError::Banned { .. }));
     let before = h.sim.sim.requests().len();
-    assert!(matches!(h.client.price("BTCUSDT").await, Err(ExchangeError::Banned { .. })));
-    assert!(matches!(h.client.place_order(&buy("ban2")).await, Err(ExchangeError::Banned { .. })));
+    assert!(matches!(h.ex().price("BTCUSDT").await, Err(ExchangeError::Banned { .. })));
+    assert!(matches!(h.ex().place_order(&buy("ban2")).await, Err(ExchangeError::Banned { .. })));
     assert_eq!(h.sim.sim.requests().len(), before, "nothing sent while banned");
     assert_eq!(h.sim.sim.orders().len(), 0);
 }
 
 #[tokio::test]
-async fn rejection_with_a_code_is_final_and_not_retried() {
-    let h = start().await;
-    h.set_price("BTCUSDT", "60000");
-    h.sim.sim.inject(Fault::new(FaultKind::Reject { code: -2010, msg: None }));
-    let err = h.client.place_order(&buy("rej1")).await.expect_err("rejected");
-    assert!(matches!(err, ExchangeError::InsufficientBalance { code: -2010, .. }));
-    assert_eq!(h.seen("POST", "/api/v3/order").len(), 1);
-    assert!(h.seen("GET", "/api/v3/order").is_empty(), "a definite rejection needs no lookup");
-}
-
-#[tokio::test]
-async fn unresolvable_outcome_is_unknown_never_failed() {
-    let h = start().await;
-    h.set_price("BTCUSDT", "60000");
-    h.sim.sim.inject(Fault::new(FaultKind::DropAfterExecute));
-    // Every lookup fails too.
-    h.sim.sim.inject(Fault {
-        kind: FaultKind::ServerError { status: 502, execute: false },
-        count: 100,
-        path: Some("/api/v3/order".into()),
-        method: Some("GET".into()),
-    });
-    let err = h.client.place_order(&buy("unk1")).await.expect_err("cannot tell");
-    assert!(err.is_unknown_outcome(), "{err:?}");
-    assert_eq!(h.orders_with_client_id("unk1"), 1, "the order exists once on the exchange");
-    assert_eq!(h.seen("POST", "/api/v3/order").len(), 1, "and was not sent again");
-}
-
-#[tokio::test]
 async fn oco_outcome_lost_with_the_connection_is_found_by_list_client_id() {
-    let h = start().await;
+    let h = start(Venue::A).await;
     h.set_price("ETHUSDT", "3000");
-    h.client
+    h.ex()
         .place_order(&NewOrder::market("ETHUSDT", Side::Buy, Qty(d("1")), "e1"))
         .await
         .expect("buy");
@@ -164,10 +215,10 @@ async fn oco_outcome_lost_with_the_connection_is_found_by_list_client_id() {
         ..Fault::new(FaultKind::DropAfterExecute)
     });
     let oco = crate::exchange_support::eth_bracket("oco_drop");
-    let list = h.client.place_oco(&oco).await.expect("found by lookup");
+    let list = h.ex().place_oco(&oco).await.expect("found by lookup");
     assert!(list.executing);
     assert_eq!(list.orders.len(), 2, "legs fetched");
     assert_eq!(h.seen("POST", "/api/v3/orderList/oco").len(), 1);
     assert_eq!(h.sim.sim.requests().iter().filter(|r| r.path == "/api/v3/orderList").count(), 1);
-    assert_eq!(h.client.open_order_lists().await.expect("open").len(), 1);
+    assert_eq!(h.ex().open_order_lists().await.expect("open").len(), 1);
 }

@@ -1,6 +1,11 @@
-//! Shared set-up of the exchange tests: the simulator on loopback and the real exchange A
-//! client pointed at it; or, when EXCHANGE_API_KEY, EXCHANGE_API_SECRET and
-//! EXCHANGE_TESTNET=1 are set, the client pointed at the real testnet.
+//! Shared set-up of the exchange tests: the simulator on loopback and the real client of
+//! exchange A or of exchange B pointed at it (one simulator speaks both, one engine behind
+//! them); or, when EXCHANGE_API_KEY, EXCHANGE_API_SECRET and EXCHANGE_TESTNET=1 are set, the
+//! exchange A client pointed at the real testnet.
+//!
+//! A scenario about the [`Exchange`] contract takes a [`Harness`] of either [`Venue`] and
+//! runs on both through [`on_both!`]; the harness answers the wire facts that differ (where
+//! orders are sent, how the simulator names a client order id, which path a fault targets).
 
 #![allow(dead_code)]
 
@@ -8,22 +13,39 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rust_decimal::Decimal;
+use serde_json::Value;
 use spotbot::clock::{SharedClock, SystemClock};
 use spotbot::config::Secret;
 use spotbot::exchange::core_exchange::CoreExchange;
 use spotbot::exchange::exchange_a::{ClientConfig, ExchangeAClient, Signer, TESTNET_URL};
-use spotbot::exchange::{NewOco, Price, Qty, Side};
-use spotbot_sim::{RequestRecord, RunningSim, SimConfig};
+use spotbot::exchange::exchange_b::cloid::cloid_of;
+use spotbot::exchange::exchange_b::{self, ExchangeBClient};
+use spotbot::exchange::{Exchange, NewOco, Price, Qty, Side};
+use spotbot_exchange_b_protocol::{Network, PrivateKey};
+use spotbot_sim::{Fault, FaultKind, RequestRecord, RunningSim, SimConfig};
 
 pub const KEY: &str = "conformance-key";
 pub const SECRET: &str = "conformance-secret";
+/// The key whose address owns the simulator's default account on exchange B.
+pub const B_KEY: &str = "0x0123456789012345678901234567890123456789012345678901234567890123";
+
+/// Which exchange's client a harness drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Venue {
+    A,
+    B,
+}
 
 pub struct Harness {
     pub sim: RunningSim,
-    pub client: Arc<ExchangeAClient>,
+    pub venue: Venue,
+    /// The venue's client, as the service holds it.
+    pub client: Arc<dyn Exchange>,
+    a: Option<Arc<ExchangeAClient>>,
 }
 
-/// Client settings for tests: short timeout and lookup pauses so faults resolve quickly.
+/// Exchange A client settings for tests: short timeout and lookup pauses so faults resolve
+/// quickly.
 pub fn test_client_config(base_url: String) -> ClientConfig {
     let mut c = ClientConfig::new(base_url);
     c.timeout = Duration::from_millis(1500);
@@ -32,28 +54,66 @@ pub fn test_client_config(base_url: String) -> ClientConfig {
     c
 }
 
-pub async fn start() -> Harness {
-    start_with(|_| {}).await
+/// Exchange B's client of `sim` for the default account, with the same short timeout, lookup
+/// pauses and longest automatic wait as exchange A's test client.
+pub fn exchange_b_client(sim: &RunningSim) -> ExchangeBClient {
+    let mut cc = exchange_b::ClientConfig::new(sim.base_url(), Network::Testnet);
+    cc.timeout = Duration::from_millis(1500);
+    cc.lookup_delay = Duration::from_millis(50);
+    cc.max_auto_wait = Duration::from_secs(3);
+    let key = PrivateKey::from_hex(B_KEY).expect("key");
+    let clock: SharedClock = Arc::new(SystemClock);
+    ExchangeBClient::new(cc, Some(key), None, clock, spotbot::metrics::Metrics::default())
+        .expect("client")
 }
 
-pub async fn start_with(tweak: impl FnOnce(&mut ClientConfig)) -> Harness {
+/// A simulator with 100 000 USDT (USDC on exchange B) on the default account, and the client
+/// of `venue` for it.
+pub async fn start(venue: Venue) -> Harness {
+    start_with(venue, |_| {}).await
+}
+
+/// As [`start`], with exchange A's client settings changed by `tweak`.
+pub async fn start_with(venue: Venue, tweak: impl FnOnce(&mut ClientConfig)) -> Harness {
     let mut config = SimConfig::new(7, KEY, SECRET);
     config.initial_funds = vec![("USDT".into(), Decimal::from(100_000))];
+    let owner = PrivateKey::from_hex(B_KEY).expect("key").address();
+    config.exchange_b = spotbot_sim::ExchangeBConfig::owned_by(owner);
     let sim = spotbot_sim::serve(config, "127.0.0.1:0").await.expect("simulator binds");
-    let mut cc = test_client_config(sim.base_url());
-    tweak(&mut cc);
-    let clock: SharedClock = Arc::new(SystemClock);
-    let client = ExchangeAClient::new(
-        cc,
-        Some(Signer::new(Secret::new(KEY), Secret::new(SECRET))),
-        clock,
-        spotbot::metrics::Metrics::default(),
-    )
-    .expect("client");
-    Harness { sim, client: Arc::new(client) }
+    match venue {
+        Venue::A => {
+            let mut cc = test_client_config(sim.base_url());
+            tweak(&mut cc);
+            let clock: SharedClock = Arc::new(SystemClock);
+            let client = Arc::new(
+                ExchangeAClient::new(
+                    cc,
+                    Some(Signer::new(Secret::new(KEY), Secret::new(SECRET))),
+                    clock,
+                    spotbot::metrics::Metrics::default(),
+                )
+                .expect("client"),
+            );
+            Harness { sim, venue, client: client.clone(), a: Some(client) }
+        }
+        Venue::B => {
+            let client = Arc::new(exchange_b_client(&sim));
+            Harness { sim, venue, client, a: None }
+        }
+    }
 }
 
 impl Harness {
+    /// The client as the service holds it.
+    pub fn ex(&self) -> &dyn Exchange {
+        self.client.as_ref()
+    }
+
+    /// Exchange A's client itself (for its own counters); only on [`Venue::A`].
+    pub fn a(&self) -> &ExchangeAClient {
+        self.a.as_deref().expect("an exchange A harness")
+    }
+
     /// Exchange A's rules on the same simulator's core, in process (the backtest's exchange).
     pub fn core(&self) -> CoreExchange {
         CoreExchange::new(self.sim.sim.clone(), KEY).expect("the simulator's account and listing")
@@ -73,11 +133,114 @@ impl Harness {
             .collect()
     }
 
-    /// Orders the engine created with this client order id.
+    /// The path orders are placed on.
+    pub fn placement_path(&self) -> &'static str {
+        match self.venue {
+            Venue::A => "/api/v3/order",
+            Venue::B => "/exchange",
+        }
+    }
+
+    /// The path the reads of balances go to.
+    pub fn balance_path(&self) -> &'static str {
+        match self.venue {
+            Venue::A => "/api/v3/account",
+            Venue::B => "/info",
+        }
+    }
+
+    /// The client order id as the simulator records it: the id on exchange A, its 16-byte
+    /// cloid (`0x…`) on exchange B.
+    pub fn wire_id(&self, id: &str) -> String {
+        match self.venue {
+            Venue::A => id.to_string(),
+            Venue::B => cloid_of(id).to_string(),
+        }
+    }
+
+    /// Placement requests the simulator saw for client order id `id`.
+    pub fn placements(&self, id: &str) -> Vec<RequestRecord> {
+        let wire = self.wire_id(id);
+        self.seen("POST", self.placement_path())
+            .into_iter()
+            .filter(|r| r.client_order_id.as_deref() == Some(wire.as_str()))
+            .collect()
+    }
+
+    /// Requests after the first placement of `id` that were not placements: the lookups.
+    pub fn lookups_after(&self, id: &str) -> Vec<RequestRecord> {
+        let wire = self.wire_id(id);
+        self.sim
+            .sim
+            .requests()
+            .into_iter()
+            .skip_while(|r| r.client_order_id.as_deref() != Some(wire.as_str()))
+            .filter(|r| r.path != self.placement_path())
+            .collect()
+    }
+
+    /// Orders the engine created with this client order id (the core's query shape).
     pub fn orders_with_client_id(&self, id: &str) -> usize {
-        self.sim.sim.orders().iter().filter(|o| o["clientOrderId"] == id).count()
+        self.engine_orders(id).len()
+    }
+
+    /// The engine's orders with this client order id, in exchange A's query shape.
+    pub fn engine_orders(&self, id: &str) -> Vec<Value> {
+        let wire = self.wire_id(id);
+        self.sim.sim.orders().into_iter().filter(|o| o["clientOrderId"] == wire.as_str()).collect()
+    }
+
+    /// The order with client order id `id` as exchange B's `orderStatus` shows it.
+    pub fn exchange_b_order(&self, id: &str) -> Value {
+        let cloid = cloid_of(id).to_string();
+        self.sim
+            .sim
+            .exchange_b_orders()
+            .into_iter()
+            .find(|o| o["order"]["cloid"] == cloid.as_str())
+            .unwrap_or_else(|| panic!("the simulator has no order with cloid {cloid} ({id})"))
+    }
+
+    /// A fault on the venue's order placement.
+    pub fn placement_fault(&self, kind: FaultKind) -> Fault {
+        match self.venue {
+            Venue::A => Fault::new(kind),
+            Venue::B => Fault { path: Some("/exchange".into()), ..Fault::new(kind) },
+        }
+    }
+
+    /// A fault on the next `count` reads of balances (and, on exchange B, every other read).
+    pub fn read_fault(&self, kind: FaultKind, count: u32) -> Fault {
+        let method = (self.venue == Venue::A).then(|| "GET".to_string());
+        Fault { kind, count, path: Some(self.balance_path().into()), method }
     }
 }
+
+/// Test functions `on_a::<scenario>` and `on_b::<scenario>` for each `async fn
+/// <scenario>(Harness)` named: one scenario, both exchanges.
+macro_rules! on_both {
+    ($($scenario:ident),* $(,)?) => {
+        mod on_a {
+            $(
+                #[tokio::test]
+                async fn $scenario() {
+                    let h = crate::exchange_support::start(crate::exchange_support::Venue::A).await;
+                    super::$scenario(h).await;
+                }
+            )*
+        }
+        mod on_b {
+            $(
+                #[tokio::test]
+                async fn $scenario() {
+                    let h = crate::exchange_support::start(crate::exchange_support::Venue::B).await;
+                    super::$scenario(h).await;
+                }
+            )*
+        }
+    };
+}
+pub(crate) use on_both;
 
 /// The real testnet client, when the environment asks for it.
 pub fn testnet_client() -> Option<ExchangeAClient> {
