@@ -9,12 +9,12 @@ use spotbot_exchange_b_protocol::{Address, Network, PrivateKey};
 use spotbot_sim::{RunningSim, RunningStreams};
 
 use super::exchange_a::stream::{
-    self, MAINNET_STREAMS, MAINNET_WS_API, StreamSettings, StreamTasks, TESTNET_STREAMS,
-    TESTNET_WS_API,
+    self, MAINNET_STREAMS, MAINNET_WS_API, StreamSettings, TESTNET_STREAMS, TESTNET_WS_API,
 };
 use super::exchange_a::{self, ExchangeAClient, Signer};
 use super::exchange_b::{self, ExchangeBClient};
 use super::feed::Feed;
+use super::links::StreamTasks;
 use super::paper::{self, PaperSettings};
 use super::{Exchange, ExchangeError};
 use crate::clock::SharedClock;
@@ -58,8 +58,9 @@ impl ConnectedExchange {
     }
 
     /// Starts following the exchange's streams (`[exchange] streams`): in paper mode the
-    /// simulator serves them; otherwise the URLs come from `mode` or the config. `None` when
-    /// streams are off or there is nothing to connect to.
+    /// simulator serves them; otherwise the URLs come from `mode` or the config (exchange B:
+    /// `stream_url`, else derived from the REST base). `None` when streams are off or there
+    /// is nothing to connect to.
     pub async fn start_streams(
         &self,
         config: &ExchangeConfig,
@@ -71,9 +72,17 @@ impl ConnectedExchange {
         let silence = std::time::Duration::from_millis(config.stream_silence_ms);
         let signer = match &self.client {
             Client::ExchangeA { signer } => signer.clone(),
-            Client::ExchangeB(_) => {
-                tracing::warn!("exchange B's streams are not followed yet: polling only");
-                return Ok(None);
+            Client::ExchangeB(client) => {
+                let url = match &self.paper {
+                    Some(sim) => exchange_b::stream::ws_url(&sim.base_url()),
+                    None => given(&config.stream_url)
+                        .unwrap_or_else(|| exchange_b::stream::ws_url(client.base_url())),
+                };
+                let settings = exchange_b::stream::StreamSettings::new(url, silence);
+                let feed = Arc::new(Feed::default());
+                let links =
+                    exchange_b::stream::start(feed.clone(), settings, client.clone(), clock);
+                return Ok(Some(Streams { feed, _links: links, _served: None }));
             }
         };
         let (settings, served) = match (&self.paper, stream_urls(config)) {
@@ -117,7 +126,6 @@ pub struct Streams {
 /// The stream URLs for a mode: both overrides when set; none when only `base_url` is
 /// overridden (a custom REST base says nothing about its streams); else mainnet or testnet.
 pub fn stream_urls(config: &ExchangeConfig) -> Option<(String, String)> {
-    let given = |u: &Option<String>| u.clone().filter(|u| !u.trim().is_empty());
     if let (Some(ws_api), Some(streams)) = (given(&config.ws_api_url), given(&config.stream_url)) {
         return Some((ws_api, streams));
     }
@@ -129,6 +137,11 @@ pub fn stream_urls(config: &ExchangeConfig) -> Option<(String, String)> {
         ExchangeMode::Testnet => Some((TESTNET_WS_API.into(), TESTNET_STREAMS.into())),
         ExchangeMode::Paper => None,
     }
+}
+
+/// A configured URL, unless empty.
+fn given(url: &Option<String>) -> Option<String> {
+    url.clone().filter(|u| !u.trim().is_empty())
 }
 
 /// The REST base for a mode and the active exchange: `base_url` when set, else its mainnet

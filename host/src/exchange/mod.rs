@@ -25,6 +25,7 @@ pub mod core_exchange;
 pub mod exchange_a;
 pub mod exchange_b;
 pub mod feed;
+pub mod links;
 pub mod paper;
 mod read_handle;
 pub mod rules;

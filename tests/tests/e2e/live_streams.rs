@@ -11,31 +11,8 @@ use spotbot_sim::{StreamFault, StreamFaultKind, StreamService};
 
 use crate::trading_support::Trading;
 
-/// Waits (up to `within`) until `check` holds for the host's `GET /api/health` streams.
-async fn until_streams(t: &Trading, within: Duration, check: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + within;
-    loop {
-        let (_, health) = t.get("/api/health").await;
-        if check(&health["streams"]) {
-            return health["streams"].clone();
-        }
-        assert!(Instant::now() < deadline, "streams never got there: {health}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 async fn until_account_live(t: &Trading) {
-    until_streams(t, Duration::from_secs(5), |s| s["account"] == "live").await;
-}
-
-/// How long until no trade is open (panics after `within`).
-async fn time_to_close(t: &Trading, within: Duration) -> Duration {
-    let start = Instant::now();
-    while !t.open_trades().await.is_empty() {
-        assert!(start.elapsed() < within, "the trade is still open: {:?}", t.orders());
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    start.elapsed()
+    t.until_streams(Duration::from_secs(5), |s| s["account"] == "live").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -43,11 +20,11 @@ async fn a_take_profit_filled_at_the_exchange_closes_the_trade_within_a_second()
     let t = Trading::start_streaming("").await;
     until_account_live(&t).await;
     t.buy("ETHUSDT").await;
-    until_streams(&t, Duration::from_secs(5), |s| s["prices"] == "live").await;
+    t.until_streams(Duration::from_secs(5), |s| s["prices"] == "live").await;
 
     // The market reaches the take-profit (3150) at the exchange; nobody asks the service.
     t.set_price("ETHUSDT", "3160");
-    let took = time_to_close(&t, Duration::from_secs(1)).await;
+    let took = t.time_to_close(Duration::from_secs(1)).await;
     assert!(took < Duration::from_secs(1), "{took:?}");
     assert!(!t.seen("GET", "/api/v3/openOrderList").is_empty(), "settled through the usual path");
 
@@ -73,15 +50,15 @@ async fn a_silent_account_stream_falls_back_comes_back_and_catches_up() {
     let mut silence = StreamFault::new(StreamFaultKind::Silence { ms: 4000 });
     silence.service = Some(StreamService::UserData);
     t.sim.sim.stream_fault(silence);
-    let down = until_streams(&t, Duration::from_secs(3), |s| s["account"] != "live").await;
+    let down = t.until_streams(Duration::from_secs(3), |s| s["account"] != "live").await;
     assert_eq!(down["account"], "reconnecting", "{down}");
 
     // Meanwhile the take-profit fills; its events are lost with the silence.
     t.set_price("ETHUSDT", "3160");
     // Back after the silence: the host resubscribes and catches up.
-    let back = until_streams(&t, Duration::from_secs(6), |s| s["account"] == "live").await;
+    let back = t.until_streams(Duration::from_secs(6), |s| s["account"] == "live").await;
     assert!(back["reconnects"].as_u64() >= Some(1), "{back}");
-    time_to_close(&t, Duration::from_secs(3)).await;
+    t.time_to_close(Duration::from_secs(3)).await;
     let (_, history) = t.get("/api/trades/history").await;
     assert_eq!(history["trades"].as_array().map(Vec::len), Some(1), "{history}");
     assert_eq!(history["trades"][0]["reason"], "take_profit");
@@ -94,7 +71,7 @@ async fn a_watched_stop_exits_on_the_price_stream() {
             .await;
     until_account_live(&t).await;
     t.buy("ETHUSDT").await;
-    until_streams(&t, Duration::from_secs(5), |s| s["prices"] == "live").await;
+    t.until_streams(Duration::from_secs(5), |s| s["prices"] == "live").await;
 
     // While prices stream, the polled watch asks the exchange nothing.
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -108,7 +85,7 @@ async fn a_watched_stop_exits_on_the_price_stream() {
     }
     let exit_after = crossed.elapsed();
     assert_eq!(t.orders_of("MARKET", "SELL").len(), 1, "sold once");
-    time_to_close(&t, Duration::from_secs(2)).await;
+    t.time_to_close(Duration::from_secs(2)).await;
     assert!(exit_after < Duration::from_secs(1), "{exit_after:?}");
     assert_eq!(t.seen("GET", "/api/v3/ticker/price").len(), polled, "the stream's price did it");
 }
@@ -130,12 +107,13 @@ async fn survives(kind: StreamFaultKind) {
     fault.service = Some(StreamService::UserData);
     t.sim.sim.stream_fault(fault);
     t.set_price("ETHUSDT", "3160");
-    let back = until_streams(&t, Duration::from_secs(5), |s| {
-        s["account"] == "live" && s["reconnects"].as_u64() >= Some(1)
-    })
-    .await;
+    let back = t
+        .until_streams(Duration::from_secs(5), |s| {
+            s["account"] == "live" && s["reconnects"].as_u64() >= Some(1)
+        })
+        .await;
     assert_eq!(back["account"], "live");
-    time_to_close(&t, Duration::from_secs(3)).await;
+    t.time_to_close(Duration::from_secs(3)).await;
     let (_, report) = t.get("/api/trailing").await;
     assert_eq!(report["exits"], serde_json::json!([]), "settled once: {report}");
     let (_, history) = t.get("/api/trades/history").await;
@@ -158,7 +136,7 @@ async fn trailing_follows_streamed_prices_at_most_once_per_interval() {
     let t = Trading::start_streaming("\n[protection]\ntrail_interval_ms = 1500\n").await;
     until_account_live(&t).await;
     t.buy("ETHUSDT").await;
-    until_streams(&t, Duration::from_secs(5), |s| s["prices"] == "live").await;
+    t.until_streams(Duration::from_secs(5), |s| s["prices"] == "live").await;
     let stops = |t: &Trading| t.orders_of("STOP_LOSS_LIMIT", "SELL");
     let open_stop = |t: &Trading| {
         stops(t).into_iter().find(|o| o["status"] == "NEW").map(|o| o["stopPrice"].clone())
@@ -194,7 +172,7 @@ async fn a_gapped_stop_is_exited_on_the_price_that_gapped() {
     let t = Trading::start_streaming("").await;
     until_account_live(&t).await;
     t.buy("ETHUSDT").await;
-    until_streams(&t, Duration::from_secs(5), |s| s["prices"] == "live").await;
+    t.until_streams(Duration::from_secs(5), |s| s["prices"] == "live").await;
 
     // Through the stop (2940) and its limit (2934.12): the stop triggers and cannot fill.
     t.set_price("ETHUSDT", "2900");
@@ -203,7 +181,7 @@ async fn a_gapped_stop_is_exited_on_the_price_that_gapped() {
         assert!(Instant::now() < deadline, "the gap was not exited: {:?}", t.orders());
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    time_to_close(&t, Duration::from_secs(2)).await;
+    t.time_to_close(Duration::from_secs(2)).await;
     assert_eq!(t.orders_of("MARKET", "SELL").len(), 1, "sold once");
     t.message_containing("ETHUSDT").await;
 }
@@ -239,7 +217,7 @@ async fn the_boss_hears_of_a_long_outage_once_and_of_its_end() {
     let mut silence = StreamFault::new(StreamFaultKind::Silence { ms: 6000 });
     silence.service = Some(StreamService::UserData);
     t.sim.sim.stream_fault(silence);
-    until_streams(&t, Duration::from_secs(3), |s| s["account"] == "reconnecting").await;
+    t.until_streams(Duration::from_secs(3), |s| s["account"] == "reconnecting").await;
     // Seen down at the frozen test clock's time; ten seconds later it is an outage.
     tokio::time::sleep(Duration::from_millis(1100)).await;
     t.rig.clock.advance(chrono::Duration::seconds(11));

@@ -22,6 +22,7 @@ mod dashboard_page;
 mod dashboard_state;
 mod demo_market;
 mod earlier_routes;
+mod exchange_b_streams;
 mod exchange_b_trading;
 mod exchange_conformance;
 mod exchange_faults;

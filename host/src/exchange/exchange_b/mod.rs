@@ -26,6 +26,7 @@
 pub mod client;
 pub mod cloid;
 pub mod nonce;
+pub mod stream;
 pub mod symbols;
 mod weights;
 pub mod wire;

@@ -92,6 +92,12 @@ impl Trading {
         Self::start_inner(Venue::A, extra, false, true, |_| {}).await
     }
 
+    /// As [`Trading::start_streaming`] on `venue`; on exchange B the host follows the
+    /// simulator's `/ws` on its REST port (silence after 1.5 s, the host pings every 500 ms).
+    pub async fn start_streaming_on(venue: Venue, extra: &str) -> Self {
+        Self::start_inner(venue, extra, false, true, |_| {}).await
+    }
+
     /// As [`Trading::start_with`], with the simulator on the rig's test clock: advancing the
     /// rig moves the exchange's candles too (scripted candle paths, market context, scans).
     pub async fn start_synced(extra: &str) -> Self {
@@ -126,7 +132,7 @@ impl Trading {
         let sim = spotbot_sim::serve(sim_config, "127.0.0.1:0").await.expect("simulator binds");
         sim.sim.set_price("ETHUSDT", d("3000")).expect("price");
         sim.sim.set_price("SOLUSDT", d("150")).expect("price");
-        let streams = if streaming {
+        let streams = if streaming && venue == Venue::A {
             let served = spotbot_sim::serve_streams(sim.sim.clone(), "127.0.0.1:0").await;
             Some(served.expect("simulator streams bind"))
         } else {
@@ -137,6 +143,13 @@ impl Trading {
                 "ws_api_url = \"{0}/ws-api/v3\"\nstream_url = \"{0}\"\nstream_silence_ms = 1500\n",
                 s.base_url()
             ),
+            // Exchange B: one WebSocket on the REST port. Without it the host polls only
+            // (exchange B's streams would otherwise follow from the REST base).
+            None if streaming => format!(
+                "stream_url = \"{}/ws\"\nstream_silence_ms = 1500\n",
+                sim.base_url().replacen("http", "ws", 1)
+            ),
+            None if venue == Venue::B => "streams = false\n".to_string(),
             None => String::new(),
         };
         let messenger = FakeMessenger::start(BOT_TOKEN, CHAT_ID).await;
@@ -227,6 +240,42 @@ impl Trading {
         let metrics = spotbot::metrics::Metrics::default();
         ExchangeAClient::new(ClientConfig::new(self.sim.base_url()), Some(signer), clock, metrics)
             .unwrap()
+    }
+
+    /// Orders of one time in force (`Ioc`, `Gtc`, `Alo`) and side (`B` buy, `A` sell), as
+    /// exchange B shows them.
+    pub fn orders_b_of(&self, tif: &str, side: &str) -> Vec<Value> {
+        let field = |o: &Value, name: &str| o["order"][name].as_str().map(String::from);
+        let orders = self.orders_b().into_iter();
+        orders
+            .filter(|o| field(o, "tif").as_deref() == Some(tif))
+            .filter(|o| field(o, "side").as_deref() == Some(side))
+            .collect()
+    }
+
+    /// Waits (up to `within`) until `check` holds for `GET /api/health`'s streams; answers
+    /// them.
+    pub async fn until_streams(&self, within: Duration, check: impl Fn(&Value) -> bool) -> Value {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let (_, health) = self.get("/api/health").await;
+            if check(&health["streams"]) {
+                return health["streams"].clone();
+            }
+            assert!(std::time::Instant::now() < deadline, "streams never got there: {health}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// How long until no trade is open (panics after `within`).
+    pub async fn time_to_close(&self, within: Duration) -> Duration {
+        let start = std::time::Instant::now();
+        while !self.open_trades().await.is_empty() {
+            let orders = if self.venue == Venue::B { self.orders_b() } else { self.orders() };
+            assert!(start.elapsed() < within, "the trade is still open: {orders:?}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        start.elapsed()
     }
 
     /// Free and locked balance of an asset at the simulator.

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::Message;
 
+use super::StreamSettings;
 use super::wire::{ApiFrame, Pushed, account_event};
-use super::{Backoff, StreamSettings};
 use crate::clock::SharedClock;
 use crate::exchange::Exchange;
 use crate::exchange::exchange_a::Signer;
 use crate::exchange::feed::{ExchangeEvent, Feed, Link, LinkState};
+use crate::exchange::links::Backoff;
 
 /// The recvWindow of the subscription, ms.
 const RECV_WINDOW_MS: u64 = 5000;

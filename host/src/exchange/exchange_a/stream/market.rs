@@ -9,10 +9,11 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::Message;
 
+use super::StreamSettings;
 use super::wire::{Pushed, market_frame};
-use super::{Backoff, StreamSettings};
 use crate::clock::SharedClock;
 use crate::exchange::feed::{Feed, Link, LinkState};
+use crate::exchange::links::Backoff;
 
 /// Keeps the price link up while there is something to watch.
 pub(super) async fn run(feed: Arc<Feed>, settings: StreamSettings, clock: SharedClock) {

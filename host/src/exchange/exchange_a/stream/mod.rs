@@ -17,6 +17,7 @@ use super::Signer;
 use crate::clock::SharedClock;
 use crate::exchange::Exchange;
 use crate::exchange::feed::Feed;
+pub use crate::exchange::links::StreamTasks;
 
 /// WebSocket API of exchange A's mainnet.
 pub const MAINNET_WS_API: &str = "wss://ws-api.binance.com:443/ws-api/v3";
@@ -54,19 +55,6 @@ impl StreamSettings {
     }
 }
 
-/// The running links; dropping this stops them.
-pub struct StreamTasks {
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Drop for StreamTasks {
-    fn drop(&mut self) {
-        for t in &self.tasks {
-            t.abort();
-        }
-    }
-}
-
 /// Starts the price link, and the account link when there are keys. `exchange` tells the
 /// server time the subscription is signed with.
 pub fn start(
@@ -80,26 +68,5 @@ pub fn start(
     if let Some(signer) = signer {
         tasks.push(tokio::spawn(account::run(feed, settings, signer, exchange, clock)));
     }
-    StreamTasks { tasks }
-}
-
-/// Waits between reconnects: from 250 ms, doubling up to the maximum.
-struct Backoff {
-    next: Duration,
-    max: Duration,
-}
-
-impl Backoff {
-    fn new(max: Duration) -> Self {
-        Self { next: Duration::from_millis(250), max }
-    }
-
-    fn reset(&mut self) {
-        self.next = Duration::from_millis(250);
-    }
-
-    async fn wait(&mut self) {
-        tokio::time::sleep(self.next).await;
-        self.next = (self.next * 2).min(self.max);
-    }
+    StreamTasks::new(tasks)
 }

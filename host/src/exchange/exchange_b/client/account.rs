@@ -9,10 +9,11 @@ use serde_json::{Value, json};
 
 use super::ExchangeBClient;
 use super::errors::NO_CODE;
-use crate::exchange::exchange_b::symbols::{Pair, service_asset};
+use crate::exchange::exchange_b::symbols::{Pair, SymbolMap, service_asset};
 use crate::exchange::exchange_b::wire::{
-    ClearinghouseState, FillJson, OrderJson, OrderStatusAnswer,
+    ClearinghouseState, FillJson, OrderJson, OrderStatusAnswer, OrderWithStatus,
 };
+use crate::exchange::feed::OrderUpdate;
 use crate::exchange::{
     Balance, ExchangeError, Fill, Order, OrderRef, OrderStatus, OrderType, Price, Qty, Side,
     TimeInForce, Trade,
@@ -313,6 +314,33 @@ impl ExchangeBClient {
         all.sort_by_key(|o| (o.time, o.order_id));
         let skip = all.len().saturating_sub(limit as usize);
         Ok(all.into_iter().skip(skip).collect())
+    }
+}
+
+impl ExchangeBClient {
+    /// One element of the WebSocket's `orderUpdates` (the same shape as `orderStatus`'s
+    /// order) as the host's order update: the pair's symbol from `map` (`None` for a pair the
+    /// service does not trade), the service's client id from the cloid (hex when unknown), the
+    /// status mapped as for REST reads, executed = `origSz − sz`, the time of the status.
+    /// The push carries no time in force, so an IOC's unfilled rest reads `Canceled`.
+    pub(crate) fn order_update(
+        &self,
+        map: &SymbolMap,
+        pushed: &OrderWithStatus,
+    ) -> Result<Option<OrderUpdate>, ExchangeError> {
+        let Some(pair) = map.by_coin(&pushed.order.coin) else { return Ok(None) };
+        let id = self.ids.service_id(pushed.order.cloid.as_deref());
+        let at = pushed.status_timestamp;
+        let o = order_of(&pair.symbol, &pushed.order, &pushed.status, at, id, &[])?;
+        Ok(Some(OrderUpdate {
+            symbol: o.symbol,
+            order_id: o.order_id,
+            client_order_id: o.client_order_id,
+            list_id: None,
+            status: o.status,
+            executed_qty: o.executed_qty.0,
+            time_ms: at,
+        }))
     }
 }
 

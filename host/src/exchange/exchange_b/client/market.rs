@@ -115,8 +115,9 @@ pub fn ticker_of(pair: &Pair, ctx: &AssetCtx, candles: Option<&[Candle]>) -> Tic
 }
 
 impl ExchangeBClient {
-    /// The symbol map, loaded from spotMeta when missing or older than `meta_ttl`.
-    pub(super) async fn symbol_map(&self) -> Result<Arc<SymbolMap>, ExchangeError> {
+    /// The symbol map, loaded from spotMeta when missing or older than `meta_ttl` (the
+    /// stream link reads coins with it).
+    pub(crate) async fn symbol_map(&self) -> Result<Arc<SymbolMap>, ExchangeError> {
         let now = self.clock.now_ms();
         let ttl = self.config.meta_ttl.as_millis() as i64;
         let cached = self.listing.read().unwrap_or_else(|e| e.into_inner()).clone();
