@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use rust_decimal::Decimal;
@@ -20,6 +21,10 @@ use crate::exchange::links::Backoff;
 
 const ALL_MIDS: &str = "allMids";
 const ORDER_UPDATES: &str = "orderUpdates";
+/// How often the link takes the client's symbol map again (pairs listed since; a read of
+/// spotMeta when the client's copy is older than its `meta_ttl`, at most this often if the
+/// read fails).
+const MAP_EVERY: Duration = Duration::from_secs(10);
 
 /// Keeps the connection up for as long as the service runs.
 pub(super) async fn run(
@@ -55,6 +60,7 @@ impl Session<'_> {
     /// then pass events on until it ends. The backoff starts over once both are acknowledged.
     async fn run(&self, user: Option<&str>, backoff: &mut Backoff) -> Result<(), String> {
         let mut map = self.client.symbol_map().await.map_err(|e| format!("listing: {e}"))?;
+        let mut map_taken = Instant::now();
         let (mut ws, _) = tokio_tungstenite::connect_async(self.settings.url.as_str())
             .await
             .map_err(|e| format!("connect: {e}"))?;
@@ -107,6 +113,10 @@ impl Session<'_> {
                 }
             };
             last_heard = Instant::now();
+            if map_taken.elapsed() >= MAP_EVERY {
+                map = self.client.symbol_map().await.unwrap_or(map);
+                map_taken = Instant::now();
+            }
             let text = match frame {
                 Some(Ok(Message::Text(text))) => text,
                 Some(Ok(Message::Close(_))) | None => return Err("closed by the server".into()),
@@ -134,7 +144,6 @@ impl Session<'_> {
                 }
                 Frame::Error(text) => tracing::warn!(%text, "exchange B stream error"),
                 Frame::Mids(mids) => {
-                    map = self.client.symbol_map().await.unwrap_or(map);
                     let now = self.clock.now_ms();
                     for e in prices(&map, &following, &mids, now) {
                         self.feed.publish(e);
@@ -142,7 +151,6 @@ impl Session<'_> {
                     last_mids = mids;
                 }
                 Frame::Orders(updates) => {
-                    map = self.client.symbol_map().await.unwrap_or(map);
                     for e in orders(self.client, &map, &updates) {
                         self.feed.publish(e);
                     }
