@@ -158,3 +158,131 @@ async fn an_entry_whose_answer_is_lost_is_found_by_its_cloid_not_sent_again() {
     assert_eq!(of(&t, "Ioc", "B").len(), 1, "one entry at the exchange: {:?}", orders(&t));
     assert_eq!(t.open_trades().await.len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trailing_moves_the_watched_stop_up_only_and_sends_nothing() {
+    let t = start().await;
+    t.buy("ETHUSDT").await;
+    let sent = orders(&t).len();
+    t.set_price("ETHUSDT", "3100");
+    let (status, report) = t.get("/api/trailing").await;
+    assert_eq!(status, 200, "{report}");
+    let raised = report["updated"][0]["new_sl"].as_f64().unwrap();
+    assert!(raised > 2940.0, "{report}");
+    t.set_price("ETHUSDT", "3050");
+    t.get("/api/trailing").await;
+    let (_, trades) = t.get("/api/trades").await;
+    assert_eq!(trades["trades"][0]["sl_px"].as_f64(), Some(raised), "never down: {trades}");
+    assert_eq!(orders(&t).len(), sent, "moving a watched stop sends nothing to exchange B");
+    t.set_price("ETHUSDT", "3040");
+    until_closed(&t).await;
+    let (_, history) = t.get("/api/trades/history").await;
+    assert!(history["trades"][0]["pnl"].as_f64().unwrap() > 0.0, "{history}");
+}
+
+const MANUAL: &str =
+    "/api/trade/manual?symbol=ETHUSDT&direction=buy&entry_px=2950&sl_pct=2&rr=1:2.5";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manual_limit_entry_rests_as_gtc_and_expires_with_its_ttl() {
+    let t = start().await;
+    let (status, placed) = t.post_empty(&format!("{MANUAL}&ttl_hours=1")).await;
+    assert_eq!(status, 200, "{placed}");
+    let entries = of(&t, "Gtc", "B");
+    assert_eq!(entries.len(), 1, "{:?}", orders(&t));
+    assert_eq!(
+        (field(&entries[0], "limitPx"), field(&entries[0], "origSz")),
+        ("2950".into(), "0.3389".into())
+    );
+    assert!(field(&entries[0], "cloid").starts_with("0x4d545f"), "MT_ in the cloid");
+    t.rig.advance_minutes(61);
+    let (_, report) = t.get("/api/pending-entries/check").await;
+    assert_eq!(report["expired"].as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(of(&t, "Gtc", "B")[0]["status"], "canceled");
+    t.message_containing("expired and cancelled").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filled_manual_entry_is_protected_and_a_lost_one_is_recovered_after_a_restart() {
+    let t = start().await;
+    let (_, placed) = t.post_empty(MANUAL).await;
+    let t = t.restart().await;
+    t.set_price("ETHUSDT", "2940");
+    let (_, report) = t.get("/api/pending-entries/check").await;
+    assert_eq!(report["filled"].as_array().unwrap().len(), 1, "{report}");
+    let trades = t.open_trades().await;
+    assert_eq!(trades[0]["protection"], "protected", "{trades:?}");
+    assert_eq!(of(&t, "Gtc", "A").len(), 1, "the take-profit rests: {:?}", orders(&t));
+
+    // An MT_ order the store lost is rebuilt from the journal's plan: the cloid on the
+    // exchange is named by the journal's client id after the restart.
+    let (_, sol) = t
+        .post_empty("/api/trade/manual?symbol=SOLUSDT&direction=buy&entry_px=140&sl_pct=2&tp_pct=4")
+        .await;
+    let id = sol["client_order_id"].as_str().unwrap().to_string();
+    let t = t.restart().await;
+    t.host
+        .app
+        .state
+        .store
+        .write(|w| w.remove(spotbot::store::tables::PENDING_ENTRIES, &id).map(|_| ()))
+        .unwrap();
+    let (status, recovered) = t.get("/api/pending-entries/recover").await;
+    assert_eq!(status, 200, "{recovered}");
+    assert_eq!(recovered["recovered"].as_u64(), Some(1), "{recovered}");
+    assert_eq!(recovered["entries"][0]["client_order_id"], id.as_str());
+    assert_ne!(placed["client_order_id"], sol["client_order_id"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_restarts_a_take_profit_filled_while_down_closes_and_a_missing_one_comes_back() {
+    let t = Trading::start_streaming_on(Venue::B, FAST_WATCH).await;
+    t.buy("ETHUSDT").await;
+    t.set_price("ETHUSDT", "3200");
+    let t = t.restart().await;
+    until_closed(&t).await;
+    let (_, history) = t.get("/api/trades/history").await;
+    assert_eq!(history["trades"][0]["reason"], "take_profit", "{history}");
+    assert!(of(&t, "Ioc", "A").is_empty(), "nothing sold at market");
+
+    // A take-profit cancelled at the exchange while the service was down is placed again:
+    // the position is protected once more, and the watched stop still watches.
+    t.set_price("ETHUSDT", "3000");
+    t.buy("ETHUSDT").await;
+    let tp = of(&t, "Gtc", "A").into_iter().find(|o| o["status"] == "open").unwrap();
+    let oid: i64 = field(&tp, "oid").parse().unwrap();
+    let by_hand = t.by_hand_b();
+    let t = t
+        .restart_after(async {
+            use spotbot::exchange::{Exchange, OrderRef};
+            by_hand.cancel_order("ETHUSDT", &OrderRef::Id(oid)).await.expect("cancel by hand");
+        })
+        .await;
+    let (status, recovered) = t.get("/api/trades/recover").await;
+    assert_eq!(status, 200, "{recovered}");
+    let resting: Vec<_> =
+        of(&t, "Gtc", "A").into_iter().filter(|o| o["status"] == "open").collect();
+    assert_eq!(
+        resting.len(),
+        1,
+        "a take-profit rests again: {recovered} {:?}",
+        t.open_trades().await
+    );
+    let trades = t.open_trades().await;
+    assert_eq!(trades[0]["protection"], "protected", "{trades:?}");
+    t.set_price("ETHUSDT", "2900");
+    until_closed(&t).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_portfolio_and_the_history_sync_read_exchange_b() {
+    let t = start().await;
+    t.buy("ETHUSDT").await;
+    let (status, portfolio) = t.get("/api/portfolio").await;
+    assert_eq!(status, 200, "{portfolio}");
+    let text = portfolio.to_string();
+    assert!(text.contains("USDC") && text.contains("ETH"), "{portfolio}");
+    let (status, synced) = t.post_empty("/api/trades/sync").await;
+    assert_eq!(status, 200, "{synced}");
+    assert_eq!(synced["ok"], true, "{synced}");
+}

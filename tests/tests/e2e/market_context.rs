@@ -797,3 +797,21 @@ async fn concurrent_misses_compute_once_and_share_the_result() {
     let (status, _) = t.get("/api/market/btc-usdt/history").await;
     assert_eq!(status, 404, "a path that cannot be a symbol");
 }
+
+/// Exchange B's candles (`candleSnapshot`, 500 per answer, paged) give the same context.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_exchange_b_the_context_is_computed_from_its_candles() {
+    use crate::trading_support::Venue;
+    let t = Trading::start_on(Venue::B, "").await;
+    let candles = mr_combined::scenarios::range_bounce_buy(t.rig.now().timestamp_millis());
+    script(&t.sim.sim, "SOLUSDT", &candles);
+    let c = ok(&t, "/api/market/SOLUSDT").await;
+    assert_market_context(&c);
+    let detail = &c["mtf"]["detail"];
+    assert_eq!(detail["candles"], 200, "{detail}");
+    let last_close = *candles.close.last().unwrap();
+    let close = detail["close"].as_f64().unwrap();
+    assert!((close - last_close).abs() < 1e-5, "mtf close {close} vs the script's {last_close}");
+    assert!(t.seen("GET", "/api/v3/klines").is_empty(), "nothing asked of exchange A");
+    assert!(t.seen("POST", "/info").len() >= 2, "both timeframes from exchange B");
+}

@@ -336,3 +336,40 @@ async fn ask_coo_false_is_honoured_only_when_the_operator_allows_it_and_the_gate
     assert!(weak.orders().is_empty(), "nothing placed");
     assert!(weak.messenger.sent().is_empty(), "nothing sent to the boss");
 }
+
+/// The same scan on exchange B: the plugin reads exchange B's candles (`candleSnapshot`), the
+/// signal is the same, and the confirm enters with an IOC and rests a take-profit at the
+/// plugin's distance (the stop is watched: exchange B has none on spot).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_exchange_b_the_scan_reads_its_candles_and_the_confirm_trades_there() {
+    use crate::trading_support::Venue;
+    let (_plugins, plugins_toml) = plugins_dir(&["mr_combined.wasm"]);
+    let t = Trading::start_on(Venue::B, &format!("\n{plugins_toml}")).await;
+    let candles = mr_combined::scenarios::range_bounce_buy(now_ms(&t));
+    script(&t.sim.sim, "SOLUSDT", &candles);
+
+    let body = scan_and_signal(&t, &["SOLUSDT"]).await;
+    let signaled = body["signaled"].as_array().unwrap();
+    assert_eq!(signaled.len(), 1, "{body}");
+    assert_eq!(
+        (signaled[0]["symbol"].as_str(), signaled[0]["direction"].as_str()),
+        (Some("SOLUSDT"), Some("buy"))
+    );
+    assert!(!t.seen("POST", "/info").is_empty(), "candles came from exchange B's /info");
+    let (_, signal) = t.get("/api/signal/SOLUSDT").await;
+    let tp = signal["tp_pct"].as_f64().unwrap();
+
+    let (status, confirmed) = t.confirm("SOLUSDT").await;
+    assert_eq!(status, 200, "{confirmed}");
+    assert_eq!(confirmed["trade"]["opened"]["protection"], "protected", "{confirmed}");
+    let orders = t.orders_b();
+    let tif = |o: &Value| o["order"]["tif"].as_str().unwrap_or_default().to_string();
+    let entry: Vec<_> = orders.iter().filter(|o| tif(o) == "Ioc").collect();
+    let take: Vec<_> = orders.iter().filter(|o| tif(o) == "Gtc").collect();
+    assert_eq!((entry.len(), take.len()), (1, 1), "{orders:?}");
+    let entry_px = confirmed["trade"]["opened"]["entry_px"].as_f64().unwrap();
+    let take_px: f64 = take[0]["order"]["limitPx"].as_str().unwrap().parse().unwrap();
+    // Exchange B keeps 5 significant figures: within one unit of the fifth figure.
+    let wanted = entry_px * (1.0 + tp / 100.0);
+    assert!((take_px - wanted).abs() <= wanted * 1e-4, "{take_px} vs {wanted}");
+}

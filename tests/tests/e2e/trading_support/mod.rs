@@ -178,8 +178,18 @@ impl Trading {
     }
 
     /// Stops the host and starts it again on the same data folder (the license is cached).
-    pub async fn restart(mut self) -> Self {
+    pub async fn restart(self) -> Self {
+        self.restart_after(async {}).await
+    }
+
+    /// As [`Trading::restart`], running `while_down` while the host is stopped (what happens
+    /// at the exchange without the service).
+    pub async fn restart_after(
+        mut self,
+        while_down: impl std::future::Future<Output = ()>,
+    ) -> Self {
         let dir = self.host.stop().await;
+        while_down.await;
         self.host = start_host(&self.rig, &self.toml, dir).await;
         self
     }
@@ -240,6 +250,21 @@ impl Trading {
         let metrics = spotbot::metrics::Metrics::default();
         ExchangeAClient::new(ClientConfig::new(self.sim.base_url()), Some(signer), clock, metrics)
             .unwrap()
+    }
+
+    /// Exchange B's client on the simulator, trading the host's account as an API wallet of
+    /// its own (its nonces never meet the host's), on the rig's clock: the boss in the
+    /// exchange's app.
+    pub fn by_hand_b(&self) -> spotbot::exchange::exchange_b::ExchangeBClient {
+        use spotbot::exchange::exchange_b::{ClientConfig, ExchangeBClient};
+        use spotbot_exchange_b_protocol::{Network, PrivateKey};
+        let account = PrivateKey::from_hex(B_KEY).expect("test key").address();
+        let agent = PrivateKey::from_hex(&format!("0x{}", "42".repeat(32))).expect("agent key");
+        self.sim.sim.add_exchange_b_agent(agent.address(), account).expect("agent wallet");
+        let clock: spotbot::clock::SharedClock = std::sync::Arc::new(self.rig.clock.clone());
+        let config = ClientConfig::new(self.sim.base_url(), Network::Testnet);
+        let metrics = spotbot::metrics::Metrics::default();
+        ExchangeBClient::new(config, Some(agent), Some(account), clock, metrics).unwrap()
     }
 
     /// Orders of one time in force (`Ioc`, `Gtc`, `Alo`) and side (`B` buy, `A` sell), as
