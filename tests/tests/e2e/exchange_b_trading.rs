@@ -221,12 +221,7 @@ async fn a_filled_manual_entry_is_protected_and_a_lost_one_is_recovered_after_a_
         .await;
     let id = sol["client_order_id"].as_str().unwrap().to_string();
     let t = t.restart().await;
-    t.host
-        .app
-        .state
-        .store
-        .write(|w| w.remove(spotbot::store::tables::PENDING_ENTRIES, &id).map(|_| ()))
-        .unwrap();
+    t.forget_pending_entry(&id);
     let (status, recovered) = t.get("/api/pending-entries/recover").await;
     assert_eq!(status, 200, "{recovered}");
     assert_eq!(recovered["recovered"].as_u64(), Some(1), "{recovered}");

@@ -206,12 +206,7 @@ async fn a_pending_entry_survives_a_restart_and_recover_restores_lost_ones() {
         .post_empty("/api/trade/manual?symbol=SOLUSDT&direction=buy&entry_px=140&sl_pct=2&tp_pct=4")
         .await;
     let id = sol["client_order_id"].as_str().unwrap().to_string();
-    t.host
-        .app
-        .state
-        .store
-        .write(|w| w.remove(spotbot::store::tables::PENDING_ENTRIES, &id).map(|_| ()))
-        .unwrap();
+    t.forget_pending_entry(&id);
     let (status, recovered) = t.get("/api/pending-entries/recover").await;
     assert_eq!(status, 200, "{recovered}");
     assert_eq!(

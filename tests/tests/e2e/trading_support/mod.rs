@@ -194,6 +194,14 @@ impl Trading {
         self
     }
 
+    /// Removes the pending entry of `client_order_id` from the host's store, as a lost store
+    /// would (the order stays on the exchange, for recovery to find).
+    pub fn forget_pending_entry(&self, client_order_id: &str) {
+        let table = spotbot::store::tables::PENDING_ENTRIES;
+        let store = &self.host.app.state.store;
+        store.write(|w| w.remove(table, client_order_id).map(|_| ())).expect("store write");
+    }
+
     pub fn set_price(&self, symbol: &str, price: &str) {
         self.sim.sim.set_price(symbol, d(price)).expect("set price");
     }
