@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::trading_support::{Trading, Venue, d, good_signal};
+use crate::trading_support::{Trading, Venue, d, good_signal, signal_with};
 use rust_decimal::Decimal;
 use serde_json::Value;
 use spotbot_sim::FaultKind;
@@ -280,4 +280,72 @@ async fn the_portfolio_and_the_history_sync_read_exchange_b() {
     let (status, synced) = t.post_empty("/api/trades/sync").await;
     assert_eq!(status, 200, "{synced}");
     assert_eq!(synced["ok"], true, "{synced}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confirmed_sell_signal_exits_with_an_ioc() {
+    let t = start().await;
+    t.create_signal(good_signal("ETHUSDT")).await;
+    let (_, answer) = t.confirm("ETHUSDT").await;
+    assert_eq!(answer["ok"], true, "{answer}");
+    t.create_signal(signal_with("ETHUSDT", "sell", 9, 10)).await;
+    let (status, answer) = t.confirm("ETHUSDT").await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["trade"]["closed"]["status"], "closed", "{answer}");
+    assert_eq!(of(&t, "Gtc", "A")[0]["status"], "canceled");
+    assert_eq!(of(&t, "Ioc", "A").len(), 1, "{:?}", orders(&t));
+    assert!(t.open_trades().await.is_empty());
+}
+
+/// Exchange B's IOC gives up what the book does not hold inside the 5 % band: with a thin
+/// book the exit fills in parts, the rest is offered again, and the boss is told.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ioc_exit_the_thin_book_fills_in_part_is_completed_and_reported() {
+    let t = start().await;
+    let opened = t.buy("ETHUSDT").await["trade"].clone();
+    let size = d(&opened["size"].to_string());
+    // 20 levels of 25 USDC a side, 0.05 % apart: one IOC sells about 500 USDC of 1000.
+    t.sim.sim.engine().config.level_notional = d("25");
+    let (status, closed) = t.post_empty("/api/close?symbol=ETHUSDT").await;
+    assert_eq!(status, 200, "{closed}");
+    let exits = of(&t, "Ioc", "A");
+    assert!((2..=4).contains(&exits.len()), "{exits:?}");
+    let mut asked = size;
+    for exit in &exits {
+        assert_eq!(d(&field(exit, "origSz")), asked, "each asks for what is left");
+        asked -= d(&field(exit, "origSz")) - d(&field(exit, "sz"));
+    }
+    assert!(asked * d("3000") < d("10"), "all but dust sold: {asked} left");
+    assert!(t.open_trades().await.is_empty());
+    t.message_containing("Exit filled in parts: ETHUSDT").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paper_mode_on_exchange_b_runs_the_simulator_in_process() {
+    let config = spotbot::config::ExchangeConfig {
+        active: spotbot::config::ExchangeName::ExchangeB,
+        ..spotbot::config::ExchangeConfig::default()
+    };
+    let connected = spotbot::exchange::connect::connect(
+        &config,
+        &spotbot::config::Secrets::default(),
+        std::sync::Arc::new(spotbot::clock::SystemClock),
+        spotbot::metrics::Metrics::default(),
+    )
+    .await
+    .expect("connect");
+    assert!(connected.paper.is_some() && connected.exchange_b().is_some());
+    assert_eq!(connected.exchange.name(), "exchange_b");
+    let balances = connected.exchange.balances().await.expect("balances");
+    assert!(
+        balances.iter().any(|b| b.asset == "USDC" && b.free == Decimal::from(10_000)),
+        "{balances:?}"
+    );
+    use spotbot::exchange::{NewOrder, OrderStatus, Qty, Side};
+    let bought = connected
+        .exchange
+        .place_order(&NewOrder::market("BTCUSDT", Side::Buy, Qty(d("0.001")), "SE_paper_BTCUSDT"))
+        .await
+        .expect("paper order");
+    assert_eq!(bought.status, OrderStatus::Filled);
 }
