@@ -319,33 +319,3 @@ async fn an_ioc_exit_the_thin_book_fills_in_part_is_completed_and_reported() {
     assert!(t.open_trades().await.is_empty());
     t.message_containing("Exit filled in parts: ETHUSDT").await;
 }
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn paper_mode_on_exchange_b_runs_the_simulator_in_process() {
-    let config = spotbot::config::ExchangeConfig {
-        active: spotbot::config::ExchangeName::ExchangeB,
-        ..spotbot::config::ExchangeConfig::default()
-    };
-    let connected = spotbot::exchange::connect::connect(
-        &config,
-        &spotbot::config::Secrets::default(),
-        std::sync::Arc::new(spotbot::clock::SystemClock),
-        spotbot::metrics::Metrics::default(),
-    )
-    .await
-    .expect("connect");
-    assert!(connected.paper.is_some() && connected.exchange_b().is_some());
-    assert_eq!(connected.exchange.name(), "exchange_b");
-    let balances = connected.exchange.balances().await.expect("balances");
-    assert!(
-        balances.iter().any(|b| b.asset == "USDC" && b.free == Decimal::from(10_000)),
-        "{balances:?}"
-    );
-    use spotbot::exchange::{NewOrder, OrderStatus, Qty, Side};
-    let bought = connected
-        .exchange
-        .place_order(&NewOrder::market("BTCUSDT", Side::Buy, Qty(d("0.001")), "SE_paper_BTCUSDT"))
-        .await
-        .expect("paper order");
-    assert_eq!(bought.status, OrderStatus::Filled);
-}

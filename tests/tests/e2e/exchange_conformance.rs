@@ -770,39 +770,56 @@ async fn request_weight_is_read_from_the_headers() {
     assert_eq!(h.a().order_count_10s(), 3);
 }
 
+/// The active exchange as `config` builds it, with no secrets (paper mode needs none).
+async fn paper(
+    config: &spotbot::config::ExchangeConfig,
+) -> spotbot::exchange::connect::ConnectedExchange {
+    spotbot::exchange::connect::connect(
+        config,
+        &spotbot::config::Secrets::default(),
+        std::sync::Arc::new(spotbot::clock::SystemClock),
+        spotbot::metrics::Metrics::default(),
+    )
+    .await
+    .expect("connect")
+}
+
 #[tokio::test]
-async fn paper_mode_runs_the_simulator_in_process() {
+async fn paper_mode_runs_the_simulator_in_process_on_either_exchange() {
     let config = spotbot::config::ExchangeConfig::default();
     assert_eq!(config.mode, spotbot::config::ExchangeMode::Paper);
-    let connected = spotbot::exchange::connect::connect(
-        &config,
-        &spotbot::config::Secrets::default(),
-        std::sync::Arc::new(spotbot::clock::SystemClock),
-        spotbot::metrics::Metrics::default(),
-    )
-    .await
-    .expect("connect");
-    let paper = connected.paper.as_ref().expect("simulator");
-    assert!(paper.addr.ip().is_loopback());
-    let usdt = connected.exchange.balances().await.expect("balances");
-    assert!(usdt.iter().any(|b| b.asset == "USDT" && b.free == Decimal::from(10_000)));
-    let o = connected
-        .exchange
-        .place_order(&NewOrder::market("BTCUSDT", Side::Buy, Qty(d("0.001")), "paper1"))
-        .await
-        .expect("paper order");
-    assert_eq!(o.status, OrderStatus::Filled);
+    for (active, quote) in [
+        (spotbot::config::ExchangeName::ExchangeA, "USDT"),
+        (spotbot::config::ExchangeName::ExchangeB, "USDC"),
+    ] {
+        let connected = paper(&spotbot::config::ExchangeConfig { active, ..config.clone() }).await;
+        assert_eq!(connected.exchange.name(), active.as_str());
+        assert_eq!(
+            connected.exchange_b().is_some(),
+            active == spotbot::config::ExchangeName::ExchangeB
+        );
+        let sim = connected.paper.as_ref().expect("simulator");
+        assert!(sim.addr.ip().is_loopback());
+        let balances = connected.exchange.balances().await.expect("balances");
+        assert!(
+            balances.iter().any(|b| b.asset == quote && b.free == Decimal::from(10_000)),
+            "{balances:?}"
+        );
+        let o = connected
+            .exchange
+            .place_order(&NewOrder::market(
+                "BTCUSDT",
+                Side::Buy,
+                Qty(d("0.001")),
+                "SE_paper_BTCUSDT",
+            ))
+            .await
+            .expect("paper order");
+        assert_eq!(o.status, OrderStatus::Filled, "{active:?}");
+    }
 
     let custom = spotbot::config::ExchangeConfig { paper_seed: 9, paper_usdt: d("500"), ..config };
-    let connected = spotbot::exchange::connect::connect(
-        &custom,
-        &spotbot::config::Secrets::default(),
-        std::sync::Arc::new(spotbot::clock::SystemClock),
-        spotbot::metrics::Metrics::default(),
-    )
-    .await
-    .expect("connect");
-    let usdt = connected.exchange.balances().await.expect("balances");
+    let usdt = paper(&custom).await.exchange.balances().await.expect("balances");
     assert!(usdt.iter().any(|b| b.asset == "USDT" && b.free == Decimal::from(500)));
 }
 
