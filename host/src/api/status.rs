@@ -176,7 +176,8 @@ pub struct PortfolioAnswer {
     /// Total value of every holding in `currency`; null on failure.
     #[schema(required = true)]
     pub balance: Option<f64>,
-    /// The quote asset the values are in (`[market] quote_asset`).
+    /// The quote asset the values are in: the one the account holds on the active exchange
+    /// (`[market] quote_asset` on exchange A; USDC on exchange B).
     pub currency: String,
     /// Largest value first.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -197,6 +198,7 @@ pub struct PortfolioAnswer {
 async fn value_holdings(
     exchange: &dyn Exchange,
     quote: &str,
+    symbol_quote: &str,
 ) -> Result<(Decimal, Vec<Holding>), ExchangeError> {
     let balances = exchange.balances().await?;
     let prices: HashMap<String, Decimal> =
@@ -211,7 +213,7 @@ async fn value_holdings(
         let price = if balance.asset == quote {
             Some(Decimal::ONE)
         } else {
-            prices.get(&format!("{}{quote}", balance.asset)).copied()
+            prices.get(&format!("{}{symbol_quote}", balance.asset)).copied()
         };
         let value = price.map_or(Decimal::ZERO, |p| qty * p);
         total += value;
@@ -240,14 +242,24 @@ async fn value_holdings(
             exchange could not be read", body = PortfolioAnswer),
     ))]
 async fn portfolio(State(state): State<AppState>) -> Json<PortfolioAnswer> {
-    let currency = state.config.market.quote_asset.clone();
+    let market = &state.config.market;
+    let mut currency = market.quote_asset.clone();
     let exchange_name = state.execution.exchange_name().to_string();
     let testnet = is_testnet(&state.config);
     let valued = match &state.exchange {
-        Some(exchange) => value_holdings(exchange.as_ref(), &currency).await.map_err(|e| {
-            tracing::warn!(error = %e, "portfolio: the exchange could not be read");
-            format!("exchange error: {e}")
-        }),
+        Some(exchange) => {
+            // Exchange B holds USDC while the service's symbols stay `<BASE>USDT`.
+            currency = crate::exchange::held_quote(
+                exchange.as_ref(),
+                &market.reference_symbol,
+                &market.quote_asset,
+            )
+            .await;
+            value_holdings(exchange.as_ref(), &currency, &market.quote_asset).await.map_err(|e| {
+                tracing::warn!(error = %e, "portfolio: the exchange could not be read");
+                format!("exchange error: {e}")
+            })
+        }
         None => Err(format!("no exchange client for the active exchange {exchange_name}")),
     };
     Json(match valued {

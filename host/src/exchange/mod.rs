@@ -425,6 +425,16 @@ impl ExchangeError {
     }
 }
 
+/// The asset the account holds its quote in: the quote of `reference_symbol` as the exchange
+/// lists it (exchange A: USDT; exchange B: USDC, while the service still names its symbols
+/// `<BASE>USDT`), or `fallback` when the exchange cannot say.
+pub async fn held_quote(exchange: &dyn Exchange, reference_symbol: &str, fallback: &str) -> String {
+    match exchange.symbol_rules(reference_symbol).await {
+        Ok(rules) => rules.quote_asset,
+        Err(_) => fallback.to_string(),
+    }
+}
+
 /// What the service needs from a spot exchange.
 pub trait Exchange: Send + Sync {
     fn name(&self) -> &'static str;

@@ -75,10 +75,16 @@ impl Protection {
             .as_ref()
             .ok_or(ProtectionError::NoExchange(inner.execution.exchange_name()))?;
         let trades = inner.execution.book().open_trades()?;
-        let quote = self.currency();
+        let market = &inner.config.market;
+        let quote = crate::exchange::held_quote(
+            exchange.as_ref(),
+            &market.reference_symbol,
+            &market.quote_asset,
+        )
+        .await;
         let holdings: HashMap<String, Decimal> =
             exchange.balances().await?.into_iter().map(|b| (b.asset, b.free + b.locked)).collect();
-        let quote_balance = holdings.get(quote).copied().unwrap_or_default();
+        let quote_balance = holdings.get(&quote).copied().unwrap_or_default();
         if trades.is_empty() {
             return Ok(Equity { quote_balance, positions: Vec::new() });
         }

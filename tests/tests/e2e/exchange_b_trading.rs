@@ -277,6 +277,10 @@ async fn the_portfolio_and_the_history_sync_read_exchange_b() {
     assert_eq!(status, 200, "{portfolio}");
     let text = portfolio.to_string();
     assert!(text.contains("USDC") && text.contains("ETH"), "{portfolio}");
+    // The account's quote is USDC on exchange B: counted one for one, not as an unpriced coin.
+    assert_eq!(portfolio["currency"], "USDC", "{portfolio}");
+    let balance = portfolio["balance"].as_f64().unwrap();
+    assert!((9_990.0..10_000.0).contains(&balance), "10 000 less the fees: {portfolio}");
     let (status, synced) = t.post_empty("/api/trades/sync").await;
     assert_eq!(status, 200, "{synced}");
     assert_eq!(synced["ok"], true, "{synced}");
