@@ -19,6 +19,10 @@
 //! the most `max_trades_per_day` accepts, as every confirm is a buy); `BENCH_SAMPLES=<file>`
 //! writes every measured confirm (wall-clock window and times) as CSV for profiling.
 
+mod support;
+
+use support::{load_average, percentile, post, signal};
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -56,11 +60,6 @@ const ITERATION_SPACING: Duration = Duration::from_millis(500);
 /// without waiting for the disk (host/src/execution/journal.rs).
 const WRITES_PER_CONFIRM: usize = 1;
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
-}
-
 fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
@@ -74,12 +73,6 @@ fn stats(samples: &[Duration]) -> (f64, f64) {
 
 fn unix_micros() -> u128 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros())
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
 }
 
 /// Bare HTTP to the simulator, signed by hand as `exchange_roundtrip` does: the floor of what
@@ -234,27 +227,6 @@ impl ScratchStores {
         tx.commit().expect("commit");
         started.elapsed()
     }
-}
-
-fn signal(symbol: &str, price: i64) -> Value {
-    let checklist: Vec<Value> = (0..10)
-        .map(|i| json!({"name": format!("check {i}"), "pass": i < 9, "detail": "bench"}))
-        .collect();
-    json!({
-        "symbol": symbol, "direction": "buy", "bot": "mr_combined", "price": price as f64,
-        "sl_pct": 2.0, "tp_pct": 5.0, "checklist": checklist, "rsi": 28.5, "adx": 18.0,
-    })
-}
-
-async fn post(http: &reqwest::Client, url: String, body: Option<Value>) -> (u16, Value) {
-    let request = http.post(url);
-    let request = match body {
-        Some(body) => request.json(&body),
-        None => request,
-    };
-    let response = request.send().await.expect("host request");
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
 }
 
 fn main() {

@@ -13,6 +13,10 @@
 //! paces the run at about 11 iterations a minute: the bench waits for the next minute
 //! outside the timed sections rather than let a timed confirm wait inside the budget.
 
+mod support;
+
+use support::{load_average, percentile, post, signal};
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -37,11 +41,6 @@ const CROSSING: i64 = 2900;
 const WEIGHT_BUDGET: u64 = 850;
 const WEIGHT_PER_ITERATION: u64 = 110;
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
-}
-
 /// p50, p99 and max of a sample, in ms.
 fn stats(samples: &[Duration]) -> (f64, f64, f64) {
     let mut sorted = samples.to_vec();
@@ -52,12 +51,6 @@ fn stats(samples: &[Duration]) -> (f64, f64, f64) {
         ms(percentile(&sorted, 0.99)),
         ms(*sorted.last().unwrap_or(&Duration::ZERO)),
     )
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
 }
 
 /// Hand-signed exchange B requests from a second account: the floor of any client.
@@ -132,27 +125,6 @@ async fn raw_sequence(raw: &mut Raw) -> Duration {
     })
     .await;
     total
-}
-
-fn signal() -> Value {
-    let checklist: Vec<Value> = (0..10)
-        .map(|i| json!({"name": format!("check {i}"), "pass": i < 9, "detail": "bench"}))
-        .collect();
-    json!({
-        "symbol": SYMBOL, "direction": "buy", "bot": "mr_combined", "price": PRICE as f64,
-        "sl_pct": 2.0, "tp_pct": 5.0, "checklist": checklist, "rsi": 28.5, "adx": 18.0,
-    })
-}
-
-async fn post(http: &reqwest::Client, url: String, body: Option<Value>) -> (u16, Value) {
-    let request = http.post(url);
-    let request = match body {
-        Some(body) => request.json(&body),
-        None => request,
-    };
-    let response = request.send().await.expect("host request");
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
 }
 
 fn main() {
@@ -250,7 +222,8 @@ async fn run(iterations: usize, warmup: usize) {
         sim.sim.set_price(SYMBOL, Decimal::from(PRICE)).expect("price");
         let raw_elapsed = raw_sequence(&mut raw).await;
 
-        let (status, created) = post(&http, format!("{host}/api/signal"), Some(signal())).await;
+        let (status, created) =
+            post(&http, format!("{host}/api/signal"), Some(signal(SYMBOL, PRICE))).await;
         assert_eq!((status, &created["ok"]), (200, &json!(true)), "{created}");
         let before = sim.sim.requests().len();
         let started = Instant::now();

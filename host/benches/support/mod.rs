@@ -1,0 +1,43 @@
+//! What the whole-host latency benches (`confirm_latency`, `exchange_b_latency`) share: the
+//! percentile of a sample, the machine's load, a signal that passes both gates, and a POST to
+//! the host.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// The `p` percentile (0..=1) of a sorted sample.
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+/// The 1, 5 and 15 minute load averages, as `/proc/loadavg` has them.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// A buy signal of `symbol` at `price` passing 9 of 10 checks (sl 2 %, tp 5 %).
+pub fn signal(symbol: &str, price: i64) -> Value {
+    let checklist: Vec<Value> = (0..10)
+        .map(|i| json!({"name": format!("check {i}"), "pass": i < 9, "detail": "bench"}))
+        .collect();
+    json!({
+        "symbol": symbol, "direction": "buy", "bot": "mr_combined", "price": price as f64,
+        "sl_pct": 2.0, "tp_pct": 5.0, "checklist": checklist, "rsi": 28.5, "adx": 18.0,
+    })
+}
+
+/// POSTs `body` (or nothing) to `url`: the status and the JSON answer.
+pub async fn post(http: &reqwest::Client, url: String, body: Option<Value>) -> (u16, Value) {
+    let request = http.post(url);
+    let request = match body {
+        Some(body) => request.json(&body),
+        None => request,
+    };
+    let response = request.send().await.expect("host request");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
