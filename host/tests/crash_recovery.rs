@@ -1,9 +1,14 @@
 //! The host as a real process, killed with SIGKILL, then started again on the same data
-//! folder: between the entry fill and the OCO, reconciliation at start protects the position
-//! with exactly one OCO; right after a confirm answered (its journal settlements and the OCO's
-//! own row are committed without waiting for the disk, so a crash may lose them),
-//! reconciliation settles them again from the exchange, finding the OCO by the client id the
-//! entry's durable row names. Either way nothing is sent twice.
+//! folder, on both exchanges:
+//! - between the entry fill and its protection (exchange A's OCO, exchange B's resting
+//!   take-profit), reconciliation at start protects the position exactly once;
+//! - right after a confirm answered (its journal settlements and the protection's own row are
+//!   committed without waiting for the disk, so a crash may lose them), reconciliation settles
+//!   them again from the exchange, finding the protection by the client id the entry's durable
+//!   row names;
+//! - a take-profit that fills while the process is dead closes the trade at restart.
+//!
+//! Either way nothing is sent twice, which the tests read from the simulator's own orders.
 
 #![cfg(unix)]
 
@@ -19,6 +24,15 @@ use spotbot_sim::{Fault, FaultKind, SimConfig};
 const BIN: &str = env!("CARGO_BIN_EXE_spotbot");
 const KEY: &str = "crash-key";
 const SECRET: &str = "crash-secret";
+/// The private key of the exchange B account (the official SDK's test key).
+const B_KEY: &str = "0x0123456789012345678901234567890123456789012345678901234567890123";
+
+/// The exchange the host process trades on; the simulator speaks both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Venue {
+    A,
+    B,
+}
 
 struct Process {
     child: Child,
@@ -32,6 +46,7 @@ impl Process {
             .args(["--data-dir", data.to_str().unwrap()])
             .env("EXCHANGE_API_KEY", KEY)
             .env("EXCHANGE_API_SECRET", SECRET)
+            .env("EXCHANGE_PRIVATE_KEY", B_KEY)
             .env_remove("MESSENGER_BOT_TOKEN")
             .env_remove("TRADER_LICENSE_KEY")
             .stdout(Stdio::piped())
@@ -63,8 +78,17 @@ async fn answer(request: reqwest::RequestBuilder) -> Value {
     request.send().await.unwrap().json().await.unwrap()
 }
 
+/// One order as the test compares them across venues.
+#[derive(Debug)]
+struct Seen {
+    id: String,
+    qty: Decimal,
+    status: String,
+}
+
 /// The exchange simulator, the license server and a config for a host process on them.
 struct Rig {
+    venue: Venue,
     http: reqwest::Client,
     sim: spotbot_sim::RunningSim,
     _license: spotbot_license_server::LicenseServer,
@@ -73,9 +97,11 @@ struct Rig {
 }
 
 impl Rig {
-    async fn new() -> Rig {
+    async fn new(venue: Venue) -> Rig {
         spotbot::exchange::exchange_a::client::ensure_crypto_provider();
         let mut sim_config = SimConfig::new(5, KEY, SECRET);
+        let b_key = spotbot_exchange_b_protocol::PrivateKey::from_hex(B_KEY).unwrap();
+        sim_config.exchange_b = spotbot_sim::ExchangeBConfig::owned_by(b_key.address());
         sim_config.initial_funds = vec![("USDT".into(), Decimal::from(10_000))];
         let sim = spotbot_sim::serve(sim_config, "127.0.0.1:0").await.unwrap();
         sim.sim.set_price("ETHUSDT", "3000".parse().unwrap()).unwrap();
@@ -86,11 +112,17 @@ impl Rig {
         )
         .await
         .unwrap();
+        // Exchange B follows the simulator's `/ws` on the REST port (derived from `base_url`).
+        let active = match venue {
+            Venue::A => "exchange_a",
+            Venue::B => "exchange_b",
+        };
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("config.toml"),
             format!(
-                "[exchange]\nmode = \"testnet\"\nbase_url = \"{}\"\nrequest_timeout_ms = 1500\n\
+                "[exchange]\nactive = \"{active}\"\nmode = \"testnet\"\nbase_url = \"{}\"\n\
+                 request_timeout_ms = 1500\n\
                  [strategy.mr_combined]\nsize_pct = 10.0\n\
                  [plugins]\ndir = {:?}\n\
                  [license]\nserver_url = \"http://{}\"\npublic_key = \"{}\"\n",
@@ -101,7 +133,14 @@ impl Rig {
             ),
         )
         .unwrap();
-        Rig { http: reqwest::Client::new(), sim, _license: license, _license_dir: license_dir, dir }
+        Rig {
+            venue,
+            http: reqwest::Client::new(),
+            sim,
+            _license: license,
+            _license_dir: license_dir,
+            dir,
+        }
     }
 
     /// A host process on the rig's config and data folder.
@@ -127,80 +166,243 @@ impl Rig {
         ))
     }
 
-    fn entries(&self) -> usize {
-        let orders = self.sim.sim.orders();
-        orders.iter().filter(|o| o["type"] == "MARKET" && o["side"] == "BUY").count()
+    async fn trades(&self, host: &Process, path: &str) -> Value {
+        answer(self.http.get(format!("{}/api/trades{path}", host.base))).await
     }
 
-    fn lists(&self) -> usize {
-        self.sim.sim.orders().into_iter().filter(|o| o["type"] == "LIMIT_MAKER").count()
+    /// Buys at market: exchange A's MARKET, exchange B's IOC.
+    fn entries(&self) -> Vec<Seen> {
+        match self.venue {
+            Venue::A => self.orders_a("MARKET", "BUY"),
+            Venue::B => self.orders_b("Ioc", "B"),
+        }
     }
 
-    /// Waits until the host reports its one trade protected, and checks its stop is the OCO's.
+    /// Take-profits: exchange A's OCO limit leg, exchange B's resting GTC sell.
+    fn take_profits(&self) -> Vec<Seen> {
+        match self.venue {
+            Venue::A => self.orders_a("LIMIT_MAKER", "SELL"),
+            Venue::B => self.orders_b("Gtc", "A"),
+        }
+    }
+
+    /// Sells at market (exits): none of the tests' trades leaves by one.
+    fn market_sells(&self) -> Vec<Seen> {
+        match self.venue {
+            Venue::A => self.orders_a("MARKET", "SELL"),
+            Venue::B => self.orders_b("Ioc", "A"),
+        }
+    }
+
+    fn orders_a(&self, order_type: &str, side: &str) -> Vec<Seen> {
+        let orders = self.sim.sim.orders().into_iter();
+        orders
+            .filter(|o| o["type"] == order_type && o["side"] == side)
+            .map(|o| Seen {
+                id: o["orderId"].to_string(),
+                qty: o["origQty"].as_str().unwrap().parse().unwrap(),
+                status: o["status"].as_str().unwrap().to_lowercase(),
+            })
+            .collect()
+    }
+
+    fn orders_b(&self, tif: &str, side: &str) -> Vec<Seen> {
+        let field = |o: &Value, name: &str| o["order"][name].as_str().unwrap_or("").to_string();
+        let orders = self.sim.sim.exchange_b_orders().into_iter();
+        orders
+            .filter(|o| field(o, "tif") == tif && field(o, "side") == side)
+            .map(|o| Seen {
+                id: o["order"]["oid"].to_string(),
+                qty: field(&o, "origSz").parse().unwrap(),
+                status: o["status"].as_str().unwrap().to_string(),
+            })
+            .collect()
+    }
+
+    /// The simulator's orders, whichever venue's shape, for failure messages.
+    fn all_orders(&self) -> Value {
+        match self.venue {
+            Venue::A => Value::from(self.sim.sim.orders()),
+            Venue::B => Value::from(self.sim.sim.exchange_b_orders()),
+        }
+    }
+
+    /// Arms a fault that holds the protection's placement for a minute before the exchange
+    /// executes it: on exchange A its own path, on exchange B the action after the entry.
+    fn hold_the_protection(&self) {
+        let mut hang = Fault::new(FaultKind::Delay { ms: 60_000, before: true });
+        hang.method = Some("POST".into());
+        match self.venue {
+            Venue::A => hang.path = Some("/api/v3/orderList/oco".into()),
+            Venue::B => {
+                hang.path = Some("/exchange".into());
+                hang.skip = 1;
+            }
+        }
+        self.sim.sim.inject(hang);
+    }
+
+    /// Waits until the host reports its one trade protected, and checks at the simulator that
+    /// exactly one take-profit rests, for the whole entry, under the id the host names.
     async fn assert_protected_once(&self, host: &Process) {
-        let orders = self.sim.sim.orders();
-        let tp = orders.iter().find(|o| o["type"] == "LIMIT_MAKER").unwrap();
-        let sl = orders.iter().find(|o| o["type"] == "STOP_LOSS_LIMIT").unwrap();
-        assert_eq!(tp["orderListId"], sl["orderListId"]);
-        assert_eq!(tp["origQty"], sl["origQty"]);
-        // The exchange holds the OCO a moment before the host has recorded its answer.
+        let entry = &self.entries()[0];
+        let take_profits = self.take_profits();
+        assert_eq!(take_profits.len(), 1, "{}", self.all_orders());
+        let tp = &take_profits[0];
+        assert_eq!(tp.status, self.resting(), "{tp:?}");
+        // On exchange B the buy's fee is taken in the coin: the take-profit sells what is held.
+        assert!(tp.qty <= entry.qty && tp.qty >= entry.qty * Decimal::new(99, 2), "{tp:?}");
+        if self.venue == Venue::A {
+            let orders = self.sim.sim.orders();
+            let tp = orders.iter().find(|o| o["type"] == "LIMIT_MAKER").unwrap();
+            let sl = orders.iter().find(|o| o["type"] == "STOP_LOSS_LIMIT").unwrap();
+            assert_eq!(tp["orderListId"], sl["orderListId"]);
+            assert_eq!(tp["origQty"], sl["origQty"]);
+        }
+        // The exchange holds the protection a moment before the host has recorded its answer.
         let mut trades = Value::Null;
         for _ in 0..100 {
-            trades = answer(self.http.get(format!("{}/api/trades", host.base))).await;
+            trades = self.trades(host, "").await;
             if trades["trades"][0]["protection"] == "protected" {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         assert_eq!(trades["count"], 1, "{trades}");
-        assert_eq!(trades["trades"][0]["protection"], "protected", "{trades}");
-        assert_eq!(trades["trades"][0]["sl_oid"], sl["orderId"], "{trades}");
+        let trade = &trades["trades"][0];
+        assert_eq!(trade["protection"], "protected", "{trades}");
+        assert_eq!(trade["tp_oid"].to_string(), tp.id, "{trades}");
+        match self.venue {
+            Venue::A => assert_eq!(trade["stop"], "exchange", "{trades}"),
+            Venue::B => assert_eq!(trade["stop"], "service", "the stop is watched: {trades}"),
+        }
+    }
+
+    /// How the simulator spells a resting order's status on the venue.
+    fn resting(&self) -> &'static str {
+        match self.venue {
+            Venue::A => "new",
+            Venue::B => "open",
+        }
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_between_fill_and_oco_is_protected_by_reconciliation_at_restart() {
-    let rig = Rig::new().await;
+/// Killed while the protection's request is held at the exchange: the position is naked until
+/// the next start protects it, once, without buying again.
+async fn sigkill_between_fill_and_protection(venue: Venue) {
+    let rig = Rig::new(venue).await;
     let host = rig.start();
     rig.register(&host).await;
 
-    // The OCO request hangs before the exchange executes it: the host is killed meanwhile.
-    let mut hang = Fault::new(FaultKind::Delay { ms: 60_000, before: true });
-    hang.path = Some("/api/v3/orderList/oco".into());
-    hang.method = Some("POST".into());
-    rig.sim.sim.inject(hang);
+    rig.hold_the_protection();
     let trade = tokio::spawn(rig.trade(&host).send());
-    wait_until("the entry filled", Duration::from_secs(20), || rig.entries() == 1).await;
-    // The host records the fill and sends the OCO, which hangs at the exchange (a request held
-    // there is only recorded once answered). Kill it inside that window.
+    wait_until("the entry filled", Duration::from_secs(20), || rig.entries().len() == 1).await;
+    // The host records the fill and sends the protection, which hangs at the exchange (a
+    // request held there is only recorded once answered). Kill it inside that window.
     tokio::time::sleep(Duration::from_millis(500)).await;
     host.kill_9();
     let _ = trade.await;
     rig.sim.sim.clear_faults();
-    assert_eq!(rig.lists(), 0, "killed before the OCO existed: the position is naked");
+    assert!(rig.take_profits().is_empty(), "killed before the protection existed: naked");
 
     let host = rig.start();
-    wait_until("reconciliation placed the OCO", Duration::from_secs(30), || rig.lists() == 1).await;
-    assert_eq!(rig.entries(), 1, "the entry was never sent again");
+    wait_until("reconciliation protected the position", Duration::from_secs(30), || {
+        rig.take_profits().len() == 1
+    })
+    .await;
+    assert_eq!(rig.entries().len(), 1, "the entry was never sent again");
     rig.assert_protected_once(&host).await;
+    assert!(rig.market_sells().is_empty(), "nothing sold: {}", rig.all_orders());
     host.kill_9();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_right_after_a_confirm_loses_nothing_the_exchange_did() {
-    let rig = Rig::new().await;
+/// Killed at once after the confirm answered: whatever the store had not written yet is read
+/// back from the exchange; nothing is sent twice.
+async fn sigkill_right_after_a_confirm(venue: Venue) {
+    let rig = Rig::new(venue).await;
     let host = rig.start();
     rig.register(&host).await;
     let traded = answer(rig.trade(&host)).await;
     assert_eq!(traded["ok"], true, "{traded}");
-    // The entry's settlement and the OCO's rows may still be only in memory: kill at once.
-    // Without its row, the OCO is found by its client id (a second one would be refused).
+    // The entry's settlement and the protection's rows may still be only in memory: kill at
+    // once. Without its row, the protection is found by its client id.
     host.kill_9();
-    assert_eq!((rig.entries(), rig.lists()), (1, 1));
-    let sent = rig.sim.sim.orders().len();
+    assert_eq!((rig.entries().len(), rig.take_profits().len()), (1, 1));
+    let sent = rig.all_orders().as_array().unwrap().len();
 
     let host = rig.start();
     rig.assert_protected_once(&host).await;
-    assert_eq!(rig.sim.sim.orders().len(), sent, "nothing was sent again: {}", rig.entries());
+    let now = rig.all_orders().as_array().unwrap().len();
+    assert_eq!(now, sent, "nothing was sent again: {}", rig.all_orders());
     host.kill_9();
+}
+
+/// Killed with the trade protected; the take-profit fills while nothing runs. The next start
+/// sees it filled and closes the trade as a take-profit, selling nothing itself.
+async fn sigkill_then_the_take_profit_fills_while_down(venue: Venue) {
+    let rig = Rig::new(venue).await;
+    let host = rig.start();
+    rig.register(&host).await;
+    let traded = answer(rig.trade(&host)).await;
+    assert_eq!(traded["ok"], true, "{traded}");
+    rig.assert_protected_once(&host).await;
+    host.kill_9();
+
+    rig.sim.sim.set_price("ETHUSDT", "3200".parse().unwrap()).unwrap();
+    wait_until("the take-profit filled", Duration::from_secs(5), || {
+        rig.take_profits().iter().all(|tp| tp.status == "filled")
+    })
+    .await;
+
+    let host = rig.start();
+    let mut history = Value::Null;
+    for _ in 0..100 {
+        history = rig.trades(&host, "/history").await;
+        if history["count"] == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(history["trades"][0]["reason"], "take_profit", "{history}");
+    assert_eq!(rig.trades(&host, "").await["count"], 0);
+    assert!(rig.market_sells().is_empty(), "nothing sold at market: {}", rig.all_orders());
+    host.kill_9();
+}
+
+mod on_a {
+    use super::Venue;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sigkill_between_fill_and_oco_is_protected_by_reconciliation_at_restart() {
+        super::sigkill_between_fill_and_protection(Venue::A).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sigkill_right_after_a_confirm_loses_nothing_the_exchange_did() {
+        super::sigkill_right_after_a_confirm(Venue::A).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sigkill_then_a_take_profit_filled_while_down_closes_the_trade() {
+        super::sigkill_then_the_take_profit_fills_while_down(Venue::A).await;
+    }
+}
+
+mod on_b {
+    use super::Venue;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sigkill_between_fill_and_take_profit_is_protected_by_reconciliation_at_restart() {
+        super::sigkill_between_fill_and_protection(Venue::B).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sigkill_right_after_a_confirm_loses_nothing_the_exchange_did() {
+        super::sigkill_right_after_a_confirm(Venue::B).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sigkill_then_a_take_profit_filled_while_down_closes_the_trade() {
+        super::sigkill_then_the_take_profit_fills_while_down(Venue::B).await;
+    }
 }

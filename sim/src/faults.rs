@@ -58,6 +58,10 @@ pub struct Fault {
     /// HTTP method to match (with `path`); any if absent.
     #[serde(default)]
     pub method: Option<String>,
+    /// Matching requests to let through before the fault applies: every exchange B action
+    /// goes to `POST /exchange`, so "the take-profit after the entry" is `skip: 1` there.
+    #[serde(default)]
+    pub skip: u32,
 }
 
 fn one() -> u32 {
@@ -66,7 +70,7 @@ fn one() -> u32 {
 
 impl Fault {
     pub fn new(kind: FaultKind) -> Self {
-        Self { kind, count: 1, path: None, method: None }
+        Self { kind, count: 1, path: None, method: None, skip: 0 }
     }
     pub(crate) fn matches(&self, method: &Method, path: &str) -> bool {
         match &self.path {

@@ -362,6 +362,10 @@ impl Sim {
     pub(crate) fn take_fault(&self, method: &Method, path: &str) -> Option<Fault> {
         let mut faults = lock(&self.shared.faults);
         let i = faults.iter().position(|f| f.count > 0 && f.matches(method, path))?;
+        if faults[i].skip > 0 {
+            faults[i].skip -= 1;
+            return None;
+        }
         faults[i].count -= 1;
         let f = faults[i].clone();
         if faults[i].count == 0 {

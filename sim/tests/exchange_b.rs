@@ -511,3 +511,22 @@ async fn a_server_error_after_execution_leaves_the_order_placed_and_findable() {
     assert!(placed.fault.as_deref().is_some_and(|f| f.contains("ServerError")));
     assert!(log.iter().any(|r| r.path == "/info" && r.executed));
 }
+
+#[tokio::test]
+async fn a_fault_with_skip_lets_the_first_actions_through_and_hits_the_next() {
+    let b = B::start().await;
+    let mut fault = Fault::new(FaultKind::Reject { code: -1, msg: None });
+    fault.path = Some("/exchange".into());
+    fault.skip = 1;
+    b.sim.sim.inject(fault);
+    let first = b.order(limit(true, "60000", "0.01", "Gtc")).await;
+    assert!(first["resting"]["oid"].is_u64(), "the first action is spared: {first}");
+    let action: Action = serde_json::from_value(
+        json!({"type": "order", "orders": [limit(true, "60001", "0.01", "Gtc")], "grouping": "na"}),
+    )
+    .unwrap();
+    let second = b.post("/exchange", &b.envelope(&b.key, &action, b.next_nonce())).await;
+    assert_eq!(second.body["status"], "err", "the second is hit: {}", second.text);
+    let third = b.order(limit(true, "60002", "0.01", "Gtc")).await;
+    assert!(third["resting"]["oid"].is_u64(), "count 1: spent: {third}");
+}

@@ -124,6 +124,7 @@ async fn unresolvable_outcome_is_unknown_never_failed(h: Harness) {
         count: 100,
         path: Some(lookup_path.into()),
         method: (h.venue == Venue::A).then(|| "GET".into()),
+        skip: 0,
     });
     // A resting LIMIT: nothing else is read before it is sent.
     let o = NewOrder::limit("BTCUSDT", Side::Buy, Qty(d("0.001")), Price(d("55000")), "unk1");

@@ -212,7 +212,7 @@ impl Harness {
     /// A fault on the next `count` reads of balances (and, on exchange B, every other read).
     pub fn read_fault(&self, kind: FaultKind, count: u32) -> Fault {
         let method = (self.venue == Venue::A).then(|| "GET".to_string());
-        Fault { kind, count, path: Some(self.balance_path().into()), method }
+        Fault { count, path: Some(self.balance_path().into()), method, ..Fault::new(kind) }
     }
 }
 
