@@ -3,10 +3,11 @@
 //! with the right targets, the boss is asked, a confirm places the bracket at the simulator;
 //! trend, chop and a news window give skips with their reasons) and Pump Momentum's alerts
 //! (pump_watch, then pump_signal on follow-through, nothing after the expiry, never an order).
+//! Both strategies also scan exchange B's candles, and MR Combined's signal trades there.
 
 use std::path::PathBuf;
 
-use crate::trading_support::Trading;
+use crate::trading_support::{Trading, Venue};
 use serde_json::{Value, json};
 use spotbot_tests::scripted::script;
 
@@ -202,8 +203,18 @@ async fn pump_scan(t: &Trading) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pump_is_watched_then_signalled_on_follow_through_stored_notified_and_never_traded() {
+    pump_watch_signal_and_outcomes_on(Venue::A).await;
+}
+
+/// The same pump on exchange B's candles: the same alerts and outcomes, no order there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_exchange_b_a_pump_is_watched_signalled_and_scored_from_its_candles() {
+    pump_watch_signal_and_outcomes_on(Venue::B).await;
+}
+
+async fn pump_watch_signal_and_outcomes_on(venue: Venue) {
     let (_plugins, plugins_toml) = plugins_dir(&["pump_momentum.wasm"]);
-    let t = Trading::start_synced(&format!("{PUMP_CONFIG}{plugins_toml}")).await;
+    let t = Trading::start_synced_on(venue, &format!("{PUMP_CONFIG}{plugins_toml}")).await;
     let scenario = pump_paths(&t, Some(1));
 
     let first = pump_scan(&t).await;
@@ -231,7 +242,10 @@ async fn a_pump_is_watched_then_signalled_on_follow_through_stored_notified_and_
     let ignition = &watch["ignition"];
     assert_eq!(ignition["open_time"].as_i64(), Some(scenario.ignition_open_time), "{watch}");
     assert!(close(ignition["close"].as_f64().unwrap(), scenario.candles.close[60]), "{watch}");
-    assert!(close(watch["price"].as_f64().unwrap(), scenario.candles.close[60]), "{watch}");
+    // Exchange B's price is its mid: 5 significant figures, half a tick above the last trade.
+    let (price, last) = (watch["price"].as_f64().unwrap(), scenario.candles.close[60]);
+    let within = if venue == Venue::A { 1e-9 } else { 1e-4 };
+    assert!((price - last).abs() <= within * last, "{watch}");
     for key in ["vol_ratio", "candle_return_pct", "close_strength", "rel_strength_15m", "atr"] {
         assert!(watch["metrics"][key].is_number(), "{key}: {watch}");
     }
@@ -260,6 +274,7 @@ async fn a_pump_is_watched_then_signalled_on_follow_through_stored_notified_and_
     assert!(outcome["price_24h_after"].is_number(), "{outcome}");
     assert!(outcome["mfe_24h_pct"].as_f64().unwrap() >= 0.0, "{outcome}");
     assert!(outcome["reached_5pct"].is_boolean() && outcome["reversed"].is_boolean(), "{outcome}");
+    assert_eq!(t.seen("POST", "/info").is_empty(), venue == Venue::A, "the active exchange's");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -342,7 +357,6 @@ async fn ask_coo_false_is_honoured_only_when_the_operator_allows_it_and_the_gate
 /// plugin's distance (the stop is watched: exchange B has none on spot).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_exchange_b_the_scan_reads_its_candles_and_the_confirm_trades_there() {
-    use crate::trading_support::Venue;
     let (_plugins, plugins_toml) = plugins_dir(&["mr_combined.wasm"]);
     let t = Trading::start_on(Venue::B, &format!("\n{plugins_toml}")).await;
     let candles = mr_combined::scenarios::range_bounce_buy(now_ms(&t));

@@ -2,11 +2,12 @@
 //! `plugins/ta_mean_revert.wasm`, built by `cargo xtask plugins`): the host loads both, and a
 //! preview scan answers every watchlist symbol with a checklist; on scripted candle paths
 //! served by the exchange simulator, a clean uptrend is a `ta_trend` buy and an oversold
-//! bounce in a range a `ta_mean_revert` buy, with the brackets their READMEs define.
+//! bounce in a range a `ta_mean_revert` buy, with the brackets their READMEs define — on
+//! exchange A's candles and on exchange B's.
 
 use std::path::PathBuf;
 
-use crate::trading_support::Trading;
+use crate::trading_support::{Trading, Venue};
 use serde_json::{Value, json};
 use spotbot_tests::scripted::script;
 
@@ -74,8 +75,18 @@ async fn both_plugins_load_and_answer_the_watchlist_with_checklists() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scripted_setups_are_buys_with_their_brackets() {
+    scripted_setups_on(Venue::A).await;
+}
+
+/// The same setups served as exchange B's candles (`candleSnapshot`) give the same answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_exchange_b_scripted_setups_are_the_same_buys() {
+    scripted_setups_on(Venue::B).await;
+}
+
+async fn scripted_setups_on(venue: Venue) {
     let (_plugins, plugins_toml) = plugins_dir();
-    let t = Trading::start_synced(&format!("\n{plugins_toml}")).await;
+    let t = Trading::start_synced_on(venue, &format!("\n{plugins_toml}")).await;
     let now = t.rig.now().timestamp_millis();
     let uptrend = ta_trend::scenarios::uptrend(now);
     script(&t.sim.sim, "SOLUSDT", &uptrend);
@@ -115,4 +126,6 @@ async fn scripted_setups_are_buys_with_their_brackets() {
     assert!((tp - (mid - price) / price * 100.0).abs() < 1e-9, "TP at the middle band: {bounce}");
     assert_eq!(results[1]["direction"], "skip", "an uptrend is not oversold: {}", results[1]);
     assert!(t.orders().is_empty(), "a preview never trades");
+    let info_reads = t.seen("POST", "/info").len();
+    assert_eq!(info_reads > 0, venue == Venue::B, "candles came from the active exchange");
 }

@@ -104,6 +104,12 @@ impl Trading {
         Self::start_inner(Venue::A, extra, true, false, |_| {}).await
     }
 
+    /// As [`Trading::start_synced`] on `venue` (exchange B's simulator is always on the rig's
+    /// clock).
+    pub async fn start_synced_on(venue: Venue, extra: &str) -> Self {
+        Self::start_inner(venue, extra, true, false, |_| {}).await
+    }
+
     async fn start_inner(
         venue: Venue,
         extra: &str,
