@@ -34,6 +34,12 @@ impl Action {
             Self::CancelByCloid { cancels } => cancels.len(),
         }
     }
+
+    /// A cancel (by order id or by cloid): exchange B's address budget gives cancels a larger
+    /// cap than orders.
+    pub fn is_cancel(&self) -> bool {
+        !matches!(self, Self::Order { .. })
+    }
 }
 
 /// How the orders of one `order` action relate; the service only sends `na`.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use rust_decimal::Decimal;
 use rust_decimal_macros::dec;
 use serde_json::Value;
-use spotbot::clock::SystemClock;
+use spotbot::clock::{SharedClock, SystemClock, TestClock};
 use spotbot::exchange::exchange_b::cloid::cloid_of;
 use spotbot::exchange::exchange_b::{ClientConfig, ExchangeBClient};
 use spotbot::exchange::{
@@ -26,15 +26,22 @@ const OTHER_KEY: &str = "0x11111111111111111111111111111111111111111111111111111
 /// [`KEY`]'s address, BTC at 65 000 (bid 65000, ask 65000.01), and a client signing with `key`
 /// for that account.
 async fn start(key: &str) -> (RunningSim, ExchangeBClient) {
+    let sim = start_sim(|_| {}).await;
+    let client = client_for(&sim, key, |_| {});
+    (sim, client)
+}
+
+/// The simulator of [`start`], exchange B's front end set up by `edit`.
+async fn start_sim(edit: fn(&mut ExchangeBConfig)) -> RunningSim {
     let owner = PrivateKey::from_hex(KEY).expect("key");
     let mut config = SimConfig::new(42, "test-key", "test-secret");
     config.clock = Arc::new(ManualClock::starting_now());
     config.exchange_b = ExchangeBConfig::owned_by(owner.address());
+    edit(&mut config.exchange_b);
     config.initial_funds = vec![("USDT".into(), 100_000.into())];
     let sim = serve(config, "127.0.0.1:0").await.expect("bind");
     sim.sim.set_price("BTCUSDT", 65_000.into()).expect("price");
-    let client = client_for(&sim, key, |_| {});
-    (sim, client)
+    sim
 }
 
 /// A client of `sim` signing with `key` for the default account, its config changed by `tweak`.
@@ -49,6 +56,16 @@ fn client_for(
     tweak(&mut cc);
     let key = PrivateKey::from_hex(key).expect("key");
     let clock = Arc::new(SystemClock);
+    ExchangeBClient::new(cc, Some(key), Some(owner.address()), clock, Metrics::default())
+        .expect("client")
+}
+
+/// As [`client_for`] on `clock`, waiting out nothing by itself.
+fn impatient_client_on(sim: &RunningSim, clock: SharedClock) -> ExchangeBClient {
+    let owner = PrivateKey::from_hex(KEY).expect("key");
+    let mut cc = ClientConfig::new(sim.base_url(), Network::Testnet);
+    cc.max_auto_wait = Duration::ZERO;
+    let key = PrivateKey::from_hex(KEY).expect("key");
     ExchangeBClient::new(cc, Some(key), Some(owner.address()), clock, Metrics::default())
         .expect("client")
 }
@@ -213,4 +230,38 @@ async fn a_429_is_waited_out_when_short_and_answered_as_rate_limited_when_not() 
     assert_eq!(err, ExchangeError::RateLimited { retry_after: Duration::from_secs(1) });
     let again = impatient.price("BTCUSDT").await.expect_err("still inside Retry-After");
     assert!(matches!(again, ExchangeError::RateLimited { .. }), "{again:?}");
+}
+
+/// Past the account's address budget (wire reference §3.1) an order is refused with the
+/// exchange's text: the client answers RateLimited for the exchange's 10 s, holds further
+/// orders unsent until then (a refusal spends the budget too), and still cancels.
+#[tokio::test]
+async fn a_spent_address_budget_holds_orders_for_10_s_and_lets_cancels_through() {
+    // A budget of 3 (the exchange's is 10 000): cancels may go to twice that.
+    let sim = start_sim(|c| c.initial_requests = 3).await;
+    let clock = TestClock::new(chrono::Utc::now());
+    let b = impatient_client_on(&sim, Arc::new(clock.clone()));
+    let resting = |i: u32| {
+        let price = Price(Decimal::from(60_000 - i));
+        NewOrder::limit("BTCUSDT", Side::Buy, Qty(dec!(0.001)), price, &format!("MT_b{i}_BTCUSDT"))
+    };
+    for i in 0..4 {
+        b.place_order(&resting(i)).await.expect("inside the budget, then the first past it");
+    }
+    let refused = b.place_order(&resting(4)).await.expect_err("past the budget");
+    assert_eq!(refused, ExchangeError::RateLimited { retry_after: Duration::from_secs(10) });
+    let actions = || sim.sim.requests().iter().filter(|r| r.path == "/exchange").count();
+    let sent = actions();
+    let held = b.place_order(&resting(5)).await.expect_err("held");
+    assert!(matches!(held, ExchangeError::RateLimited { .. }), "{held:?}");
+    assert_eq!(actions(), sent, "held here, not sent to be refused");
+
+    let first = OrderRef::Client("MT_b0_BTCUSDT".into());
+    b.cancel_order("BTCUSDT", &first).await.expect("cancels are not held");
+    assert_eq!(actions(), sent + 1);
+
+    clock.advance(chrono::Duration::seconds(10));
+    sim.sim.advance(10_000);
+    let placed = b.place_order(&resting(6)).await.expect("10 s later the exchange takes one");
+    assert_eq!(placed.status, OrderStatus::New);
 }

@@ -31,14 +31,15 @@ struct Reply {
 
 impl B {
     /// A simulator whose default account (100 000 USDT) belongs to [`KEY`]'s address, with BTC
-    /// at 65 000 (best bid 65000, best ask 65000.01) and `weight_limit` per minute.
-    async fn start_with(weight_limit: u64) -> Self {
+    /// at 65 000 (best bid 65000, best ask 65000.01), with exchange B's front end set up by
+    /// `edit`.
+    async fn start_with(edit: fn(&mut ExchangeBConfig)) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let key = PrivateKey::from_hex(KEY).expect("key");
         let mut config = SimConfig::new(42, "test-key", "test-secret");
         config.clock = Arc::new(ManualClock::starting_now());
-        config.exchange_b =
-            ExchangeBConfig { weight_limit, ..ExchangeBConfig::owned_by(key.address()) };
+        config.exchange_b = ExchangeBConfig::owned_by(key.address());
+        edit(&mut config.exchange_b);
         config.initial_funds = vec![("USDT".into(), 100_000.into())];
         let sim = serve(config, "127.0.0.1:0").await.expect("bind");
         sim.sim.set_price("BTCUSDT", 65_000.into()).expect("price");
@@ -48,7 +49,7 @@ impl B {
     }
 
     async fn start() -> Self {
-        Self::start_with(1200).await
+        Self::start_with(|_| {}).await
     }
 
     async fn post(&self, path: &str, body: &Value) -> Reply {
@@ -482,7 +483,7 @@ async fn an_api_wallet_signs_for_its_account_and_owns_nothing() {
 
 #[tokio::test]
 async fn past_the_weight_limit_the_answer_is_429_until_the_minute_ends() {
-    let b = B::start_with(100).await;
+    let b = B::start_with(|c| c.weight_limit = 100).await;
     for _ in 0..5 {
         b.info(json!({"type": "spotMeta"})).await;
     }
@@ -529,4 +530,34 @@ async fn a_fault_with_skip_lets_the_first_actions_through_and_hits_the_next() {
     assert_eq!(second.body["status"], "err", "the second is hit: {}", second.text);
     let third = b.order(limit(true, "60002", "0.01", "Gtc")).await;
     assert!(third["resting"]["oid"].is_u64(), "count 1: spent: {third}");
+}
+
+#[tokio::test]
+async fn past_the_address_budget_orders_are_refused_but_cancels_and_one_per_10_s_go_through() {
+    let b = B::start_with(|c| c.initial_requests = 3).await;
+    let first = b.order(with_cloid(limit(true, "60000", "0.01", "Gtc"), CLOID)).await;
+    let oid = first["resting"]["oid"].clone();
+    b.order(limit(true, "59999", "0.01", "Gtc")).await;
+    b.order(limit(true, "60001", "0.01", "Gtc")).await;
+    let over = b.order(limit(true, "60002", "0.01", "Gtc")).await;
+    assert!(over["resting"]["oid"].is_u64(), "the first past the cap goes through: {over}");
+
+    let refused = b.act(json!({"type": "order", "orders": [limit(true, "60003", "0.01", "Gtc")], "grouping": "na"})).await;
+    assert_eq!(refused["status"], "err", "{refused}");
+    assert_eq!(
+        refused["response"],
+        "Too many cumulative requests sent (5 > 3) for cumulative volume traded $0.00. \
+         Place taker orders to free up 1 request per USDC traded."
+    );
+    let cancelled = b.statuses(json!({"type": "cancel", "cancels": [{"a": BTC, "o": oid}]})).await;
+    assert_eq!(cancelled, vec![json!("success")], "cancels have the larger cap (here 6)");
+
+    b.sim.sim.advance(10_000);
+    let rested = b.order(limit(true, "60004", "0.01", "Gtc")).await;
+    assert!(rested["resting"]["oid"].is_u64(), "10 s later one more goes: {rested}");
+    let limits = b.user_info("userRateLimit").await;
+    assert_eq!(
+        (limits["nRequestsUsed"].as_u64(), limits["nRequestsCap"].as_u64()),
+        (Some(7), Some(3))
+    );
 }

@@ -2,13 +2,13 @@
 //! fills and the address-based request budget. An address that owns no account (unknown, or
 //! an API wallet) reads as empty, as on the exchange.
 
+use super::action_budget;
 use super::info::OrderRef;
 use super::listing::{Listing, Pair};
 use super::render::{self, FillJson};
 use crate::clock::Millis;
 use crate::core::{Engine, Order};
 use rust_decimal::Decimal;
-use rust_decimal::prelude::ToPrimitive;
 use serde_json::{Value, json};
 use spotbot_exchange_b_protocol::numbers::to_wire;
 
@@ -16,8 +16,6 @@ use spotbot_exchange_b_protocol::numbers::to_wire;
 pub const FILLS_PER_ANSWER: usize = 2000;
 /// Only the most recent fills can be reached by time.
 pub const FILLS_REACHABLE: usize = 10_000;
-/// The address-based budget everyone starts with.
-pub const INITIAL_REQUESTS: u64 = 10_000;
 
 /// The open orders of `account` on listed pairs, newest first.
 fn open<'a>(
@@ -107,12 +105,11 @@ pub fn user_fills(
     }
 }
 
-/// `userRateLimit`: volume traded, actions used, and the budget of 10 000 plus one per USDC
-/// traded (the simulator reports it but does not enforce it).
-pub fn rate_limit(e: &Engine, account: Option<usize>, used: u64) -> Value {
-    let volume: Decimal =
-        e.trades.iter().filter(|t| Some(t.account) == account).map(|t| t.quote_qty).sum();
-    let cap = INITIAL_REQUESTS + volume.trunc().to_u64().unwrap_or(0);
+/// `userRateLimit`: volume traded, actions used, and the budget: `initial` plus one per USDC
+/// traded (enforced by [`action_budget`](super::action_budget)).
+pub fn rate_limit(e: &Engine, account: Option<usize>, used: u64, initial: u64) -> Value {
+    let volume = account.map_or(Decimal::ZERO, |a| action_budget::traded_volume(e, a));
+    let cap = action_budget::cap(initial, volume);
     json!({
         "cumVlm": to_wire(volume),
         "nRequestsUsed": used,

@@ -177,7 +177,10 @@ pub fn answer(sim: &Sim, req: &InfoRequest, now: Millis) -> Result<Answer, Strin
             let window = (*start_time, end_time.unwrap_or(Millis::MAX));
             Ok(fills(account::user_fills(e, l, account, Some(window))))
         }
-        R::UserRateLimit { .. } => Answer::plain(account::rate_limit(e, account, actions_used)),
+        R::UserRateLimit { .. } => {
+            let initial = state.initial_requests;
+            Answer::plain(account::rate_limit(e, account, actions_used, initial))
+        }
     }
 }
 

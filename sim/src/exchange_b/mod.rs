@@ -7,7 +7,8 @@
 //!
 //! - [`rest`]: the two handlers (weights, faults, request log, envelope checks).
 //! - [`info`]: `/info` dispatch on `type`, weights, market data; [`account`]: the account reads.
-//! - [`actions`]: `order`, `cancel`, `cancelByCloid` against the core; [`errors`]: their texts.
+//! - [`actions`]: `order`, `cancel`, `cancelByCloid` against the core; [`errors`]: their texts;
+//!   [`action_budget`]: the address-based budget every action spends from.
 //! - [`listing`]: tokens, pairs, names and asset ids over the core's symbols.
 //! - [`render`]: the JSON shapes of orders, fills, balances, levels, candles.
 //! - [`state`]: configuration, the address book ([`wallets`]) with [`nonces`], the weight meter.
@@ -15,6 +16,7 @@
 //!   `post` requests, limits, idle timeout, stream faults).
 
 pub mod account;
+pub mod action_budget;
 pub mod actions;
 pub mod errors;
 pub mod info;

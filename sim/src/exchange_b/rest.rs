@@ -3,6 +3,7 @@
 //! armed for its path, runs, and is recorded in the request log. `/exchange` checks the
 //! envelope first: no vault, a signature that recovers a known signer, a fresh nonce.
 
+use super::action_budget;
 use super::actions::{self, Outcome};
 use super::info::{self, InfoRequest};
 use crate::clock::Millis;
@@ -111,9 +112,15 @@ pub(super) fn act(sim: &Sim, env: &Envelope, now: Millis) -> Outcome {
         if let Err(e) = wallets.use_nonce(signer, env.nonce, now) {
             return err(e.text());
         }
-        wallets.count_actions(account, env.action.batch_len());
         account
     };
+    let volume = action_budget::traded_volume(&sim.engine(), account);
+    let cap = action_budget::cap(state.initial_requests, volume);
+    let cap = action_budget::cap_for(cap, env.action.is_cancel());
+    let spent = state.wallets().spend_actions(account, env.action.batch_len(), cap, now);
+    if let Err(used) = spent {
+        return err(action_budget::refusal(used, cap, volume));
+    }
     let mut out = actions::run(&mut sim.engine(), account, &env.action, now);
     let mut refused = state.refused();
     for order in out.refused.drain(..) {

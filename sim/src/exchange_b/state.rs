@@ -3,6 +3,7 @@
 //! weight per IP separately from exchange A), the WebSocket's limits and the orders refused
 //! before the core saw them.
 
+use super::action_budget::INITIAL_REQUESTS;
 use super::wallets::Wallets;
 use super::ws::{RefusedLog, WsConfig, WsLimits};
 use crate::limits::Limits;
@@ -22,6 +23,9 @@ pub struct ExchangeBConfig {
     pub network: Network,
     /// IP weight per minute before HTTP 429.
     pub weight_limit: u64,
+    /// The address-based action budget's initial buffer (the exchange's 10 000; a test sets a
+    /// few to see it spent).
+    pub initial_requests: u64,
     /// The WebSocket's idle timeout and limits.
     pub ws: WsConfig,
 }
@@ -39,6 +43,7 @@ impl ExchangeBConfig {
             account,
             network: Network::Testnet,
             weight_limit: WEIGHT_LIMIT_PER_MINUTE,
+            initial_requests: INITIAL_REQUESTS,
             ws: WsConfig::default(),
         }
     }
@@ -67,6 +72,7 @@ pub fn seed_key(seed: u64) -> PrivateKey {
 pub struct State {
     pub network: Network,
     pub weight_limit: u64,
+    pub initial_requests: u64,
     pub ws: WsConfig,
     wallets: Mutex<Wallets>,
     limits: Mutex<Limits>,
@@ -86,6 +92,7 @@ impl State {
         Self {
             network: config.network,
             weight_limit: config.weight_limit,
+            initial_requests: config.initial_requests,
             ws: config.ws.clone(),
             wallets: Mutex::new(wallets),
             limits: Mutex::new(Limits::without_bans()),

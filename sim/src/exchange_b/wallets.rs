@@ -2,6 +2,7 @@
 //! their own account) and API wallets (agents) that sign for an account but own nothing, with
 //! the nonces each signer used and the actions each account sent.
 
+use super::action_budget::Spending;
 use super::nonces::{NonceError, Nonces};
 use crate::clock::Millis;
 use spotbot_exchange_b_protocol::Address;
@@ -15,7 +16,7 @@ pub struct Wallets {
     agents: HashMap<Address, usize>,
     nonces: HashMap<Address, Nonces>,
     /// Orders and cancels each account sent (the address-based budget's "requests used").
-    actions: HashMap<usize, u64>,
+    actions: HashMap<usize, Spending>,
 }
 
 impl Wallets {
@@ -54,12 +55,19 @@ impl Wallets {
         self.nonces.entry(signer).or_default().take(nonce, now)
     }
 
-    /// Counts `n` orders or cancels sent by `account`.
-    pub fn count_actions(&mut self, account: usize, n: usize) {
-        *self.actions.entry(account).or_default() += n as u64;
+    /// Spends `n` orders or cancels of `account` against `cap` at `now` (see
+    /// [`Spending::spend`]): `Err(used)` when the budget refuses them.
+    pub fn spend_actions(
+        &mut self,
+        account: usize,
+        n: usize,
+        cap: u64,
+        now: Millis,
+    ) -> Result<(), u64> {
+        self.actions.entry(account).or_default().spend(n as u64, cap, now)
     }
 
     pub fn actions_used(&self, account: usize) -> u64 {
-        self.actions.get(&account).copied().unwrap_or(0)
+        self.actions.get(&account).map_or(0, |s| s.used)
     }
 }

@@ -2,6 +2,8 @@
 //! only texts (wire reference §4.4), so every typed error carries code [`NO_CODE`] and the
 //! exchange's text unchanged; HTTP answers other than 200 carry their status as the code.
 
+use std::time::Duration;
+
 use reqwest::StatusCode;
 
 use crate::exchange::ExchangeError;
@@ -12,6 +14,12 @@ pub const NO_CODE: i64 = 0;
 
 /// The text of an IOC that matched nothing: an answer (nothing filled), not an error.
 pub const IOC_NO_MATCH: &str = "Order could not immediately match against any resting orders";
+
+/// The start of the refusal of an action past the address-based budget (wire reference §3.1).
+const ADDRESS_BUDGET_SPENT: &str = "Too many cumulative requests sent";
+
+/// Past the address budget the exchange still takes one action per this long.
+pub const ADDRESS_BUDGET_PAUSE: Duration = Duration::from_secs(10);
 
 /// The text of a cancel of an order that is not open.
 const MISSING_ORDER: &str = "Order was never placed, already canceled, or filled";
@@ -44,7 +52,10 @@ pub fn statuses(answer: ExchangeAnswer) -> Result<Vec<StatusEntry>, ExchangeErro
 
 /// A top-level `err`: the whole action was refused, nothing executed.
 pub fn top_level_error(msg: String) -> ExchangeError {
-    if msg.contains("User or API Wallet") && msg.contains("does not exist") {
+    if msg.starts_with(ADDRESS_BUDGET_SPENT) {
+        tracing::warn!(%msg, "exchange B: the account's action budget is spent; one order per 10 s");
+        ExchangeError::RateLimited { retry_after: ADDRESS_BUDGET_PAUSE }
+    } else if msg.contains("User or API Wallet") && msg.contains("does not exist") {
         // The signer recovered from the signature is unknown: a wrong key or a wrong network.
         ExchangeError::InvalidSignature { code: NO_CODE, msg }
     } else if msg.contains("Must deposit") {
@@ -108,7 +119,7 @@ mod tests {
     }
 
     #[test]
-    fn top_level_errors_are_signature_deposit_nonce_or_bad_request() {
+    fn top_level_errors_are_signature_deposit_nonce_budget_or_bad_request() {
         let e = answer(fixtures::WRONG_SIGNER).unwrap_err();
         assert!(matches!(e, ExchangeError::InvalidSignature { .. }), "{e:?}");
         assert!(e.to_string().contains("does not exist"));
@@ -117,6 +128,13 @@ mod tests {
         let nonce = top_level_error("Invalid nonce: duplicate nonce".into());
         assert!(matches!(nonce, ExchangeError::InvalidTimestamp { .. }));
         assert!(matches!(top_level_error("x".into()), ExchangeError::BadRequest { .. }));
+        let spent = "Too many cumulative requests sent (14295 > 14294) for cumulative volume \
+                     traded $4295.52. Place taker orders to free up 1 request per USDC traded.";
+        let spent = top_level_error(spent.into());
+        assert!(
+            matches!(spent, ExchangeError::RateLimited { retry_after } if retry_after == ADDRESS_BUDGET_PAUSE),
+            "{spent:?}"
+        );
     }
 
     #[test]

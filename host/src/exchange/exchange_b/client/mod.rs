@@ -108,6 +108,10 @@ pub struct ExchangeBClient {
     listing: RwLock<Option<Listing>>,
     /// While a 429's Retry-After runs: until when (service clock, ms).
     blocked_until_ms: AtomicI64,
+    /// After the account's address budget refused an action: until when orders are held here
+    /// instead of being sent to be refused (a refusal spends the budget too; service clock,
+    /// ms). Cancels are not held: the exchange gives them a larger cap.
+    orders_held_until_ms: AtomicI64,
     ids: ClientIds,
     nonces: Nonces,
 }
@@ -155,6 +159,7 @@ impl ExchangeBClient {
             metrics,
             listing: RwLock::new(None),
             blocked_until_ms: AtomicI64::new(0),
+            orders_held_until_ms: AtomicI64::new(0),
             ids: ClientIds::default(),
             nonces: Nonces::default(),
         })

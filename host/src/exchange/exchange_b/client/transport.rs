@@ -3,7 +3,7 @@
 //! fresh nonce, and the retries the protocol allows (reads on transport trouble, any request
 //! after a short Retry-After, an action once after a refused nonce).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
@@ -27,15 +27,7 @@ impl ExchangeBClient {
     /// read past its share is refused unsent, a money request at its ceiling waits for the
     /// window to roll over.
     async fn admit(&self, weight: u64, order: bool) -> Result<Admitted, ExchangeError> {
-        let now = self.clock.now_ms();
-        let until = self.blocked_until_ms.load(Ordering::Relaxed);
-        if until > now {
-            let wait = Duration::from_millis((until - now) as u64);
-            if wait > self.config.max_auto_wait {
-                return Err(ExchangeError::RateLimited { retry_after: wait });
-            }
-            tokio::time::sleep(wait).await;
-        }
+        self.wait_out(&self.blocked_until_ms).await?;
         let admitted = Admitted { weight, order };
         let class = budget::current_class();
         match self.budget.admit(class, weight, order, self.clock.now_ms()) {
@@ -55,6 +47,20 @@ impl ExchangeBClient {
                 Ok(admitted)
             }
         }
+    }
+
+    /// Waits until `until` (service clock, ms) when that is at most `max_auto_wait` away;
+    /// else answers RateLimited with the time left.
+    async fn wait_out(&self, until: &AtomicI64) -> Result<(), ExchangeError> {
+        let left = until.load(Ordering::Relaxed) - self.clock.now_ms();
+        if left > 0 {
+            let wait = Duration::from_millis(left as u64);
+            if wait > self.config.max_auto_wait {
+                return Err(ExchangeError::RateLimited { retry_after: wait });
+            }
+            tokio::time::sleep(wait).await;
+        }
+        Ok(())
     }
 
     /// One POST of `body` to `path`, no retries; counted in the metrics by its outcome.
@@ -203,6 +209,9 @@ impl ExchangeBClient {
             detail: "EXCHANGE_PRIVATE_KEY is not set".into(),
         })?;
         let weight = weights::exchange_weight(action.batch_len());
+        if !action.is_cancel() {
+            self.wait_out(&self.orders_held_until_ms).await?;
+        }
         let mut renonced = false;
         loop {
             let nonce = self.nonces.next(self.clock.now_ms());
@@ -227,6 +236,13 @@ impl ExchangeBClient {
                 Err(ExchangeError::InvalidTimestamp { msg, .. }) if !renonced => {
                     renonced = true;
                     tracing::warn!(%msg, "exchange B refused the nonce; signing again with a new one");
+                }
+                // The address budget is spent: hold orders until the exchange takes one again.
+                Err(ExchangeError::RateLimited { retry_after }) => {
+                    let wait_ms = i64::try_from(retry_after.as_millis()).unwrap_or(i64::MAX);
+                    let until = self.clock.now_ms().saturating_add(wait_ms);
+                    self.orders_held_until_ms.fetch_max(until, Ordering::Relaxed);
+                    return Err(ExchangeError::RateLimited { retry_after });
                 }
                 other => return other,
             }
