@@ -26,6 +26,7 @@ pub mod exchange_a;
 pub mod exchange_b;
 pub mod feed;
 pub mod links;
+pub mod lookup;
 pub mod paper;
 mod read_handle;
 pub mod rules;

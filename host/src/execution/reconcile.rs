@@ -196,16 +196,18 @@ impl Execution {
                         continue;
                     }
                     let after = self.protect(trade.clone(), Commit::Durable).await;
+                    let what = protection_name(&trade);
                     let outcome = match &after.protection {
-                        ProtectionState::Protected => "OCO placed".to_string(),
+                        ProtectionState::Protected => format!("{what} placed"),
                         ProtectionState::Unprotected { reason } => {
                             format!("still UNPROTECTED: {reason}")
                         }
-                        ProtectionState::Pending => "OCO pending".to_string(),
+                        ProtectionState::Pending => format!("{what} pending"),
                     };
-                    report
-                        .actions
-                        .push(format!("{}: filled entry without an OCO; {outcome}", trade.symbol));
+                    report.actions.push(format!(
+                        "{}: filled entry without its {what}; {outcome}",
+                        trade.symbol
+                    ));
                 }
             }
         }
@@ -373,4 +375,10 @@ impl Execution {
             opened_at: self.now_iso(),
         }))
     }
+}
+
+/// What protects `trade`, in the words of the reconciliation report: an OCO list on the
+/// exchange, or a resting take-profit beside the stop the service watches.
+fn protection_name(trade: &Trade) -> &'static str {
+    if trade.stop_watched() { "take-profit (stop watched)" } else { "OCO" }
 }

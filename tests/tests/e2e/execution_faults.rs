@@ -1,42 +1,89 @@
-//! Faults injected at the exchange simulator during the entry and during the OCO of a
-//! confirmed signal: timeout, 5xx with and without execution, 429, connection dropped after
-//! execution, -2010. Whatever happens: never a duplicate order, and never an unprotected
-//! position without an alert to the boss.
+//! Faults injected at the exchange simulator during the entry and during the protection of a
+//! confirmed signal, on both exchanges (`on_a::`, `on_b::`): timeout, 5xx with and without
+//! execution, 429, connection dropped after execution, a refusal. Exchange A's protection is
+//! its OCO; exchange B's is the resting take-profit (its actions all go to `POST /exchange`,
+//! so the fault skips the entry's). Whatever happens: never a duplicate order, and never an
+//! unprotected position without an alert to the boss — asserted on what the simulator holds.
 
-use crate::trading_support::{Trading, good_signal};
-use spotbot_sim::FaultKind;
+use crate::trading_support::{Trading, Venue, good_signal};
+use spotbot_sim::{Fault, FaultKind};
 use std::collections::BTreeSet;
 
 const OCO: &str = "/api/v3/orderList/oco";
+/// The cloid prefix of a signal's entry on exchange B: `SE_` in hex.
+const ENTRY_CLOID_PREFIX: &str = "0x53455f";
 
-/// Distinct OCO lists the simulator holds.
-fn oco_lists(t: &Trading) -> usize {
-    t.orders_of("LIMIT_MAKER", "SELL")
-        .iter()
-        .map(|o| o["orderListId"].as_i64().unwrap())
-        .collect::<BTreeSet<_>>()
-        .len()
+/// Which request of the confirm the fault hits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Entry,
+    Protection,
 }
 
-/// Confirms a good ETHUSDT signal with `fault` armed; returns the confirm answer.
+/// Confirms a good ETHUSDT signal on `venue` with `kind` armed for `count` requests of
+/// `stage`; returns the confirm answer.
 async fn confirm_with_fault(
+    venue: Venue,
     kind: FaultKind,
     count: u32,
-    path: Option<&str>,
+    stage: Stage,
 ) -> (Trading, serde_json::Value) {
-    let t = Trading::start().await;
+    let t = Trading::start_on(venue, "").await;
     t.create_signal(good_signal("ETHUSDT")).await;
-    t.fault(kind, count, path);
+    let mut fault = Fault { count, ..Fault::new(kind) };
+    match (venue, stage) {
+        (Venue::A, Stage::Entry) => {}
+        (Venue::A, Stage::Protection) => fault.path = Some(OCO.into()),
+        (Venue::B, _) => {
+            fault.path = Some("/exchange".into());
+            fault.skip = u32::from(stage == Stage::Protection);
+        }
+    }
+    fault.method = fault.path.as_ref().map(|_| "POST".into());
+    t.sim.sim.inject(fault);
     let (status, answer) = t.confirm("ETHUSDT").await;
     assert_eq!(status, 200, "{answer}");
     (t, answer)
 }
 
-/// The entry filled once and the position is protected by exactly one OCO.
+/// Buys at market the simulator holds: exchange A's MARKET, exchange B's IOC.
+fn entries(t: &Trading) -> usize {
+    match t.venue {
+        Venue::A => t.orders_of("MARKET", "BUY").len(),
+        Venue::B => t.orders_b_of("Ioc", "B").len(),
+    }
+}
+
+/// Protections the simulator holds: distinct OCO lists on A, take-profits on B.
+fn protections(t: &Trading) -> usize {
+    match t.venue {
+        Venue::A => {
+            let legs = t.orders_of("LIMIT_MAKER", "SELL");
+            legs.iter().map(|o| o["orderListId"].as_i64().unwrap()).collect::<BTreeSet<_>>().len()
+        }
+        Venue::B => t.orders_b_of("Gtc", "A").len(),
+    }
+}
+
+/// Times the entry was sent.
+fn entry_sends(t: &Trading) -> usize {
+    match t.venue {
+        Venue::A => t.seen("POST", "/api/v3/order").len(),
+        Venue::B => {
+            let sent = t.seen("POST", "/exchange").into_iter();
+            sent.filter(|r| {
+                r.client_order_id.as_deref().is_some_and(|c| c.starts_with(ENTRY_CLOID_PREFIX))
+            })
+            .count()
+        }
+    }
+}
+
+/// The entry filled once and the position is protected exactly once.
 async fn assert_one_protected_position(t: &Trading, answer: &serde_json::Value) {
     assert_eq!(answer["ok"], true, "{answer}");
-    assert_eq!(t.orders_of("MARKET", "BUY").len(), 1, "never a duplicate entry");
-    assert_eq!(oco_lists(t), 1, "exactly one OCO");
+    assert_eq!(entries(t), 1, "never a duplicate entry");
+    assert_eq!(protections(t), 1, "exactly one protection");
     let trades = t.open_trades().await;
     assert_eq!(trades.len(), 1);
     assert_eq!(trades[0]["protection"], "protected", "{trades:?}");
@@ -48,49 +95,58 @@ async fn assert_unprotected_with_alert(t: &Trading) {
     assert_eq!(trades[0]["protection"], "unprotected", "{trades:?}");
     assert_eq!(trades[0]["sl_placed"], "failed");
     t.message_containing("UNPROTECTED POSITION: ETHUSDT").await;
-    assert_eq!(t.orders_of("MARKET", "BUY").len(), 1, "never a duplicate entry");
+    assert_eq!(entries(t), 1, "never a duplicate entry");
 }
 
 // ---- during the entry -------------------------------------------------------------------
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn entry_timeout_after_execution_is_found_by_lookup_and_protected() {
-    let (t, answer) =
-        confirm_with_fault(FaultKind::Delay { ms: 2500, before: false }, 1, None).await;
+async fn entry_timeout_after_execution_is_found_by_lookup_and_protected(venue: Venue) {
+    let delay = FaultKind::Delay { ms: 2500, before: false };
+    let (t, answer) = confirm_with_fault(venue, delay, 1, Stage::Entry).await;
     assert_one_protected_position(&t, &answer).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn entry_5xx_after_execution_is_found_by_lookup_and_protected() {
-    let (t, answer) =
-        confirm_with_fault(FaultKind::ServerError { status: 500, execute: true }, 1, None).await;
+async fn entry_5xx_after_execution_is_found_by_lookup_and_protected(venue: Venue) {
+    let error = FaultKind::ServerError { status: 500, execute: true };
+    let (t, answer) = confirm_with_fault(venue, error, 1, Stage::Entry).await;
     assert_one_protected_position(&t, &answer).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn entry_5xx_without_execution_is_sent_again_only_after_the_lookup() {
-    let (t, answer) =
-        confirm_with_fault(FaultKind::ServerError { status: 503, execute: false }, 1, None).await;
-    assert_one_protected_position(&t, &answer).await;
-    assert_eq!(t.seen("POST", "/api/v3/order").len(), 2, "sent, looked up absent, sent once more");
+/// Exchange A answers a 5xx only when its engine did not execute: two lookups that say
+/// unknown mean absent, and the entry is sent once more. Exchange B's action may still land
+/// in a later block: the entry is never sent again, the boss is told its outcome is
+/// unknown, and reconciliation settles it by lookup later.
+async fn entry_5xx_without_execution_is_sent_again_only_after_the_lookup(venue: Venue) {
+    let error = FaultKind::ServerError { status: 503, execute: false };
+    let (t, answer) = confirm_with_fault(venue, error, 1, Stage::Entry).await;
+    if venue == Venue::A {
+        assert_one_protected_position(&t, &answer).await;
+        assert_eq!(entry_sends(&t), 2, "sent, looked up absent, sent once more");
+        return;
+    }
+    assert_eq!(answer["ok"], false, "{answer}");
+    assert_eq!(entry_sends(&t), 1, "never sent again on exchange B");
+    t.message_containing("Order outcome unknown").await;
+    let (status, report) = t.get("/api/trades/recover").await;
+    assert_eq!(status, 200, "{report}");
+    assert!(report["actions"].to_string().contains("never placed"), "{report}");
+    assert_eq!((entries(&t), entry_sends(&t)), (0, 1));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn entry_429_is_waited_out_and_sent_once() {
-    let (t, answer) = confirm_with_fault(FaultKind::RateLimit { retry_after: 1 }, 1, None).await;
+async fn entry_429_is_waited_out_and_sent_once(venue: Venue) {
+    let limited = FaultKind::RateLimit { retry_after: 1 };
+    let (t, answer) = confirm_with_fault(venue, limited, 1, Stage::Entry).await;
     assert_one_protected_position(&t, &answer).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn entry_connection_dropped_after_execution_is_found_by_lookup() {
-    let (t, answer) = confirm_with_fault(FaultKind::DropAfterExecute, 1, None).await;
+async fn entry_connection_dropped_after_execution_is_found_by_lookup(venue: Venue) {
+    let (t, answer) = confirm_with_fault(venue, FaultKind::DropAfterExecute, 1, Stage::Entry).await;
     assert_one_protected_position(&t, &answer).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn entry_refused_with_2010_places_nothing_and_keeps_the_signal() {
-    let (t, answer) =
-        confirm_with_fault(FaultKind::Reject { code: -2010, msg: None }, 1, None).await;
+async fn entry_refused_places_nothing_and_keeps_the_signal(venue: Venue) {
+    let refused = FaultKind::Reject { code: -2010, msg: None };
+    let (t, answer) = confirm_with_fault(venue, refused, 1, Stage::Entry).await;
     assert_eq!(
         (answer["ok"].as_bool(), answer["status"].as_str()),
         (Some(false), Some("pending")),
@@ -103,87 +159,171 @@ async fn entry_refused_with_2010_places_nothing_and_keeps_the_signal() {
     assert_eq!(status, 200, "the signal is still pending");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn entry_outcome_that_stays_unknown_is_never_sent_a_third_time() {
+async fn entry_outcome_that_stays_unknown_is_never_sent_a_third_time(venue: Venue) {
     // Every send times out before the exchange executes it, and every lookup says absent:
     // the client sends twice, then the journal holds the id unsettled.
-    let (t, answer) =
-        confirm_with_fault(FaultKind::Delay { ms: 2500, before: true }, 2, None).await;
+    let hang = FaultKind::Delay { ms: 2500, before: true };
+    let (t, answer) = confirm_with_fault(venue, hang, 2, Stage::Entry).await;
     assert_eq!(answer["ok"], false, "{answer}");
     assert_eq!(answer["status"], "confirmed", "the signal is consumed: no retry may double it");
-    assert!(t.seen("POST", "/api/v3/order").len() <= 2);
+    assert!(entry_sends(&t) <= 2);
     let (_, again) = t.confirm("ETHUSDT").await;
     assert_eq!(again["already_confirmed"], true, "{again}");
-    assert!(t.seen("POST", "/api/v3/order").len() <= 2, "the repeat sent nothing");
+    assert!(entry_sends(&t) <= 2, "the repeat sent nothing");
     t.message_containing("Order outcome unknown").await;
     // Reconciliation settles it by lookup: absent, nothing to protect.
     let (status, report) = t.get("/api/trades/recover").await;
     assert_eq!(status, 200, "{report}");
     assert!(report["actions"].to_string().contains("never placed"), "{report}");
-    assert!(t.orders_of("MARKET", "BUY").is_empty());
+    assert_eq!(entries(&t), 0);
 }
 
-// ---- during the OCO ---------------------------------------------------------------------
+// ---- during the protection --------------------------------------------------------------
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn oco_timeout_after_execution_is_found_by_lookup() {
-    let (t, answer) =
-        confirm_with_fault(FaultKind::Delay { ms: 2500, before: false }, 1, Some(OCO)).await;
+async fn protection_timeout_after_execution_is_found_by_lookup(venue: Venue) {
+    let delay = FaultKind::Delay { ms: 2500, before: false };
+    let (t, answer) = confirm_with_fault(venue, delay, 1, Stage::Protection).await;
     assert_one_protected_position(&t, &answer).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn oco_5xx_after_execution_is_found_by_lookup() {
-    let (t, answer) =
-        confirm_with_fault(FaultKind::ServerError { status: 502, execute: true }, 1, Some(OCO))
-            .await;
+async fn protection_5xx_after_execution_is_found_by_lookup(venue: Venue) {
+    let error = FaultKind::ServerError { status: 502, execute: true };
+    let (t, answer) = confirm_with_fault(venue, error, 1, Stage::Protection).await;
     assert_one_protected_position(&t, &answer).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn oco_5xx_without_execution_is_retried() {
-    let (t, answer) =
-        confirm_with_fault(FaultKind::ServerError { status: 503, execute: false }, 3, Some(OCO))
-            .await;
+async fn protection_5xx_without_execution_is_retried(venue: Venue) {
+    let error = FaultKind::ServerError { status: 503, execute: false };
+    let (t, answer) = confirm_with_fault(venue, error, 3, Stage::Protection).await;
     assert_one_protected_position(&t, &answer).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn oco_429_is_waited_out() {
-    let (t, answer) =
-        confirm_with_fault(FaultKind::RateLimit { retry_after: 1 }, 1, Some(OCO)).await;
+async fn protection_429_is_waited_out(venue: Venue) {
+    let limited = FaultKind::RateLimit { retry_after: 1 };
+    let (t, answer) = confirm_with_fault(venue, limited, 1, Stage::Protection).await;
     assert_one_protected_position(&t, &answer).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn oco_connection_dropped_after_execution_is_found_by_lookup() {
-    let (t, answer) = confirm_with_fault(FaultKind::DropAfterExecute, 1, Some(OCO)).await;
+async fn protection_connection_dropped_after_execution_is_found_by_lookup(venue: Venue) {
+    let dropped = FaultKind::DropAfterExecute;
+    let (t, answer) = confirm_with_fault(venue, dropped, 1, Stage::Protection).await;
     assert_one_protected_position(&t, &answer).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn oco_refused_with_2010_leaves_the_trade_unprotected_and_alerts_the_boss() {
-    let (t, answer) =
-        confirm_with_fault(FaultKind::Reject { code: -2010, msg: None }, 10, Some(OCO)).await;
+async fn protection_refused_leaves_the_trade_unprotected_and_alerts_the_boss(venue: Venue) {
+    let refused = FaultKind::Reject { code: -2010, msg: None };
+    let (t, answer) = confirm_with_fault(venue, refused, 10, Stage::Protection).await;
     assert_eq!(answer["ok"], true, "the entry happened: {answer}");
     assert_eq!(answer["trade"]["opened"]["protection"], "unprotected", "{answer}");
-    assert_eq!(oco_lists(&t), 0);
+    assert_eq!(protections(&t), 0);
     assert_unprotected_with_alert(&t).await;
 
-    // Once the exchange accepts OCOs again, reconciliation protects the position.
+    // Once the exchange accepts the protection again, reconciliation places it.
     t.sim.sim.clear_faults();
     let (status, report) = t.get("/api/trades/recover").await;
     assert_eq!(status, 200, "{report}");
-    assert!(report["actions"].to_string().contains("OCO placed"), "{report}");
-    assert_eq!(oco_lists(&t), 1);
+    let placed = match venue {
+        Venue::A => "OCO placed",
+        Venue::B => "take-profit (stop watched) placed",
+    };
+    assert!(report["actions"].to_string().contains(placed), "{report}");
+    assert_eq!(protections(&t), 1);
     assert_eq!(t.open_trades().await[0]["protection"], "protected");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn oco_that_never_gets_an_answer_is_retried_then_reported_unprotected() {
-    let (t, answer) =
-        confirm_with_fault(FaultKind::Delay { ms: 2500, before: true }, 20, Some(OCO)).await;
+async fn protection_that_never_gets_an_answer_is_retried_then_reported_unprotected(venue: Venue) {
+    let hang = FaultKind::Delay { ms: 2500, before: true };
+    let (t, answer) = confirm_with_fault(venue, hang, 20, Stage::Protection).await;
     assert_eq!(answer["trade"]["opened"]["protection"], "unprotected", "{answer}");
-    assert_eq!(oco_lists(&t), 0, "no OCO was executed");
+    assert_eq!(protections(&t), 0, "no protection was executed");
     assert_unprotected_with_alert(&t).await;
+}
+
+/// Every scenario above as a test on `venue`.
+macro_rules! on_venue {
+    ($venue:expr) => {
+        use crate::trading_support::Venue;
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn entry_timeout_after_execution_is_found_by_lookup_and_protected() {
+            super::entry_timeout_after_execution_is_found_by_lookup_and_protected($venue).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn entry_5xx_after_execution_is_found_by_lookup_and_protected() {
+            super::entry_5xx_after_execution_is_found_by_lookup_and_protected($venue).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn entry_5xx_without_execution_is_sent_again_only_after_the_lookup() {
+            super::entry_5xx_without_execution_is_sent_again_only_after_the_lookup($venue).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn entry_429_is_waited_out_and_sent_once() {
+            super::entry_429_is_waited_out_and_sent_once($venue).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn entry_connection_dropped_after_execution_is_found_by_lookup() {
+            super::entry_connection_dropped_after_execution_is_found_by_lookup($venue).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn entry_refused_places_nothing_and_keeps_the_signal() {
+            super::entry_refused_places_nothing_and_keeps_the_signal($venue).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn entry_outcome_that_stays_unknown_is_never_sent_a_third_time() {
+            super::entry_outcome_that_stays_unknown_is_never_sent_a_third_time($venue).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn protection_timeout_after_execution_is_found_by_lookup() {
+            super::protection_timeout_after_execution_is_found_by_lookup($venue).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn protection_5xx_after_execution_is_found_by_lookup() {
+            super::protection_5xx_after_execution_is_found_by_lookup($venue).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn protection_5xx_without_execution_is_retried() {
+            super::protection_5xx_without_execution_is_retried($venue).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn protection_429_is_waited_out() {
+            super::protection_429_is_waited_out($venue).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn protection_connection_dropped_after_execution_is_found_by_lookup() {
+            super::protection_connection_dropped_after_execution_is_found_by_lookup($venue).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn protection_refused_leaves_the_trade_unprotected_and_alerts_the_boss() {
+            super::protection_refused_leaves_the_trade_unprotected_and_alerts_the_boss($venue)
+                .await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn protection_that_never_gets_an_answer_is_retried_then_reported_unprotected() {
+            super::protection_that_never_gets_an_answer_is_retried_then_reported_unprotected(
+                $venue,
+            )
+            .await;
+        }
+    };
+}
+
+mod on_a {
+    on_venue!(Venue::A);
+}
+
+mod on_b {
+    on_venue!(Venue::B);
 }

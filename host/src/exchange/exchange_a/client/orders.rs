@@ -6,6 +6,7 @@ use reqwest::Method;
 use super::{ExchangeAClient, Security, check_client_id, fmt_decimal};
 use crate::exchange::exchange_a::signer::Params;
 use crate::exchange::exchange_a::wire::{self};
+use crate::exchange::lookup;
 use crate::exchange::{
     ExchangeError, Fill, NewOco, NewOrder, Order, OrderList, OrderRef, OrderType, Side, Trade,
 };
@@ -66,35 +67,17 @@ impl ExchangeAClient {
         };
     }
 
-    /// Looks an order up by client order id after an ambiguous outcome. `Ok(None)` means the
-    /// exchange says it does not exist (twice, a moment apart).
+    /// Looks an order up by client order id after an ambiguous outcome (see
+    /// [`lookup::by_client_id`]).
     async fn resolve_order(
         &self,
         symbol: &str,
         client_id: &str,
     ) -> Result<Option<Order>, ExchangeError> {
         let id = OrderRef::Client(client_id.to_string());
-        let mut not_found = 0;
-        let mut last_err = None;
-        for attempt in 0..self.config.lookup_attempts.max(1) {
-            tokio::time::sleep(self.config.lookup_delay * attempt.min(4)).await;
-            match self.get_order(symbol, &id).await {
-                Ok(o) => return Ok(Some(o)),
-                Err(ExchangeError::UnknownOrder { .. }) => {
-                    not_found += 1;
-                    if not_found >= 2 {
-                        return Ok(None);
-                    }
-                }
-                Err(e) => last_err = Some(e),
-            }
-        }
-        Err(ExchangeError::Unknown {
-            detail: format!(
-                "order {client_id} could not be looked up: {}",
-                last_err.map_or_else(|| "no answer".to_string(), |e| e.to_string())
-            ),
-        })
+        let (attempts, delay) = (self.config.lookup_attempts, self.config.lookup_delay);
+        lookup::by_client_id(attempts, delay, lookup::ABSENT_AFTER, || self.get_order(symbol, &id))
+            .await
     }
 
     pub(super) async fn get_order(
@@ -224,28 +207,14 @@ impl ExchangeAClient {
                 Ok(j) => return j.into_list(),
                 Err(ExchangeError::Unknown { detail }) => {
                     tracing::warn!(list_client_order_id = %o.list_client_order_id, %detail, "OCO outcome unknown; looking it up");
-                    let mut found = None;
-                    let mut not_found = 0;
-                    for attempt in 0..self.config.lookup_attempts.max(1) {
-                        tokio::time::sleep(self.config.lookup_delay * attempt.min(4)).await;
-                        match self.get_list(&OrderRef::Client(o.list_client_order_id.clone())).await
-                        {
-                            Ok(l) => {
-                                found = Some(l);
-                                break;
-                            }
-                            Err(ExchangeError::UnknownOrder { .. }) => {
-                                not_found += 1;
-                                if not_found >= 2 {
-                                    break;
-                                }
-                            }
-                            Err(_) => {}
-                        }
-                    }
-                    match (found, not_found >= 2) {
-                        (Some(l), _) => return self.with_legs(l).await,
-                        (None, true) if send == 0 => {
+                    let (attempts, delay) = (self.config.lookup_attempts, self.config.lookup_delay);
+                    let id = OrderRef::Client(o.list_client_order_id.clone());
+                    let absent_after = lookup::ABSENT_AFTER;
+                    match lookup::by_client_id(attempts, delay, absent_after, || self.get_list(&id))
+                        .await
+                    {
+                        Ok(Some(l)) => return self.with_legs(l).await,
+                        Ok(None) if send == 0 => {
                             tracing::warn!(list_client_order_id = %o.list_client_order_id, "OCO not on the exchange; sending it again");
                         }
                         _ => return Err(ExchangeError::Unknown { detail }),

@@ -15,6 +15,7 @@ use super::ExchangeBClient;
 use super::errors::{self, IOC_NO_MATCH, NO_CODE};
 use crate::exchange::exchange_b::symbols::Pair;
 use crate::exchange::exchange_b::wire::{Filled, StatusEntry};
+use crate::exchange::lookup;
 use crate::exchange::{
     ExchangeError, NewOrder, Order, OrderRef, OrderStatus, OrderType, Price, Qty, Side, TimeInForce,
 };
@@ -166,7 +167,9 @@ impl ExchangeBClient {
     }
 
     /// Looks an order up by its client order id after an ambiguous outcome: what the
-    /// exchange has, or `Unknown` when it cannot tell (not found every time, or no answer).
+    /// exchange has, or `Unknown` when it cannot tell. Never "absent": an action answered
+    /// with a 5xx may still land in a later block, so unlike exchange A's the order is not
+    /// sent again (reconciliation settles it later).
     async fn resolve(
         &self,
         symbol: &str,
@@ -174,17 +177,16 @@ impl ExchangeBClient {
         detail: String,
     ) -> Result<Order, ExchangeError> {
         let id = OrderRef::Client(client_id.to_string());
-        let mut last = None;
-        for attempt in 0..self.config.lookup_attempts.max(1) {
-            tokio::time::sleep(self.config.lookup_delay * attempt.min(4)).await;
-            match self.get_order(symbol, &id).await {
-                Ok(found) => return Ok(found),
-                Err(e) => last = Some(e),
-            }
-        }
-        let last = last.map_or_else(|| "no lookup".to_string(), |e| e.to_string());
+        let (attempts, delay) = (self.config.lookup_attempts, self.config.lookup_delay);
+        // Every attempt is made: an order that lands late is still found.
+        let found = lookup::by_client_id(attempts, delay, u32::MAX, || self.get_order(symbol, &id));
+        let why = match found.await {
+            Ok(Some(found)) => return Ok(found),
+            Ok(None) => "not on the exchange (yet)".to_string(),
+            Err(e) => e.to_string(),
+        };
         Err(ExchangeError::Unknown {
-            detail: format!("{detail}; order {client_id} not resolved by its cloid: {last}"),
+            detail: format!("{detail}; order {client_id} not resolved by its cloid: {why}"),
         })
     }
 
