@@ -1,8 +1,8 @@
 //! Exchange B's WebSocket followed by the host, against the simulator's `/ws` on its REST
 //! port: both links go live on their acknowledgements, a take-profit the market fills at the
 //! exchange closes the trade on the pushed order update (no protection run), a watched stop is
-//! exited on the pushed mids, and a dropped connection comes back, catches up and settles what
-//! happened meanwhile — once.
+//! exited on the pushed mids, a dropped connection comes back, catches up and settles what
+//! happened meanwhile — once, and a long silence is an outage the boss hears of.
 
 use std::time::{Duration, Instant};
 
@@ -89,4 +89,27 @@ async fn a_dropped_connection_comes_back_and_what_happened_meanwhile_is_settled_
     let (_, report) = t.get("/api/trailing").await;
     assert_eq!(report["exits"], serde_json::json!([]), "settled once: {report}");
     assert_eq!(reason_of_the_closed_trade(&t).await, "take_profit");
+}
+
+/// A silent connection is dropped, the polled paths take over, and the boss hears of a long
+/// outage once and of its end — exchange-neutral, on exchange B's one WebSocket.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_boss_hears_of_a_long_outage_once_and_of_its_end() {
+    let t =
+        Trading::start_streaming_on(Venue::B, "\n[protection]\nstream_outage_alert_s = 10\n").await;
+    t.until_streams(Duration::from_secs(5), both_live).await;
+    let mut silence = StreamFault::new(StreamFaultKind::Silence { ms: 6000 });
+    silence.service = Some(StreamService::ExchangeB);
+    t.sim.sim.stream_fault(silence);
+    t.until_streams(Duration::from_secs(3), |s| s["account"] == "reconnecting").await;
+    // Seen down at the frozen test clock's time; ten seconds later it is an outage.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    t.rig.clock.advance(chrono::Duration::seconds(11));
+    let down = t.message_containing("Exchange stream down").await;
+    assert!(down.text.contains("polling"), "{}", down.text);
+    let back = t.message_containing("Exchange stream back").await;
+    assert!(back.text.contains("after 11 s"), "{}", back.text);
+    let alerts =
+        t.messenger.sent().iter().filter(|m| m.text.contains("Exchange stream down")).count();
+    assert_eq!(alerts, 1, "one message per outage");
 }
