@@ -1,11 +1,12 @@
 //! The request budget over HTTP against the simulator: a burst of agent reads (scans, market
 //! context, portfolio) spends only the reads' share of the exchange's request weight and then
 //! answers our own `429 rate_limited` with `Retry-After` — never a 5xx — while trailing, a
-//! confirm and a close still reach the exchange, and the exchange never answers 429 or 418.
+//! confirm and a close still reach the exchange, and the exchange never answers 429 or 418 —
+//! on both exchanges (exchange B's budget is its 1200 weight a minute).
 
 use std::path::PathBuf;
 
-use crate::trading_support::{Trading, d, good_signal};
+use crate::trading_support::{Trading, Venue, d, good_signal};
 use futures_util::future::join_all;
 
 /// A plugins folder with the built ta_trend and pump_momentum components (`cargo xtask
@@ -55,8 +56,17 @@ async fn burst(t: &Trading, n: usize) -> Vec<(u16, Option<u64>)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_reads_gets_429_while_trailing_a_confirm_and_a_close_reach_the_exchange() {
+    burst_then_money_paths(Venue::A).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_exchange_b_a_burst_of_reads_gets_429_while_the_money_paths_reach_it() {
+    burst_then_money_paths(Venue::B).await;
+}
+
+async fn burst_then_money_paths(venue: Venue) {
     let (_plugins, plugins_toml) = plugins();
-    let t = Trading::start_with(&format!("\n{plugins_toml}")).await;
+    let t = Trading::start_on(venue, &format!("\n{plugins_toml}")).await;
     t.buy("ETHUSDT").await;
 
     let answers = burst(&t, 400).await;
@@ -78,27 +88,33 @@ async fn a_burst_of_reads_gets_429_while_trailing_a_confirm_and_a_close_reach_th
     assert_eq!(status, 200, "{trailing}");
     assert_eq!(trailing["updated"].as_array().unwrap().len(), 1, "{trailing}");
     assert!(trailing["errors"].as_array().unwrap().is_empty(), "{trailing}");
-    let stops: Vec<_> = t
-        .orders_of("STOP_LOSS_LIMIT", "SELL")
-        .into_iter()
-        .filter(|o| o["status"] == "NEW")
-        .collect();
-    let stop = d(stops[0]["stopPrice"].as_str().unwrap()).normalize();
-    assert_eq!(stop, d("3069"), "the raised stop is at the exchange");
+    let stop = match venue {
+        Venue::A => {
+            let stops: Vec<_> = t
+                .orders_of("STOP_LOSS_LIMIT", "SELL")
+                .into_iter()
+                .filter(|o| o["status"] == "NEW")
+                .collect();
+            d(stops[0]["stopPrice"].as_str().unwrap())
+        }
+        // The watched stop moves in the service; nothing is sent for it.
+        Venue::B => d(&t.open_trades().await[0]["sl_px"].to_string()),
+    };
+    assert_eq!(stop.normalize(), d("3069"), "the raised stop");
 
     t.set_price("SOLUSDT", "150");
     t.create_signal(good_signal("SOLUSDT")).await;
     let (status, confirmed) = t.confirm("SOLUSDT").await;
     assert_eq!(status, 200, "{confirmed}");
-    let sol_buys: Vec<_> =
-        t.orders_of("MARKET", "BUY").into_iter().filter(|o| o["symbol"] == "SOLUSDT").collect();
-    assert_eq!(sol_buys.len(), 1, "the confirmed entry reached the exchange");
-
+    assert_eq!(confirmed["trade"]["opened"]["symbol"], "SOLUSDT", "{confirmed}");
     let (status, closed) = t.post_empty("/api/close?symbol=ETH").await;
     assert_eq!(status, 200, "{closed}");
-    let eth_sells: Vec<_> =
-        t.orders_of("MARKET", "SELL").into_iter().filter(|o| o["symbol"] == "ETHUSDT").collect();
-    assert_eq!(eth_sells.len(), 1, "the close reached the exchange");
+    let (buys, sells) = match venue {
+        Venue::A => (t.orders_of("MARKET", "BUY").len(), t.orders_of("MARKET", "SELL").len()),
+        Venue::B => (t.orders_b_of("Ioc", "B").len(), t.orders_b_of("Ioc", "A").len()),
+    };
+    // ETH's and SOL's entries, and ETH's close.
+    assert_eq!((buys, sells), (2, 1), "the confirmed entry and the close reached the exchange");
 
     let refused: Vec<_> =
         t.sim.sim.requests().into_iter().filter(|r| r.status == 429 || r.status == 418).collect();
