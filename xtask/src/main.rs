@@ -8,6 +8,7 @@ mod bench_http;
 mod calibrate;
 mod children;
 mod chromium;
+mod compat;
 mod compose_test;
 mod contract;
 mod demo;
@@ -27,14 +28,17 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 
 const USAGE: &str =
-    "usage: cargo xtask <demo|test|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http|bench-backtest|calibrate>
+    "usage: cargo xtask <demo|test|compat|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http|bench-backtest|calibrate>
   demo [--exchange a|b]
             build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000; --exchange b trades on
             exchange B's wire
   test      everything CI checks: fmt, clippy, plugin build, all tests (installing Debian's
             chromium for the dashboard's browser test when missing), MR Combined's calibration
-            on real data, the OpenClaw assets in the real OpenClaw CLI, the API contract
+            on real data, the official exchange clients against the simulator, the OpenClaw
+            assets in the real OpenClaw CLI, the API contract
+  compat    run sim/compat/'s scripts: exchange A's and exchange B's official Python clients
+            (pinned, into target/compat-venv) unmodified against a fresh spotbot-sim each
   compose-test [--release]
             run docker-compose.yml for real (Docker from Debian, Compose v2 from PyPI, a
             debootstrap base image; skipped with one line where no Docker daemon can start)
@@ -73,6 +77,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("demo") => demo::run(&args[1..]),
         Some("test") => test(),
+        Some("compat") => compat::run(),
         Some("contract") => contract::run(),
         Some("compose-test") => compose_test::run(&args[1..]),
         Some("venv") => venv::run(),
@@ -201,6 +206,7 @@ fn test() -> anyhow::Result<()> {
     installs.finish()?;
     compiled?;
     cargo(&["test", "--workspace"])?;
+    compat::check()?;
     calibrate::check()?;
     openclaw::check()?;
     contract::check()?;

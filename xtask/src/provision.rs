@@ -1,8 +1,9 @@
 //! Installs what the later steps of `cargo xtask test` need (Chromium, promtool, the Python
-//! tools, Node and OpenClaw, Docker and debootstrap) on a thread of its own while cargo
-//! compiles: the installs wait on the network and the disk, the compiles on both cores, so a
-//! fresh machine does the two at once instead of one after the other. Every install is also
-//! made (as a no-op when done) by the step that needs it, so the steps stay runnable alone.
+//! tools and the official exchange clients, Node and OpenClaw, Docker and debootstrap) on a
+//! thread of its own while cargo compiles: the installs wait on the network and the disk, the
+//! compiles on both cores, so a fresh machine does the two at once instead of one after the
+//! other. Every install is also made (as a no-op when done) by the step that needs it, so the
+//! steps stay runnable alone.
 
 use std::thread::JoinHandle;
 
@@ -17,6 +18,7 @@ pub fn start() -> Provisioning {
         crate::chromium::ensure()?;
         crate::promtool::ensure()?;
         crate::venv::ensure()?;
+        crate::venv::ensure_env(&crate::venv::COMPAT)?;
         crate::openclaw::install()?;
         crate::compose_test::install();
         Ok(())

@@ -8,7 +8,9 @@
 //!   `cargo xtask compose-test`;
 //! - [`BENCH`] (`target/bench-venv`) and [`FREQTRADE`] (`target/freqtrade-venv`): the
 //!   backtesters `cargo xtask bench-backtest` races (backtesting.py, Freqtrade), kept apart so
-//!   the checks never install them.
+//!   the checks never install them;
+//! - [`COMPAT`] (`target/compat-venv`): the exchanges' official Python clients that `cargo
+//!   xtask compat` drives the simulator with (binance-connector, hyperliquid-python-sdk, ccxt).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -64,9 +66,19 @@ pub const BENCH: Env = Env {
     check: |bin| imports(bin, "backtesting.lib", "backtesting.py"),
 };
 
-/// Checks that the venv's python imports `module` (the install provided `what`).
-fn imports(bin: &Path, module: &str, what: &str) -> anyhow::Result<()> {
-    run_program(path_str(&bin.join("python"))?, &["-c", &format!("import {module}")])
+/// The official clients of the compatibility scripts (`sim/compat/`), apart from the tools:
+/// their pins follow the exchanges' client releases, not the checks'.
+pub const COMPAT: Env = Env {
+    folder: "compat-venv",
+    requirements: "compat-requirements.txt",
+    pins: &["binance-connector==3.13.0", "hyperliquid-python-sdk==0.23.0", "ccxt==4.5.90"],
+    check: |bin| imports(bin, "binance.spot, hyperliquid.exchange, ccxt", "the official clients"),
+};
+
+/// Checks that the venv's python imports `modules` (one, or several separated by commas: the
+/// install provided `what`).
+fn imports(bin: &Path, modules: &str, what: &str) -> anyhow::Result<()> {
+    run_program(path_str(&bin.join("python"))?, &["-c", &format!("import {modules}")])
         .with_context(|| format!("the install did not provide {what}"))
 }
 
