@@ -230,21 +230,7 @@ impl ScratchStores {
 }
 
 fn main() {
-    let iterations: usize =
-        std::env::var("BENCH_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
-    let warmup: usize =
-        std::env::var("BENCH_WARMUP").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
-    // Off by default (log formatting is not part of the figures); `RUST_LOG=warn` shows why a
-    // confirm waited (the host's request budget logs every wait it imposes).
-    if std::env::var_os("RUST_LOG").is_some() {
-        spotbot::logging::init(spotbot::config::LogFormat::Human);
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(run(iterations, warmup));
+    support::main_with(300, 20, run);
 }
 
 async fn run(iterations: usize, warmup: usize) {

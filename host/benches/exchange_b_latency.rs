@@ -128,19 +128,7 @@ async fn raw_sequence(raw: &mut Raw) -> Duration {
 }
 
 fn main() {
-    let iterations: usize =
-        std::env::var("BENCH_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
-    let warmup: usize =
-        std::env::var("BENCH_WARMUP").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
-    if std::env::var_os("RUST_LOG").is_some() {
-        spotbot::logging::init(spotbot::config::LogFormat::Human);
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(run(iterations, warmup));
+    support::main_with(40, 3, run);
 }
 
 async fn run(iterations: usize, warmup: usize) {

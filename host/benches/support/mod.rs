@@ -1,6 +1,6 @@
-//! What the whole-host latency benches (`confirm_latency`, `exchange_b_latency`) share: the
-//! percentile of a sample, the machine's load, a signal that passes both gates, and a POST to
-//! the host.
+//! What the whole-host latency benches (`confirm_latency`, `exchange_b_latency`) share: their
+//! `main` (iterations from the environment, logs on request, the runtime), the percentile of
+//! a sample, the machine's load, a signal that passes both gates, and a POST to the host.
 
 use std::time::Duration;
 
@@ -40,4 +40,28 @@ pub async fn post(http: &reqwest::Client, url: String, body: Option<Value>) -> (
     let response = request.send().await.expect("host request");
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// Runs `bench(iterations, warmup)` on a two-worker runtime: `BENCH_ITERATIONS` and
+/// `BENCH_WARMUP` override the defaults. Logs are off unless `RUST_LOG` is set (formatting
+/// them is not part of the figures; `RUST_LOG=warn` shows why a confirm waited).
+pub fn main_with<F: std::future::Future<Output = ()>>(
+    iterations: usize,
+    warmup: usize,
+    bench: impl FnOnce(usize, usize) -> F,
+) {
+    let from_env = |name: &str, default: usize| {
+        std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    };
+    let (iterations, warmup) =
+        (from_env("BENCH_ITERATIONS", iterations), from_env("BENCH_WARMUP", warmup));
+    if std::env::var_os("RUST_LOG").is_some() {
+        spotbot::logging::init(spotbot::config::LogFormat::Human);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(bench(iterations, warmup));
 }
