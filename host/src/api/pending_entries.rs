@@ -89,8 +89,8 @@ fn take_profit_pct(q: &ManualQuery, sl_pct: Decimal) -> Result<Decimal, ApiError
 }
 
 /// Places a LIMIT GTC entry (client order id `MT_...`) at `entry_px`, sized like every trade,
-/// and stores it as a pending entry until a check finds it filled (the OCO is placed only
-/// then) or its TTL elapsed (it is cancelled).
+/// and stores it as a pending entry until a check finds it filled (its protection is placed
+/// only then) or its TTL elapsed (it is cancelled).
 #[utoipa::path(post, path = "/api/trade/manual",
     operation_id = "manual_entry", tag = "bot actions", params(ManualQuery),
     responses(
@@ -169,9 +169,9 @@ pub struct CheckQuery {
     pub agent: Option<AgentName>,
 }
 
-/// Polls every pending entry: FILLED → the OCO is placed now and the trade recorded; TTL
-/// elapsed → the entry is cancelled (a part that filled is kept and protected) and the boss
-/// alerted; NEW or PARTIALLY_FILLED → left for the next poll.
+/// Polls every pending entry: FILLED → its protection is placed now and the trade recorded;
+/// TTL elapsed → the entry is cancelled (a part that filled is kept and protected) and the
+/// boss alerted; NEW or PARTIALLY_FILLED → left for the next poll.
 #[utoipa::path(get, path = "/api/pending-entries/check",
     operation_id = "check_pending_entries", tag = "bot actions", params(CheckQuery),
     responses(

@@ -49,8 +49,9 @@ pub struct RecoverAnswer {
 }
 
 /// Reconciles the store with the exchange now (the same run as at start): settles orders
-/// with an unknown outcome by client order id, protects filled entries without an OCO,
-/// closes trades whose OCO finished, and adopts open OCO lists of untracked symbols.
+/// with an unknown outcome by client order id, protects filled entries without their
+/// protection (an OCO, or exchange B's take-profit), closes trades whose protection finished,
+/// and adopts open OCO lists of untracked symbols.
 #[utoipa::path(get, path = "/api/trades/recover",
     operation_id = "recover_trades", tag = "trade management",
     responses(

@@ -104,9 +104,11 @@ fn percent(field: &str, value: Number, max: Decimal) -> Result<Decimal, ApiError
         .ok_or_else(|| invalid(field, format!("must be 0.0001 to {max} percent, got {value}")))
 }
 
-/// Executes a trade now: buy places the bracket order (MARKET entry, then the OCO), sell closes
-/// the open position. The ev and confidence gates apply to the values given. A pending signal
-/// of the symbol and direction is consumed by the trade: its confirm then places nothing.
+/// Executes a trade now: buy places the bracket order (a market entry, then its protection:
+/// exchange A's OCO, or exchange B's resting take-profit with the stop the service watches),
+/// sell closes the open position. The ev and confidence gates apply to the values given. A
+/// pending signal of the symbol and direction is consumed by the trade: its confirm then
+/// places nothing.
 #[utoipa::path(post, path = "/api/trade", tag = "bot actions", params(TradeQuery),
     responses(
         (status = 200, description = "Placed (buy) or closed (sell)", body = TradeAnswer),
@@ -235,9 +237,10 @@ pub struct CloseAnswer {
     pub position: CloseRow,
 }
 
-/// Closes one position: cancels its OCO, waits until the coin is free, sells the free
-/// quantity at market (never -2010). A take-profit or stop that already filled closes the
-/// trade at that price instead.
+/// Closes one position: cancels its protection (the OCO, or exchange B's take-profit), waits
+/// until the coin is free, sells the free quantity at market (never -2010; on exchange B an IOC
+/// at the mid − 5 %). A take-profit or stop that already filled closes the trade at that
+/// price instead.
 #[utoipa::path(post, path = "/api/close", tag = "bot actions", params(CloseQuery),
     responses(
         (status = 200, description = "Closed", body = CloseAnswer),
@@ -311,8 +314,9 @@ pub struct TrailingQuery {
 
 /// Runs the trailing stop now (the scheduler runs it every minute): a trade whose profit
 /// reached `trailing_trigger_pct` gets its stop moved to `trailing_distance_pct` behind the
-/// price by replacing its OCO (same take-profit); stops only ever tighten. Gapped stops are
-/// exited or reported first. A call while a run is going waits for it.
+/// price by replacing its OCO (same take-profit; a stop the service watches moves without an
+/// order); stops only ever tighten. Gapped stops are exited or reported first. A call while a
+/// run is going waits for it.
 #[utoipa::path(get, path = "/api/trailing", tag = "bot actions", params(TrailingQuery),
     responses(
         (status = 200, description = "Stops moved, gaps found, stops that could not move", body = TrailingReport),

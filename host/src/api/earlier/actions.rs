@@ -86,9 +86,9 @@ impl EarlierTrade {
 }
 
 /// The earlier `POST /api/trade`: the same query, gates and execution (buy places the bracket
-/// order: MARKET entry, then the OCO; sell closes the position), answered in the earlier
-/// shape. A live pending signal of the symbol and direction is consumed by the trade: the
-/// confirm the earlier flow calls afterwards places nothing.
+/// order: a market entry, then its protection; sell closes the position), answered in the
+/// earlier shape. A live pending signal of the symbol and direction is consumed by the trade:
+/// the confirm the earlier flow calls afterwards places nothing.
 #[utoipa::path(post, path = "/trade", tag = "earlier route set", operation_id = "earlier_trade",
     params(TradeQuery),
     responses(
