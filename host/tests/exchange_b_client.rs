@@ -84,7 +84,8 @@ fn sent_with(sim: &RunningSim, id: &str) -> usize {
     let cloid = cloid_of(id).to_string();
     let log = sim.sim.requests();
     log.iter()
-        .filter(|r| r.path == "/exchange" && r.client_order_id.as_deref() == Some(&cloid))
+        .filter(|r| r.path == "/exchange" && r.kind.as_deref() == Some("order"))
+        .filter(|r| r.client_order_id.as_deref() == Some(&cloid))
         .count()
 }
 

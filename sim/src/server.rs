@@ -36,6 +36,11 @@ pub struct RequestRecord {
     /// newClientOrderId / listClientOrderId / origClientOrderId if sent (exchange A); the
     /// first cloid of an order or cancelByCloid action (exchange B).
     pub client_order_id: Option<String>,
+    /// Exchange B: the request's `type` — the action of an `/exchange` request (`order`,
+    /// `cancel`, `cancelByCloid`), the read of an `/info` one (`orderStatus`, ...) — so a
+    /// cancel by cloid is not mistaken for a placement with that cloid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     /// HTTP status answered (0 when the connection was dropped).
     pub status: u16,
     /// Whether the engine executed the request.

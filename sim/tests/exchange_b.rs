@@ -509,8 +509,9 @@ async fn a_server_error_after_execution_leaves_the_order_placed_and_findable() {
     let placed = log.iter().find(|r| r.path == "/exchange").expect("logged");
     assert_eq!((placed.status, placed.executed), (502, true));
     assert_eq!(placed.client_order_id.as_deref(), Some(CLOID));
+    assert_eq!(placed.kind.as_deref(), Some("order"), "the action's type");
     assert!(placed.fault.as_deref().is_some_and(|f| f.contains("ServerError")));
-    assert!(log.iter().any(|r| r.path == "/info" && r.executed));
+    assert!(log.iter().any(|r| r.kind.as_deref() == Some("orderStatus") && r.executed));
 }
 
 #[tokio::test]

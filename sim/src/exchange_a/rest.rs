@@ -100,6 +100,7 @@ pub async fn api(
         method: method.to_string(),
         path: path.clone(),
         client_order_id: None,
+        kind: None,
         status: 0,
         executed: false,
         fault: None,

@@ -31,7 +31,8 @@ pub async fn info(
 ) -> Response {
     let parsed = serde_json::from_slice::<InfoRequest>(&body);
     let weight = parsed.as_ref().map_or(20, InfoRequest::weight);
-    let call = Call { path: INFO_PATH, weight, client_order_id: None };
+    let kind = type_in(&body, "/type");
+    let call = Call { path: INFO_PATH, weight, client_order_id: None, kind };
     handle(&sim, &conn, call, |sim, now| match &parsed {
         Err(e) => Ran::refused(unprocessable(&e.to_string())),
         Ok(req) => match info::answer(sim, req, now) {
@@ -55,7 +56,8 @@ pub async fn exchange(
         Ok(env) => (1 + env.action.batch_len() as u64 / 40, first_cloid(&env.action)),
         Err(_) => (1, None),
     };
-    let call = Call { path: EXCHANGE_PATH, weight, client_order_id };
+    let kind = type_in(&body, "/action/type");
+    let call = Call { path: EXCHANGE_PATH, weight, client_order_id, kind };
     handle(&sim, &conn, call, |sim, now| match &parsed {
         Err(e) => Ran::refused(unprocessable(&e.to_string())),
         Ok(env) => {
@@ -64,6 +66,13 @@ pub async fn exchange(
         }
     })
     .await
+}
+
+/// The `type` at `pointer` of a JSON body, for the request log (also of a body that is not a
+/// valid request).
+fn type_in(body: &Bytes, pointer: &str) -> Option<String> {
+    let value = serde_json::from_slice::<Value>(body).ok()?;
+    value.pointer(pointer)?.as_str().map(String::from)
 }
 
 /// The cloid a request names first (the request log's client order id).
@@ -134,6 +143,8 @@ struct Call {
     path: &'static str,
     weight: u64,
     client_order_id: Option<String>,
+    /// The request's `type` (see [`RequestRecord::kind`]).
+    kind: Option<String>,
 }
 
 /// What running a request gave.
@@ -163,6 +174,7 @@ async fn handle(
         method: Method::POST.to_string(),
         path: call.path.to_string(),
         client_order_id: call.client_order_id,
+        kind: call.kind,
         status: 0,
         executed: false,
         fault: None,

@@ -71,10 +71,11 @@ fn entry_sends(t: &Trading) -> usize {
         Venue::A => t.seen("POST", "/api/v3/order").len(),
         Venue::B => {
             let sent = t.seen("POST", "/exchange").into_iter();
-            sent.filter(|r| {
-                r.client_order_id.as_deref().is_some_and(|c| c.starts_with(ENTRY_CLOID_PREFIX))
-            })
-            .count()
+            sent.filter(|r| r.kind.as_deref() == Some("order"))
+                .filter(|r| {
+                    r.client_order_id.as_deref().is_some_and(|c| c.starts_with(ENTRY_CLOID_PREFIX))
+                })
+                .count()
         }
     }
 }

@@ -164,10 +164,13 @@ impl Harness {
         self.seen("POST", self.placement_path())
             .into_iter()
             .filter(|r| r.client_order_id.as_deref() == Some(wire.as_str()))
+            // Exchange B names a cancel by cloid with the cloid too: orders only.
+            .filter(|r| r.kind.as_deref().is_none_or(|kind| kind == "order"))
             .collect()
     }
 
-    /// Requests after the first placement of `id` that were not placements: the lookups.
+    /// Requests after the first placement of `id` that were not placements: the lookups
+    /// (on exchange B, `orderStatus` reads).
     pub fn lookups_after(&self, id: &str) -> Vec<RequestRecord> {
         let wire = self.wire_id(id);
         self.sim
@@ -176,6 +179,7 @@ impl Harness {
             .into_iter()
             .skip_while(|r| r.client_order_id.as_deref() != Some(wire.as_str()))
             .filter(|r| r.path != self.placement_path())
+            .filter(|r| r.kind.as_deref().is_none_or(|kind| kind == "orderStatus"))
             .collect()
     }
 
