@@ -53,7 +53,6 @@ pub fn statuses(answer: ExchangeAnswer) -> Result<Vec<StatusEntry>, ExchangeErro
 /// A top-level `err`: the whole action was refused, nothing executed.
 pub fn top_level_error(msg: String) -> ExchangeError {
     if msg.starts_with(ADDRESS_BUDGET_SPENT) {
-        tracing::warn!(%msg, "exchange B: the account's action budget is spent; one order per 10 s");
         ExchangeError::RateLimited { retry_after: ADDRESS_BUDGET_PAUSE }
     } else if msg.contains("User or API Wallet") && msg.contains("does not exist") {
         // The signer recovered from the signature is unknown: a wrong key or a wrong network.

@@ -239,6 +239,10 @@ impl ExchangeBClient {
                 }
                 // The address budget is spent: hold orders until the exchange takes one again.
                 Err(ExchangeError::RateLimited { retry_after }) => {
+                    tracing::warn!(
+                        hold_s = retry_after.as_secs(),
+                        "exchange B: the account's action budget is spent; orders are held"
+                    );
                     let wait_ms = i64::try_from(retry_after.as_millis()).unwrap_or(i64::MAX);
                     let until = self.clock.now_ms().saturating_add(wait_ms);
                     self.orders_held_until_ms.fetch_max(until, Ordering::Relaxed);
