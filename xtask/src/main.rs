@@ -121,11 +121,17 @@ impl Cargo {
         Cargo { root: workspace_root(), target_dir: None }
     }
 
-    /// `cargo <args>` in the root, not yet started.
+    /// `cargo <args>` in the root, not yet started, in the environment a shell would give it:
+    /// without the variables cargo set for this xtask run ([`set_by_cargo_for_xtask`]).
     pub fn command(&self, args: &[&str]) -> Command {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut command = Command::new(cargo);
         command.args(args).current_dir(&self.root);
+        for (name, _) in std::env::vars_os() {
+            if name.to_str().is_some_and(set_by_cargo_for_xtask) {
+                command.env_remove(name);
+            }
+        }
         if let Some(dir) = &self.target_dir {
             command.env("CARGO_TARGET_DIR", dir);
         }
@@ -156,6 +162,21 @@ impl Cargo {
         }
         Ok(serde_json::from_slice(&output.stdout)?)
     }
+}
+
+/// Whether `name` is one of the variables `cargo run` sets for the binary it starts (the xtask
+/// package's `CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, ...), as opposed to the operator's cargo
+/// configuration (`CARGO_HOME`, `CARGO_TARGET_DIR`, `CARGO_BUILD_*`, ...), which must pass.
+///
+/// Why it matters: build scripts such as ring's declare `rerun-if-env-changed` on
+/// `CARGO_MANIFEST_DIR` and `CARGO_PKG_NAME`, and cargo compares those against its own
+/// environment. A cargo started with xtask's values and one started from a shell then
+/// invalidate each other's builds: ring, rustls, reqwest and spotbot were rebuilt on each
+/// switch (minutes on 2 cores).
+fn set_by_cargo_for_xtask(name: &str) -> bool {
+    const PREFIXES: &[&str] = &["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_BIN_", "CARGO_CRATE_"];
+    const NAMES: &[&str] = &["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "CARGO_RUSTC_CURRENT_DIR"];
+    PREFIXES.iter().any(|prefix| name.starts_with(prefix)) || NAMES.contains(&name)
 }
 
 /// `path` as UTF-8, for a command line.
@@ -216,6 +237,37 @@ fn test() -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cargo xtask starts sees the environment minus what cargo set for this process
+    /// (`cargo test` sets the same variables for this test as `cargo run` does for xtask).
+    #[test]
+    fn the_cargo_xtask_starts_carries_no_cargo_variable_of_its_own() {
+        assert!(std::env::var_os("CARGO_PKG_NAME").is_some(), "cargo set it for this test");
+        assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some(), "cargo set it for this test");
+        let command = Cargo::workspace().command(&["build"]);
+        let mut seen: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+        for (name, value) in command.get_envs() {
+            let name = name.to_string_lossy().into_owned();
+            match value {
+                Some(value) => seen.insert(name, value.to_string_lossy().into_owned()),
+                None => seen.remove(&name),
+            };
+        }
+        let own: Vec<&String> = seen.keys().filter(|n| set_by_cargo_for_xtask(n)).collect();
+        assert!(own.is_empty(), "cargo would be started with {own:?}");
+        assert!(seen.keys().all(|n| !n.starts_with("CARGO_PKG_")), "{seen:?}");
+        assert!(!seen.contains_key("CARGO_MANIFEST_DIR"));
+    }
+
+    #[test]
+    fn the_operators_cargo_configuration_passes() {
+        for name in ["CARGO_HOME", "CARGO_TARGET_DIR", "CARGO_BUILD_JOBS", "CARGO_TERM_COLOR"] {
+            assert!(!set_by_cargo_for_xtask(name), "{name}");
+        }
+        for name in ["CARGO_PKG_NAME", "CARGO_MANIFEST_DIR", "CARGO_MANIFEST_PATH", "CARGO_CRATE_NAME"] {
+            assert!(set_by_cargo_for_xtask(name), "{name}");
+        }
+    }
 
     #[test]
     fn a_moved_checkout_is_found_where_it_is_now() {
