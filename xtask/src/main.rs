@@ -175,7 +175,8 @@ impl Cargo {
 /// switch (minutes on 2 cores).
 fn set_by_cargo_for_xtask(name: &str) -> bool {
     const PREFIXES: &[&str] = &["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_BIN_", "CARGO_CRATE_"];
-    const NAMES: &[&str] = &["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "CARGO_RUSTC_CURRENT_DIR"];
+    const NAMES: &[&str] =
+        &["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "CARGO_RUSTC_CURRENT_DIR"];
     PREFIXES.iter().any(|prefix| name.starts_with(prefix)) || NAMES.contains(&name)
 }
 
@@ -264,7 +265,9 @@ mod tests {
         for name in ["CARGO_HOME", "CARGO_TARGET_DIR", "CARGO_BUILD_JOBS", "CARGO_TERM_COLOR"] {
             assert!(!set_by_cargo_for_xtask(name), "{name}");
         }
-        for name in ["CARGO_PKG_NAME", "CARGO_MANIFEST_DIR", "CARGO_MANIFEST_PATH", "CARGO_CRATE_NAME"] {
+        for name in
+            ["CARGO_PKG_NAME", "CARGO_MANIFEST_DIR", "CARGO_MANIFEST_PATH", "CARGO_CRATE_NAME"]
+        {
             assert!(set_by_cargo_for_xtask(name), "{name}");
         }
     }
