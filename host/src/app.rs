@@ -15,7 +15,7 @@ use crate::api;
 use crate::background::Background;
 use crate::clock::SharedClock;
 use crate::config::Config;
-use crate::execution::{Execution, Parts, Timing};
+use crate::execution::{Execution, Parts, Telling, Timing};
 use crate::jobs::JOBS;
 use crate::license::{self, License};
 use crate::market::{CandleCache, MarketContexts};
@@ -37,8 +37,8 @@ pub struct RunningApp {
     pub state: AppState,
     shutdown: Option<oneshot::Sender<()>>,
     server: JoinHandle<std::io::Result<()>>,
-    /// The reconciliation run at start (aborted by `stop` if still running: the journal keeps
-    /// every step restartable).
+    /// The reconciliation run at start, then after every unknown outcome (aborted by `stop`:
+    /// the journal keeps every step restartable).
     reconciliation: Option<JoinHandle<()>>,
     /// The boss-reply loop (`[messenger] handle_replies`), when it runs.
     replies: Option<Background>,
@@ -193,6 +193,14 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         tokio::spawn(async move {
             if let Err(err) = execution.reconcile().await {
                 tracing::error!(%err, "reconciliation at start failed; run GET /api/trades/recover");
+            }
+            // Then again whenever an order's outcome was unknown: what the exchange holds is
+            // protected without waiting for the minute's run.
+            loop {
+                execution.reconcile_wanted().await;
+                if let Err(err) = execution.reconcile_telling(Telling::New).await {
+                    tracing::error!(%err, "reconciliation after an unknown outcome failed");
+                }
             }
         })
     });

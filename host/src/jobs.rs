@@ -7,7 +7,7 @@
 //! scheduler adds that a job is never started again while its previous run is still going.
 
 use crate::activity::AgentName;
-use crate::execution::{ExecutionError, run_bounded};
+use crate::execution::{ExecutionError, Telling, run_bounded};
 use crate::plugins::PluginError;
 use crate::protection::ProtectionError;
 use crate::scans::{PUMP_MOMENTUM, ScanError};
@@ -40,6 +40,14 @@ pub const JOBS: &[Job<AppState>] = &[
         agent: AgentName::Finance,
         switch: |c| c.pending_entries_check,
         run: |s| Box::pin(pending_entries_check(s)),
+    },
+    Job {
+        name: "reconciliation",
+        cron: "* * * * *",
+        human: "every minute",
+        agent: AgentName::BotOps,
+        switch: |c| c.reconciliation,
+        run: |s| Box::pin(reconciliation(s)),
     },
     Job {
         name: "daily_pnl",
@@ -108,6 +116,25 @@ async fn pending_entries_check(state: AppState) -> Outcome {
                 report.filled.len() + report.expired.len() + report.partially_filled.len();
             if settled > 0 { Outcome::notable(summary) } else { Outcome::quiet(summary) }
         }
+        Err(err) => execution_failed(err),
+    }
+}
+
+/// The minute's reconciliation: the journal, open trades and the account's holdings; the boss
+/// hears only what was not told before.
+async fn reconciliation(state: AppState) -> Outcome {
+    if let Some(skipped) = no_exchange(&state) {
+        return skipped;
+    }
+    let execution = state.execution.clone();
+    match run_bounded(async move { execution.reconcile_telling(Telling::New).await }).await {
+        Ok(report) if report.actions.is_empty() => Outcome::quiet("nothing to reconcile"),
+        Ok(report) => Outcome::notable(format!(
+            "reconciliation: {} findings ({} adopted, {} closed)",
+            report.actions.len(),
+            report.recovered.len(),
+            report.closed.len()
+        )),
         Err(err) => execution_failed(err),
     }
 }

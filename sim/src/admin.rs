@@ -1,10 +1,11 @@
 //! The loopback-only admin API under `/sim/`: prices, paths and volumes, the clock, funds and
-//! accounts (with their exchange B addresses and API wallets), faults, and what the simulator
-//! saw. Tests and operators script the market with it.
+//! accounts (with their exchange B addresses and API wallets), faults and the random mode of
+//! damaged answers, and what the simulator saw. Tests and operators script the market with it.
 
 use crate::clock::Millis;
 use crate::exchange_a::params::ApiError;
 use crate::exchange_a::wire::{fmt8, to_value};
+use crate::faults::mutation::MutationConfig;
 use crate::faults::{Fault, StreamFault};
 use crate::market;
 use crate::server::Sim;
@@ -32,6 +33,10 @@ pub fn routes() -> Router<Sim> {
         .route("/sim/fund", post(admin_fund))
         .route("/sim/accounts", post(admin_account))
         .route("/sim/faults", post(admin_fault).delete(admin_clear_faults).get(admin_list_faults))
+        .route(
+            "/sim/mutation",
+            post(admin_set_mutation).get(admin_mutation).delete(admin_clear_mutation),
+        )
         .route("/sim/streams/faults", post(admin_stream_fault))
         .route("/sim/requests", get(admin_requests))
         .route("/sim/orders", get(admin_orders))
@@ -217,6 +222,23 @@ async fn admin_clear_faults(State(sim): State<Sim>) -> AdminResult {
 
 async fn admin_list_faults(State(sim): State<Sim>) -> AdminResult {
     Ok(Json(to_value(&sim.faults())))
+}
+
+async fn admin_set_mutation(
+    State(sim): State<Sim>,
+    Json(config): Json<MutationConfig>,
+) -> AdminResult {
+    sim.set_mutation(Some(config))?;
+    ok()
+}
+
+async fn admin_clear_mutation(State(sim): State<Sim>) -> AdminResult {
+    sim.set_mutation(None)?;
+    ok()
+}
+
+async fn admin_mutation(State(sim): State<Sim>) -> AdminResult {
+    Ok(Json(to_value(&sim.mutation_status())))
 }
 
 async fn admin_requests(State(sim): State<Sim>) -> AdminResult {

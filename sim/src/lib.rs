@@ -15,8 +15,9 @@
 //! - [`clock`]: the one source of "now" (wall clock with an advanceable offset, or manual).
 //! - [`symbols`]: the listing (many USDT symbols, BTCUSDT as the reference coin) and filters.
 //! - [`market`]: prices — seeded synthetic market, scripted paths, CSV replay; klines.
-//! - [`faults`]: faults a test arms (delays, 5xx, rate limits, bans, rejects, dropped answers;
-//!   on streams: drop, silence, delay, `serverShutdown`).
+//! - [`faults`]: faults a test arms (delays, 5xx, rate limits, bans, rejects, dropped answers,
+//!   damaged answers, and the seeded random mode of damaged answers; on streams: drop,
+//!   silence, delay, `serverShutdown`).
 //! - [`limits`]: request weight per minute and IP bans.
 //! - [`transport`]: connections a fault can cut.
 //! - [`admin`]: the loopback-only admin API under `/sim/`.
@@ -43,6 +44,8 @@ pub use clock::{Clock, ManualClock, Millis, SystemClock};
 pub use core::EngineConfig;
 pub use exchange_a::streams::{RunningStreams, serve_streams};
 pub use exchange_b::{ExchangeBConfig, WsConfig, seed_key};
+pub use faults::damage::Damage;
+pub use faults::mutation::{MutationConfig, MutationStats, MutationStatus};
 pub use faults::{Fault, FaultKind, StreamFault, StreamFaultKind, StreamService};
 pub use params::ApiError;
 pub use server::{

@@ -1,13 +1,15 @@
 //! The simulator as a running thing: how to build one ([`SimConfig`]), the handle its owner
-//! and its handlers share ([`Sim`]: the core behind a lock, the clock, faults, the request log
-//! and the weight meter), and serving it on a socket ([`serve`], [`RunningSim`]).
+//! and its handlers share ([`Sim`]: the core behind a lock, the clock, faults and the random
+//! mode of damaged answers, the request log and the weight meter), and serving it on a socket
+//! ([`serve`], [`RunningSim`]).
 
 use crate::admin;
 use crate::clock::{Clock, Millis, SystemClock};
 use crate::core::{Engine, EngineConfig};
 use crate::exchange_a::{self, errors::default_msg, params::ApiError, render, wire::to_value};
 use crate::exchange_b::{self, ExchangeBConfig};
-use crate::faults::{Fault, StreamFault, StreamFaultKind, StreamService};
+use crate::faults::mutation::{Mutation, MutationConfig, MutationStatus};
+use crate::faults::{Fault, FaultKind, StreamFault, StreamFaultKind, StreamService};
 use crate::limits::Limits;
 use crate::market::Market;
 use crate::symbols::{self, SymbolRules};
@@ -43,8 +45,11 @@ pub struct RequestRecord {
     pub kind: Option<String>,
     /// HTTP status answered (0 when the connection was dropped).
     pub status: u16,
-    /// Whether the engine executed the request.
+    /// Whether the engine executed the request (also when its answer was then damaged).
     pub executed: bool,
+    /// The fault armed for this request or the damage the random mode drew for it, in its
+    /// `Debug` spelling (`Damage { damage: Truncated, seed: 7, ms: None, retry_after: None }`,
+    /// `DropAfterExecute`).
     pub fault: Option<String>,
 }
 
@@ -53,6 +58,7 @@ pub struct Shared {
     pub engine: Mutex<Engine>,
     pub clock: Arc<dyn Clock>,
     faults: Mutex<Vec<Fault>>,
+    mutation: Mutex<Mutation>,
     log: Mutex<Vec<RequestRecord>>,
     limits: Mutex<Limits>,
     streams: StreamConfig,
@@ -180,6 +186,7 @@ impl Sim {
                 engine: Mutex::new(engine),
                 clock: config.clock,
                 faults: Mutex::new(Vec::new()),
+                mutation: Mutex::new(Mutation::default()),
                 log: Mutex::new(Vec::new()),
                 limits: Mutex::new(Limits::default()),
                 streams: config.streams,
@@ -305,6 +312,20 @@ impl Sim {
     }
     pub fn clear_faults(&self) {
         lock(&self.shared.faults).clear();
+    }
+    /// Turns the random mode of damaged answers on (its counts start afresh) or, with None,
+    /// off. Settings out of range (share outside 0..=1, an empty list) are refused (-1100)
+    /// and leave the mode as it was.
+    pub fn set_mutation(&self, config: Option<MutationConfig>) -> Result<(), ApiError> {
+        lock(&self.shared.mutation).set(config).map_err(|problem| ApiError::bad(-1100, problem))
+    }
+    /// The random mode's settings (None: off) and what it damaged since it was last set.
+    pub fn mutation_status(&self) -> MutationStatus {
+        lock(&self.shared.mutation).status()
+    }
+    /// The random mode's damage for the answer of a request on `path` that ran, if any.
+    pub(crate) fn draw_damage(&self, path: &str) -> Option<FaultKind> {
+        lock(&self.shared.mutation).draw(path)
     }
     pub fn requests(&self) -> Vec<RequestRecord> {
         lock(&self.shared.log).clone()

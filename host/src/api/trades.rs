@@ -39,10 +39,11 @@ async fn list(State(state): State<AppState>) -> Result<Json<TradeList>, ApiError
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RecoverAnswer {
     pub ok: bool,
-    /// Open OCO lists adopted as trades.
+    /// Trades adopted: open OCO lists the store did not know, and coin the account holds for
+    /// an entry whose answer was lost or damaged.
     pub recovered: usize,
     pub trades: Vec<TradeView>,
-    /// Trades closed because their OCO finished meanwhile.
+    /// Trades closed because their OCO finished meanwhile, or their coin is no longer held.
     pub closed: Vec<CloseRow>,
     /// Every difference settled, one sentence each.
     pub actions: Vec<String>,
@@ -50,8 +51,10 @@ pub struct RecoverAnswer {
 
 /// Reconciles the store with the exchange now (the same run as at start): settles orders
 /// with an unknown outcome by client order id, protects filled entries without their
-/// protection (an OCO, or exchange B's take-profit), closes trades whose protection finished,
-/// and adopts open OCO lists of untracked symbols.
+/// protection (an OCO, or exchange B's take-profit), closes trades whose protection finished
+/// or whose coin the account no longer holds, adopts open OCO lists of untracked symbols, and
+/// adopts and protects coin the account holds for an entry whose answer was lost or damaged
+/// (`[protection] adopt_holdings`).
 #[utoipa::path(get, path = "/api/trades/recover",
     operation_id = "recover_trades", tag = "trade management",
     responses(

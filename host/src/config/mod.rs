@@ -17,9 +17,9 @@ use serde::Deserialize;
 pub use needs::Need;
 pub use secrets::{Secret, Secrets};
 pub use sections::{
-    ExchangeConfig, ExchangeMode, ExchangeName, GapExit, LicenseConfig, LogFormat, MarketConfig,
-    McpConfig, MessengerConfig, NewsConfig, PluginsConfig, ProtectionConfig, RiskConfig,
-    SchedulerConfig, ServerConfig, SignalsConfig, StopPlacement,
+    AdoptHoldings, ExchangeConfig, ExchangeMode, ExchangeName, GapExit, LicenseConfig, LogFormat,
+    MarketConfig, McpConfig, MessengerConfig, NewsConfig, PluginsConfig, ProtectionConfig,
+    RiskConfig, SchedulerConfig, ServerConfig, SignalsConfig, StopPlacement,
 };
 pub use strategy::{DEFAULT_STRATEGY, StrategyKeys, StrategySections, is_strategy_name};
 

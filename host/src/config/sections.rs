@@ -182,6 +182,37 @@ pub struct ProtectionConfig {
     /// The boss is told when the exchange's streams stay down this many seconds (protection
     /// then runs on the polled path), and again when they are back.
     pub stream_outage_alert_s: u64,
+    /// Which coins the account holds without an open trade reconciliation adopts as trades
+    /// (and protects): see [`AdoptHoldings`].
+    pub adopt_holdings: AdoptHoldings,
+    /// The stop of an adopted holding the journal knows no signal for, percent below its
+    /// entry price (`adopt_holdings = "all"`).
+    #[serde(deserialize_with = "crate::money::decimal")]
+    pub adopt_sl_pct: Decimal,
+    /// The take-profit of such a holding, percent above its entry price.
+    #[serde(deserialize_with = "crate::money::decimal")]
+    pub adopt_tp_pct: Decimal,
+    /// Assets reconciliation never adopts (coins the operator keeps on the account for
+    /// themselves, e.g. a fee coin).
+    pub ignore_assets: Vec<String>,
+}
+
+/// `[protection] adopt_holdings`: what reconciliation does with coin the account holds while
+/// the service has no trade for it (an entry whose answer was lost or damaged, a buy made by
+/// hand, a deposit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdoptHoldings {
+    /// Adopt a holding only when the order journal shows the service bought it: the symbol's
+    /// newest entry did not become a trade. It is protected at that signal's levels. Coin the
+    /// service never bought is the operator's and is left alone.
+    #[default]
+    Journal,
+    /// Also adopt every other holding above the symbol's minimum, protected at
+    /// `adopt_sl_pct` / `adopt_tp_pct` (an account used by the service alone).
+    All,
+    /// Adopt nothing; a holding the journal attributes to the service is reported to the boss.
+    Off,
 }
 
 impl Default for ProtectionConfig {
@@ -193,6 +224,10 @@ impl Default for ProtectionConfig {
             watch_interval_ms: 1000,
             trail_interval_ms: 10_000,
             stream_outage_alert_s: 120,
+            adopt_holdings: AdoptHoldings::Journal,
+            adopt_sl_pct: Decimal::from(3),
+            adopt_tp_pct: Decimal::from(6),
+            ignore_assets: Vec::new(),
         }
     }
 }
@@ -376,6 +411,9 @@ pub struct SchedulerConfig {
     pub drawdown_check: bool,
     /// Every minute: settle manual LIMIT entries (fill → OCO, TTL → cancel).
     pub pending_entries_check: bool,
+    /// Every minute: reconciliation (journal, open trades, the account's holdings), telling
+    /// the boss only what is new.
+    pub reconciliation: bool,
     /// Every hour: check the exchange connectivity.
     pub health_check: bool,
     /// 21:00 in `[market] timezone`: the daily PnL report to the boss.
@@ -398,6 +436,7 @@ impl Default for SchedulerConfig {
             trailing_stop: true,
             drawdown_check: true,
             pending_entries_check: true,
+            reconciliation: true,
             health_check: true,
             daily_pnl: true,
             signal_cleanup: true,

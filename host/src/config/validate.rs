@@ -116,6 +116,8 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
         9,
         3600,
     )?;
+    protection.in_range("adopt_sl_pct", config.protection.adopt_sl_pct, 0, 100)?;
+    protection.in_range("adopt_tp_pct", config.protection.adopt_tp_pct, 0, 1000)?;
 
     let market = Checker { prefix: "market" };
     if config.market.watchlist.is_empty() {

@@ -19,6 +19,7 @@
 //!   streams started.
 //! - [`paper`]: paper mode — the simulator in-process, reached by the real client on loopback.
 
+pub mod answers;
 pub mod budget;
 pub mod connect;
 pub mod core_exchange;

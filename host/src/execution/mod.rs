@@ -28,6 +28,7 @@ mod bracket;
 pub mod client_id;
 mod close;
 mod entry_cancel;
+mod holdings;
 pub mod journal;
 mod legs;
 pub mod limits;
@@ -59,7 +60,7 @@ pub use entry_cancel::{CancelledEntry, EntryCancelRow, EntryCancelStatus};
 pub use limits::{EntryBlock, EntryPause};
 pub use orders::SendError;
 pub use plan::EntryPlan;
-pub use reconcile::ReconcileReport;
+pub use reconcile::{ReconcileReport, Telling};
 pub use restop::StopMove;
 pub use restore::RestoreInput;
 pub use settle::{ListRead, OpenProtection, Settled, ends_protection, protection_gone};
@@ -206,6 +207,10 @@ struct Inner {
     symbol_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// One reconciliation at a time.
     reconciling: tokio::sync::Mutex<()>,
+    /// Findings of reconciliation the boss was told (the minute's run tells only new ones).
+    told: Mutex<std::collections::HashSet<String>>,
+    /// Set when an order's outcome was unknown: the background loop reconciles soon.
+    reconcile_wanted: Arc<tokio::sync::Notify>,
 }
 
 /// The execution area's public face. Cheap to clone.
@@ -257,6 +262,7 @@ impl Execution {
             Some(crate::exchange::Protection::Watched) => StopPlacement::Service,
             _ => config.protection.stop,
         };
+        let reconcile_wanted = Arc::new(tokio::sync::Notify::new());
         let orders = exchange.map(|exchange| {
             Orders::new(
                 exchange,
@@ -265,6 +271,7 @@ impl Execution {
                 timing.lookup_delay,
                 metrics,
             )
+            .on_unknown_outcome(reconcile_wanted.clone())
         });
         Self {
             inner: Arc::new(Inner {
@@ -281,6 +288,8 @@ impl Execution {
                 stop_placement,
                 symbol_locks: Mutex::new(HashMap::new()),
                 reconciling: tokio::sync::Mutex::new(()),
+                told: Mutex::new(std::collections::HashSet::new()),
+                reconcile_wanted,
             }),
         }
     }

@@ -10,8 +10,9 @@ use rust_decimal::Decimal;
 use super::journal::{Commit, Journal, JournalEntry, JournalError, OrderKind, Outcome};
 use super::plan::EntryPlan;
 use crate::clock::SharedClock;
+use crate::exchange::lookup::{self, TradeEvidence};
 use crate::exchange::{
-    Exchange, ExchangeError, Fill, NewOco, NewOrder, Order, OrderList, OrderRef, OrderStatus,
+    Exchange, ExchangeError, Fill, NewOco, NewOrder, Order, OrderList, OrderRef, OrderStatus, Side,
 };
 use crate::store::{StoreError, Writer};
 
@@ -64,6 +65,8 @@ pub struct Orders {
     /// Pause between the two lookups that must both say "absent".
     lookup_delay: Duration,
     metrics: crate::metrics::Metrics,
+    /// Notified whenever a send ends with an unknown outcome (execution then reconciles soon).
+    unknown_outcome: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl Orders {
@@ -74,7 +77,22 @@ impl Orders {
         lookup_delay: Duration,
         metrics: crate::metrics::Metrics,
     ) -> Self {
-        Self { exchange, journal, clock, lookup_delay, metrics }
+        Self { exchange, journal, clock, lookup_delay, metrics, unknown_outcome: None }
+    }
+
+    /// Notifies `wanted` whenever a send's outcome is unknown.
+    pub fn on_unknown_outcome(mut self, wanted: Arc<tokio::sync::Notify>) -> Self {
+        self.unknown_outcome = Some(wanted);
+        self
+    }
+
+    /// Journals a failed send's outcome, and asks for a reconciliation when it is unknown.
+    fn settle_failed(&self, seq: u64, outcome: Outcome) -> Result<(), StoreError> {
+        if let (Outcome::Unknown { .. }, Some(wanted)) = (&outcome, &self.unknown_outcome) {
+            wanted.notify_one();
+        }
+        self.journal.settle(seq, outcome, &self.now(), |_| Ok(()))?;
+        Ok(())
     }
 
     fn now(&self) -> String {
@@ -121,7 +139,7 @@ impl Orders {
                     return self.order_with_fills(&order.symbol, &OrderRef::Id(order_id)).await;
                 }
                 Outcome::Sending | Outcome::Unknown { .. } => {
-                    match self.look_up_order(&order.symbol, id).await {
+                    match self.look_up_order(&earlier).await {
                         Lookup::Found(found) => {
                             let found = self.with_fills(found).await;
                             self.settle_order(seq, &found, on_placed)?;
@@ -158,7 +176,7 @@ impl Orders {
             Err(err) => {
                 let outcome = outcome_of_error(&err);
                 self.metrics.order(self.exchange.name(), kind, Err(&outcome));
-                self.journal.settle(seq, outcome, &self.now(), |_| Ok(()))?;
+                self.settle_failed(seq, outcome)?;
                 Err(SendError::Exchange(err))
             }
         }
@@ -232,7 +250,7 @@ impl Orders {
             Err(err) => {
                 let outcome = outcome_of_error(&err);
                 self.metrics.order(self.exchange.name(), OrderKind::Oco, Err(&outcome));
-                self.journal.settle(seq, outcome, &self.now(), |_| Ok(()))?;
+                self.settle_failed(seq, outcome)?;
                 Err(SendError::Exchange(err))
             }
         }
@@ -255,7 +273,7 @@ impl Orders {
             // A note that was never sent: nothing to look up.
             OrderKind::WatchedStop => Settled::Absent,
             OrderKind::Entry | OrderKind::Exit | OrderKind::TakeProfit => {
-                match self.look_up_order(&entry.symbol, &entry.client_order_id).await {
+                match self.look_up_order(entry).await {
                     Lookup::Found(order) => Settled::Order(self.with_fills(order).await),
                     Lookup::Absent => Settled::Absent,
                     Lookup::CannotTell(_) => return Ok(None),
@@ -293,11 +311,36 @@ impl Orders {
         Ok(())
     }
 
-    /// Looks an order up by client order id; absent only when two lookups a moment apart
-    /// both say so (the exchange may still be processing it).
-    async fn look_up_order(&self, symbol: &str, client_id: &str) -> Lookup<Order> {
-        let id = OrderRef::Client(client_id.to_string());
-        self.look_up(|| self.exchange.order(symbol, &id)).await
+    /// Looks the order of a journal entry up by client order id. Absent only when two lookups
+    /// a moment apart both say so (the exchange may still be processing it) **and** the
+    /// account's trades since the entry was written show nothing of it
+    /// ([`lookup::trades_since`]): a trade by this order is the order found; one that cannot
+    /// be attributed means the exchange cannot tell, and nothing is sent again.
+    async fn look_up_order(&self, entry: &JournalEntry) -> Lookup<Order> {
+        let id = OrderRef::Client(entry.client_order_id.clone());
+        match self.look_up(|| self.exchange.order(&entry.symbol, &id)).await {
+            Lookup::Absent => {}
+            other => return other,
+        }
+        let side = serde_json::from_value::<Side>(entry.request["side"].clone()).ok();
+        let now = self.clock.now_ms();
+        let since = match lookup::exchange_time_of(&*self.exchange, &entry.created_at, now).await {
+            Ok(since) => since,
+            Err(why) => return Lookup::CannotTell(why),
+        };
+        let evidence = lookup::trades_since(
+            &*self.exchange,
+            &entry.symbol,
+            side,
+            &entry.client_order_id,
+            since,
+        )
+        .await;
+        match evidence {
+            TradeEvidence::Clear => Lookup::Absent,
+            TradeEvidence::Ours(order) => Lookup::Found(order),
+            TradeEvidence::Doubt(why) => Lookup::CannotTell(why),
+        }
     }
 
     /// The list with this client order id at the exchange, with its legs: `None` when two

@@ -12,9 +12,13 @@
 //!    a new one under a fresh client id;
 //! 3. an open trade whose OCO finished while the service was down is closed with its pnl;
 //! 4. an open OCO list on the exchange for a symbol the store does not track is adopted as a
-//!    trade with source `recovered`.
+//!    trade with source `recovered`;
+//! 5. the account's holdings are compared with the open trades ([`super::holdings`]): coin
+//!    held without a trade is adopted and protected, a trade whose coin is gone is settled.
 //!
-//! What was settled goes to the log, the activity log and the boss.
+//! It also runs every minute (the `reconciliation` job) and soon after any order's outcome was
+//! unknown ([`Execution::reconcile_soon`]); those runs tell the boss only what they have not
+//! told before. What was settled goes to the log, the activity log and the boss.
 
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -33,38 +37,89 @@ use super::{Execution, ExecutionError};
 use crate::exchange::{OrderList, OrderType, Side};
 use crate::messenger::templates;
 
+/// How many findings the minute's reconciliation remembers having told.
+const TOLD_MEMORY: usize = 1000;
+
+/// Who hears of a reconciliation's findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Telling {
+    /// Every finding (at start and on `GET /api/trades/recover`: someone asked).
+    All,
+    /// Only findings not told before (the minute's run and the run after an unknown outcome,
+    /// so a difference that stays unsettled is not repeated every minute).
+    New,
+}
+
 /// What one reconciliation did.
 #[derive(Debug, Clone, Default, Serialize, ToSchema)]
 pub struct ReconcileReport {
-    /// Open OCO lists adopted as trades (source `recovered`).
+    /// Trades adopted (source `recovered`): open OCO lists, and coin held without a trade.
     pub recovered: Vec<TradeView>,
-    /// Trades closed because their OCO finished while the service was away.
+    /// Trades closed because their OCO finished while the service was away, or their coin
+    /// is no longer held.
     pub closed: Vec<CloseRow>,
     /// One sentence per settled difference, in order.
     pub actions: Vec<String>,
 }
 
 impl Execution {
-    /// Runs one reconciliation (one at a time) and reports what it settled.
+    /// Runs one reconciliation (one at a time) and reports every finding.
     pub async fn reconcile(&self) -> Result<ReconcileReport, ExecutionError> {
+        self.reconcile_telling(Telling::All).await
+    }
+
+    /// Runs one reconciliation (one at a time); `telling` says which findings reach the log,
+    /// the activity log and the boss (the answer always has them all).
+    pub async fn reconcile_telling(
+        &self,
+        telling: Telling,
+    ) -> Result<ReconcileReport, ExecutionError> {
         let _one = self.inner.reconciling.lock().await;
         let mut report = ReconcileReport::default();
         self.settle_journal(&mut report).await?;
         self.check_open_trades(&mut report).await?;
         self.adopt_unknown_lists(&mut report).await?;
-        if !report.actions.is_empty() {
-            for action in &report.actions {
+        self.reconcile_holdings(&mut report).await?;
+        let news = self.not_told_yet(&report.actions, telling);
+        if !news.is_empty() {
+            for action in &news {
                 tracing::warn!(%action, "reconciliation");
                 self.log("bot-ops", &format!("reconciliation: {action}"), "ok");
             }
             self.notify(
                 templates::reconciliation_report(&templates::ReconciliationReport {
-                    actions: report.actions.clone(),
+                    actions: news,
                 }),
                 "reconciliation report",
             );
         }
         Ok(report)
+    }
+
+    /// The findings to tell: all of them, or those not told since the process started. Every
+    /// finding told is remembered (at most [`TOLD_MEMORY`] of them).
+    fn not_told_yet(&self, actions: &[String], telling: Telling) -> Vec<String> {
+        let mut told = self.inner.told.lock().unwrap_or_else(|p| p.into_inner());
+        if told.len() > TOLD_MEMORY {
+            told.clear();
+        }
+        actions
+            .iter()
+            .filter(|action| told.insert((*action).clone()) || telling == Telling::All)
+            .cloned()
+            .collect()
+    }
+
+    /// Asks for a reconciliation soon, in the background (after an order's outcome was
+    /// unknown: whatever the exchange holds gets protected without waiting for the minute).
+    /// Requests made while one waits are one run.
+    pub fn reconcile_soon(&self) {
+        self.inner.reconcile_wanted.notify_one();
+    }
+
+    /// Waits until [`Execution::reconcile_soon`] asked for a run (the background loop).
+    pub async fn reconcile_wanted(&self) {
+        self.inner.reconcile_wanted.notified().await;
     }
 
     async fn settle_journal(&self, report: &mut ReconcileReport) -> Result<(), ExecutionError> {

@@ -1,6 +1,7 @@
 //! Exchange A's REST front end: one handler for every `/api/v3/` path that reads the
 //! parameters, meters the request weight, applies injected faults, checks signatures, runs the
-//! endpoint against the core, and answers with the exchange's headers and error bodies.
+//! endpoint against the core, and answers with the exchange's headers and error bodies (or a
+//! damaged answer, when a fault or the random mode says so).
 
 use super::account;
 use super::errors::default_msg;
@@ -10,6 +11,7 @@ use super::wire::{ErrorJson, to_value};
 use super::{lists, market_data, orders};
 use crate::clock::Millis;
 use crate::faults::FaultKind;
+use crate::faults::after::{self, Throttle, Wire};
 use crate::limits::Admission;
 use crate::server::{RequestRecord, Sim};
 use crate::transport::Conn;
@@ -31,6 +33,36 @@ fn json_response(status: u16, body: &serde_json::Value) -> Response {
 
 pub(crate) fn error_response(e: &ApiError) -> Response {
     json_response(e.status, &to_value(&ErrorJson { code: e.code, msg: e.msg.clone() }))
+}
+
+/// Exchange A's voice in the answers made up after executing.
+const WIRE: Wire = Wire {
+    enum_fields: &["status", "side", "type", "timeInForce", "listOrderStatus", "listStatusType"],
+    server_error,
+    throttled,
+};
+
+/// A 5xx with -1001, the exchange's internal error.
+fn server_error(status: u16) -> Response {
+    error_response(&ApiError::new(
+        status,
+        -1001,
+        "Internal error; unable to process your request. Please try again.",
+    ))
+}
+
+/// 429 or 418 -1003 with Retry-After `secs`; a ban names its end, `secs` after `now`.
+fn throttled(throttle: Throttle, secs: u64, now: Millis) -> Response {
+    let e = match throttle {
+        Throttle::RateLimited => weight_error(),
+        Throttle::Banned => banned_error(ban_end(now, secs)),
+    };
+    with_retry_after(error_response(&e), secs)
+}
+
+/// When a ban of `secs` from `now` ends (at most three days, so no clock overflows).
+fn ban_end(now: Millis, secs: u64) -> Millis {
+    now + secs.min(259_200) as i64 * 1000
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -137,24 +169,13 @@ pub async fn api(
     if let Some(f) = &fault {
         match &f.kind {
             FaultKind::RateLimit { retry_after } => {
-                let e = weight_error();
-                return finish(
-                    &sim,
-                    record,
-                    with_retry_after(error_response(&e), *retry_after),
-                    used,
-                );
+                let r = throttled(Throttle::RateLimited, *retry_after, now);
+                return finish(&sim, record, r, used);
             }
             FaultKind::Ban { retry_after } => {
-                let until = now + (*retry_after).min(259_200) as i64 * 1000;
-                sim.limits().ban_until(until);
-                let e = banned_error(until);
-                return finish(
-                    &sim,
-                    record,
-                    with_retry_after(error_response(&e), *retry_after),
-                    used,
-                );
+                sim.limits().ban_until(ban_end(now, *retry_after));
+                let r = throttled(Throttle::Banned, *retry_after, now);
+                return finish(&sim, record, r, used);
             }
             FaultKind::Reject { code, msg } => {
                 let status = if matches!(code, -1003 | -1015) { 429 } else { 400 };
@@ -166,12 +187,7 @@ pub async fn api(
                 return finish(&sim, record, error_response(&e), used);
             }
             FaultKind::ServerError { status, execute: false } => {
-                let e = ApiError::new(
-                    *status,
-                    -1001,
-                    "Internal error; unable to process your request. Please try again.",
-                );
-                return finish(&sim, record, error_response(&e), used);
+                return finish(&sim, record, server_error(*status), used);
             }
             FaultKind::Delay { ms, before: true } => {
                 tokio::time::sleep(Duration::from_millis(*ms)).await
@@ -211,33 +227,12 @@ pub async fn api(
         sim.limits().charge(weight);
     }
 
-    // Injected faults that act after executing.
-    if let Some(f) = &fault {
-        match &f.kind {
-            FaultKind::ServerError { status, execute: true } => {
-                let e = ApiError::new(
-                    *status,
-                    -1001,
-                    "Internal error; unable to process your request. Please try again.",
-                );
-                response = error_response(&e);
-            }
-            FaultKind::Delay { ms, before: false } => {
-                // Record before waiting: a client that gives up cancels this handler.
-                let response = finish(&sim, record, response, used);
-                tokio::time::sleep(Duration::from_millis(*ms)).await;
-                return response;
-            }
-            FaultKind::DropAfterExecute => {
-                conn.kill();
-                record.status = 0;
-                sim.record(record);
-                return Response::new(Body::empty());
-            }
-            _ => {}
-        }
-    }
-    finish(&sim, record, response, used)
+    // Injected faults that act after executing; without one, the random mode's damage.
+    let after = fault
+        .map(|f| f.kind)
+        .or_else(|| sim.draw_damage(&path).inspect(|k| record.fault = Some(format!("{k:?}"))));
+    let delivery = after::after_execute(after.as_ref(), response, &WIRE, now).await;
+    after::deliver(delivery, &sim, &conn, record, |record, r| finish(&sim, record, r, used)).await
 }
 
 /// 418 -1003: the IP is banned until `until` (epoch ms).

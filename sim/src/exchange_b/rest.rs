@@ -1,13 +1,15 @@
 //! Exchange B's HTTP face on the simulator's port: `POST /info` and `POST /exchange`. Every
 //! request is weighed on exchange B's own meter (HTTP 429 past the limit), meets the faults
-//! armed for its path, runs, and is recorded in the request log. `/exchange` checks the
-//! envelope first: no vault, a signature that recovers a known signer, a fresh nonce.
+//! armed for its path (or the random mode's damage), runs, and is recorded in the request log.
+//! `/exchange` checks the envelope first: no vault, a signature that recovers a known signer, a
+//! fresh nonce.
 
 use super::action_budget;
 use super::actions::{self, Outcome};
 use super::info::{self, InfoRequest};
 use crate::clock::Millis;
 use crate::faults::FaultKind;
+use crate::faults::after::{self, Throttle, Wire};
 use crate::limits::Admission;
 use crate::server::{RequestRecord, Sim};
 use crate::transport::Conn;
@@ -22,6 +24,10 @@ use std::time::Duration;
 
 pub const INFO_PATH: &str = "/info";
 pub const EXCHANGE_PATH: &str = "/exchange";
+
+/// Exchange B's voice in the answers made up after executing.
+const WIRE: Wire =
+    Wire { enum_fields: &["status", "side", "orderType", "tif"], server_error, throttled };
 
 /// `POST /info`.
 pub async fn info(
@@ -168,6 +174,7 @@ async fn handle(
     call: Call,
     run: impl FnOnce(&Sim, Millis) -> Ran,
 ) -> Response {
+    let path = call.path;
     let now = sim.now_ms();
     let mut record = RequestRecord {
         time: now,
@@ -188,9 +195,9 @@ async fn handle(
         );
         return finish(sim, record, with_retry_after(text_response(429, &text), retry_after_secs));
     }
-    let fault = sim.take_fault(&Method::POST, call.path).map(|f| f.kind);
+    let fault = sim.take_fault(&Method::POST, path).map(|f| f.kind);
     record.fault = fault.as_ref().map(|k| format!("{k:?}"));
-    if let Some(early) = answer_before(fault.as_ref(), call.path).await {
+    if let Some(early) = answer_before(fault.as_ref(), path).await {
         return finish(sim, record, early);
     }
     let ran = run(sim, now);
@@ -198,23 +205,10 @@ async fn handle(
     if ran.surcharge > 0 {
         state.limits().charge(ran.surcharge);
     }
-    match fault {
-        Some(FaultKind::ServerError { status, execute: true }) => {
-            finish(sim, record, server_error(status))
-        }
-        Some(FaultKind::Delay { ms, before: false }) => {
-            // Record before waiting: a client that gives up cancels this handler.
-            let response = finish(sim, record, ran.response);
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-            response
-        }
-        Some(FaultKind::DropAfterExecute) => {
-            conn.kill();
-            sim.record(record);
-            Response::new(Body::empty())
-        }
-        _ => finish(sim, record, ran.response),
-    }
+    let after =
+        fault.or_else(|| sim.draw_damage(path).inspect(|k| record.fault = Some(format!("{k:?}"))));
+    let delivery = after::after_execute(after.as_ref(), ran.response, &WIRE, now).await;
+    after::deliver(delivery, sim, conn, record, |record, r| finish(sim, record, r)).await
 }
 
 /// The answer of a fault that acts before the request runs (it then never runs), after a
@@ -227,11 +221,9 @@ async fn answer_before(fault: Option<&FaultKind>, path: &str) -> Option<Response
         }
         FaultKind::ServerError { status, execute: false } => Some(server_error(*status)),
         FaultKind::RateLimit { retry_after } => {
-            Some(with_retry_after(text_response(429, "Too many requests"), *retry_after))
+            Some(throttled(Throttle::RateLimited, *retry_after, 0))
         }
-        FaultKind::Ban { retry_after } => {
-            Some(with_retry_after(text_response(418, "IP banned"), *retry_after))
-        }
+        FaultKind::Ban { retry_after } => Some(throttled(Throttle::Banned, *retry_after, 0)),
         FaultKind::Reject { code, msg } => {
             let text = msg.clone().unwrap_or_else(|| format!("Rejected by the simulator ({code})"));
             Some(if path == EXCHANGE_PATH {
@@ -276,6 +268,16 @@ fn unprocessable(reason: &str) -> Response {
 
 fn server_error(status: u16) -> Response {
     text_response(status, "Internal Server Error")
+}
+
+/// 429 or 418 with Retry-After `secs` and a plain-text body (exchange B's texts name no time,
+/// so the time is unused).
+fn throttled(throttle: Throttle, secs: u64, _now: Millis) -> Response {
+    let (status, text) = match throttle {
+        Throttle::RateLimited => (429, "Too many requests"),
+        Throttle::Banned => (418, "IP banned"),
+    };
+    with_retry_after(text_response(status, text), secs)
 }
 
 fn with_retry_after(mut r: Response, secs: u64) -> Response {

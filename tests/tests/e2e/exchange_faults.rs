@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::exchange_support::{Harness, Venue, on_both, start};
 use rust_decimal::Decimal;
 use spotbot::exchange::{ExchangeError, NewOrder, OrderStatus, Price, Qty, Side};
-use spotbot_sim::{Fault, FaultKind};
+use spotbot_sim::{Damage, Fault, FaultKind};
 
 fn d(s: &str) -> Decimal {
     Decimal::from_str(s).expect("decimal")
@@ -31,10 +31,11 @@ on_both!(
     connection_dropped_after_execution_is_resolved_by_lookup_not_resent,
     server_error_after_execution_is_resolved_by_lookup,
     timeout_after_execution_is_resolved_by_lookup,
-    rate_limit_429_is_waited_out_per_retry_after_then_sent_once,
+    rate_limit_429_on_an_order_is_looked_up_before_anything_is_sent_again,
     long_retry_after_is_reported_not_waited,
     rejection_is_final_and_not_retried,
     unresolvable_outcome_is_unknown_never_failed,
+    every_damaged_answer_to_an_executed_order_is_the_order_or_unknown,
     a_read_that_times_out_is_an_error_after_a_few_attempts,
 );
 
@@ -71,24 +72,38 @@ async fn timeout_after_execution_is_resolved_by_lookup(h: Harness) {
     resolved_once(&h, &o, "slow1");
 }
 
-async fn rate_limit_429_is_waited_out_per_retry_after_then_sent_once(h: Harness) {
+/// A 429 to an order may come from a gateway that forwarded it: the outcome is unknown and
+/// the order is looked up once Retry-After has passed. Exchange A sends it again when the
+/// lookups say absent and the account's trades show nothing of it; exchange B never sends an
+/// action again.
+async fn rate_limit_429_on_an_order_is_looked_up_before_anything_is_sent_again(h: Harness) {
     armed(&h, FaultKind::RateLimit { retry_after: 1 });
     let started = Instant::now();
-    let o = h.ex().place_order(&buy("rl1")).await.expect("placed after the wait");
+    let placed = h.ex().place_order(&buy("rl1")).await;
     assert!(started.elapsed() >= Duration::from_millis(950), "honours Retry-After");
-    assert_eq!(o.status, OrderStatus::Filled);
+    assert!(!h.lookups_after("rl1").is_empty(), "looked up by client order id");
     let posts: Vec<u16> = h.placements("rl1").iter().map(|r| r.status).collect();
-    assert_eq!(posts, vec![429, 200]);
-    assert_eq!(h.orders_with_client_id("rl1"), 1);
+    match h.venue {
+        Venue::A => {
+            assert_eq!(placed.expect("placed after the lookup").status, OrderStatus::Filled);
+            assert_eq!(posts, vec![429, 200]);
+            assert_eq!(h.orders_with_client_id("rl1"), 1);
+        }
+        Venue::B => {
+            assert!(placed.expect_err("unknown").is_unknown_outcome());
+            assert_eq!(posts, vec![429], "never sent again on exchange B");
+            assert_eq!(h.orders_with_client_id("rl1"), 0);
+        }
+    }
 }
 
+/// A Retry-After too long to wait: the order's outcome is unknown (the lookup cannot run
+/// before it ends), and every request inside the window is refused without being sent.
 async fn long_retry_after_is_reported_not_waited(h: Harness) {
     armed(&h, FaultKind::RateLimit { retry_after: 30 });
     let err = h.ex().place_order(&buy("rl2")).await.expect_err("rate limited");
-    assert!(
-        matches!(err, ExchangeError::RateLimited { retry_after } if retry_after >= Duration::from_secs(29)),
-        "{err:?}"
-    );
+    assert!(err.is_unknown_outcome(), "{err:?}");
+    assert!(err.to_string().contains("retry after"), "{err}");
     // The next call inside the window is refused without touching the exchange.
     let before = h.sim.sim.requests().len();
     assert!(matches!(h.ex().balances().await, Err(ExchangeError::RateLimited { .. })));
@@ -132,6 +147,36 @@ async fn unresolvable_outcome_is_unknown_never_failed(h: Harness) {
     assert!(err.is_unknown_outcome(), "{err:?}");
     assert_eq!(h.orders_with_client_id("unk1"), 1, "the order exists once on the exchange");
     assert_eq!(h.placements("unk1").len(), 1, "and was not sent again");
+}
+
+/// Each kind of answer damaged after the exchange executed the order (the simulator's
+/// `damage` fault; docs/execution.md, "A misbehaving exchange"): the client answers the order
+/// it finds by lookup, or an unknown outcome — never a rejection, never "absent" — and the
+/// order exists once at the exchange, sent once.
+async fn every_damaged_answer_to_an_executed_order_is_the_order_or_unknown(h: Harness) {
+    h.set_price("BTCUSDT", "60000");
+    for (i, damage) in Damage::ALL.iter().enumerate() {
+        let id = format!("dmg{i}");
+        let kind = FaultKind::Damage { damage: *damage, seed: 5, ms: None, retry_after: None };
+        h.sim.sim.inject(h.placement_fault(kind));
+        match h.ex().place_order(&buy(&id)).await {
+            Ok(o) => {
+                assert_eq!(
+                    (o.status, o.client_order_id.as_str()),
+                    (OrderStatus::Filled, id.as_str()),
+                    "{damage:?}"
+                );
+                assert_eq!(o.executed_qty.0, d("0.001"), "{damage:?}");
+            }
+            Err(e) => assert!(e.is_unknown_outcome(), "{damage:?}: {e:?}"),
+        }
+        assert_eq!(h.orders_with_client_id(&id), 1, "{damage:?}: one order at the exchange");
+        assert_eq!(h.placements(&id).len(), 1, "{damage:?}: sent once");
+        if *damage == Damage::Banned {
+            // The client keeps the 418's ban (2 s) and sends nothing meanwhile.
+            tokio::time::sleep(Duration::from_millis(2100)).await;
+        }
+    }
 }
 
 /// A read that gets no answer in time is an error after at most three attempts (reads are
@@ -195,7 +240,8 @@ async fn ban_418_stops_every_request_until_it_ends() {
     let h = start(Venue::A).await;
     armed(&h, FaultKind::Ban { retry_after: 120 });
     let err = h.ex().place_order(&buy("ban1")).await.expect_err("banned");
-    assert!(matches!(err, ExchangeError::Banned { .. }));
+    // A 418 to an order may come from a gateway that forwarded it: unknown, not refused.
+    assert!(err.is_unknown_outcome(), "{err:?}");
     let before = h.sim.sim.requests().len();
     assert!(matches!(h.ex().price("BTCUSDT").await, Err(ExchangeError::Banned { .. })));
     assert!(matches!(h.ex().place_order(&buy("ban2")).await, Err(ExchangeError::Banned { .. })));

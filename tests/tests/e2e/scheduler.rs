@@ -79,6 +79,7 @@ async fn get_scheduler_lists_every_job_with_next_runs_from_the_clock() {
             ("trailing_stop", "* * * * *", true, Some("2026-03-02T08:01:00Z")),
             ("drawdown_check", "* * * * *", true, Some("2026-03-02T08:01:00Z")),
             ("pending_entries_check", "* * * * *", true, Some("2026-03-02T08:01:00Z")),
+            ("reconciliation", "* * * * *", true, Some("2026-03-02T08:01:00Z")),
             // 21:00 in Berlin is 20:00 UTC in March (UTC+1).
             ("daily_pnl", "0 21 * * *", true, Some("2026-03-02T20:00:00Z")),
             ("health_check", "0 * * * *", true, Some("2026-03-02T09:00:00Z")),
@@ -94,14 +95,14 @@ async fn get_scheduler_lists_every_job_with_next_runs_from_the_clock() {
         assert!(j["last_run"].is_null() && j["last_result"].is_null(), "{j}");
         assert!(j.get("last_error").is_none(), "{j}");
     }
-    assert_eq!(jobs[3]["schedule"]["human"], "daily at 21:00");
+    assert_eq!(jobs[4]["schedule"]["human"], "daily at 21:00");
 
     // The next runs move with the clock, and only a due job runs.
     t.rig.clock.advance(Duration::seconds(59));
     assert!(tick(&t).await.is_empty(), "nothing is due before 08:01");
     t.rig.clock.advance(Duration::seconds(1));
     let ran = tick(&t).await;
-    assert_eq!(ran, ["trailing_stop", "drawdown_check", "pending_entries_check"]);
+    assert_eq!(ran, ["trailing_stop", "drawdown_check", "pending_entries_check", "reconciliation"]);
     let trailing = job(&t, "trailing_stop").await;
     assert_eq!(trailing["last_run"], "2026-03-02T08:01:00Z");
     assert_eq!(trailing["next_run"], "2026-03-02T08:02:00Z");

@@ -44,15 +44,12 @@ impl ClientIds {
         cloid
     }
 
-    /// The service's id of an order reporting `cloid` (`0x…` text, or none): the id when
-    /// known, else the cloid's hex; empty without a cloid.
-    pub fn service_id(&self, cloid: Option<&str>) -> String {
-        let Some(text) = cloid else { return String::new() };
+    /// The service's id of an order reporting `cloid`: the id when known, else the cloid's
+    /// hex; empty without a cloid.
+    pub fn service_id(&self, cloid: Option<Cloid>) -> String {
+        let Some(cloid) = cloid else { return String::new() };
         let known = self.known.read().unwrap_or_else(|e| e.into_inner());
-        text.parse::<Cloid>()
-            .ok()
-            .and_then(|c| known.get(&c).cloned())
-            .unwrap_or_else(|| text.to_string())
+        known.get(&cloid).cloned().unwrap_or_else(|| cloid.to_string())
     }
 }
 
@@ -91,9 +88,9 @@ mod tests {
     fn known_cloids_map_back_and_unknown_ones_show_their_hex() {
         let ids = ClientIds::default();
         let c = ids.learn("TE_abc_ETHUSDT");
-        assert_eq!(ids.service_id(Some(&c.to_string())), "TE_abc_ETHUSDT");
-        let other = cloid_of("elsewhere").to_string();
-        assert_eq!(ids.service_id(Some(&other)), other);
+        assert_eq!(ids.service_id(Some(c)), "TE_abc_ETHUSDT");
+        let other = cloid_of("elsewhere");
+        assert_eq!(ids.service_id(Some(other)), other.to_string());
         assert_eq!(ids.service_id(None), "");
     }
 }

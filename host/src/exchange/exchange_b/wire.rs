@@ -1,11 +1,17 @@
 //! Exchange B's answers exactly as the wire reference spells them (§3 `/info`, §4.4
 //! `/exchange`), read into plain structs; turning them into domain types happens in the
-//! client, once. Every price, size and amount is a decimal string; a field the service does
-//! not need is not read, and an optional one defaults, so an extra or missing display field
+//! client, once. They are read strictly ([`crate::exchange::answers`]): every price, size and
+//! amount is a plain decimal string with the sign it can have, every enum one of its
+//! documented values, and a field an outcome needs (a status, a size, a price, an oid, a
+//! time) has no default, so an answer that lacks one is unreadable instead of a value built
+//! from defaults. A field the service does not need is not read, so an extra display field
 //! never makes an answer unreadable.
 
 use rust_decimal::Decimal;
 use serde::Deserialize;
+use spotbot_exchange_b_protocol::Cloid;
+
+use crate::exchange::answers::{self, decimal, non_negative, nullable_non_negative, positive};
 
 /// One token of `spotMeta.tokens`.
 #[derive(Debug, Clone, Deserialize)]
@@ -36,12 +42,20 @@ pub struct SpotMeta {
 #[serde(rename_all = "camelCase")]
 pub struct AssetCtx {
     pub coin: String,
+    #[serde(deserialize_with = "non_negative")]
     pub day_ntl_vlm: Decimal,
+    #[serde(deserialize_with = "non_negative")]
     pub mark_px: Decimal,
-    #[serde(default)]
+    /// Always there, `null` when a side of the book is empty.
+    #[serde(deserialize_with = "nullable_non_negative")]
     pub mid_px: Option<Decimal>,
+    #[serde(deserialize_with = "non_negative")]
     pub prev_day_px: Decimal,
 }
+
+/// One mid of `allMids` (an object of coin → mid).
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct Mid(#[serde(deserialize_with = "non_negative")] pub Decimal);
 
 /// One candle of `candleSnapshot`.
 #[derive(Debug, Clone, Deserialize)]
@@ -49,12 +63,16 @@ pub struct Candle {
     pub t: i64,
     #[serde(rename = "T")]
     pub close_time: i64,
+    #[serde(deserialize_with = "non_negative")]
     pub o: Decimal,
+    #[serde(deserialize_with = "non_negative")]
     pub h: Decimal,
+    #[serde(deserialize_with = "non_negative")]
     pub l: Decimal,
+    #[serde(deserialize_with = "non_negative")]
     pub c: Decimal,
+    #[serde(deserialize_with = "non_negative")]
     pub v: Decimal,
-    #[serde(default)]
     pub n: u64,
 }
 
@@ -62,7 +80,9 @@ pub struct Candle {
 #[derive(Debug, Clone, Deserialize)]
 pub struct BalanceJson {
     pub coin: String,
+    #[serde(deserialize_with = "non_negative")]
     pub hold: Decimal,
+    #[serde(deserialize_with = "non_negative")]
     pub total: Decimal,
 }
 
@@ -72,43 +92,96 @@ pub struct ClearinghouseState {
     pub balances: Vec<BalanceJson>,
 }
 
-/// An order as `frontendOpenOrders` lists it and `orderStatus` nests it.
+/// `B` (bid: a buy) or `A` (ask: a sell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum SideJson {
+    #[serde(rename = "B")]
+    Bid,
+    #[serde(rename = "A")]
+    Ask,
+}
+
+/// An order's time in force: the three an order is placed with, and the two IOC-like ones
+/// the exchange's own front end gives its market orders and liquidations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum TifJson {
+    Gtc,
+    Ioc,
+    Alo,
+    FrontendMarket,
+    LiquidationMarket,
+}
+
+/// An order as `frontendOpenOrders` lists it, `orderStatus` nests it and the WebSocket's
+/// `orderUpdates` push it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OrderJson {
     pub coin: String,
+    #[serde(deserialize_with = "positive")]
     pub limit_px: Decimal,
     pub oid: u64,
-    pub side: String,
+    pub side: SideJson,
+    /// The size still open (`0.0` once filled).
+    #[serde(deserialize_with = "non_negative")]
     pub sz: Decimal,
-    /// `frontendOpenOrders` has it; `openOrders` does not (then `sz` is all we know).
-    #[serde(default)]
-    pub orig_sz: Option<Decimal>,
-    #[serde(default)]
-    pub tif: Option<String>,
-    #[serde(default)]
-    pub order_type: Option<String>,
+    /// The size placed.
+    #[serde(deserialize_with = "positive")]
+    pub orig_sz: Decimal,
+    /// `None` when the key is absent, which only the WebSocket's order updates do (they carry
+    /// no time in force; the REST answers always do); `Some(None)` for its documented `null`
+    /// (a trigger order).
+    #[serde(default, deserialize_with = "answers::present")]
+    pub tif: Option<Option<TifJson>>,
     pub timestamp: i64,
+    /// Absent or `null` when the order has none.
     #[serde(default)]
-    pub cloid: Option<String>,
+    pub cloid: Option<Cloid>,
 }
 
-/// `orderStatus`'s `order` when found: the order, its status and when it got it.
+/// `orderStatus`'s `order` when found (and one element of `orderUpdates`): the order, its
+/// status and when it got it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OrderWithStatus {
     pub order: OrderJson,
     pub status: String,
-    #[serde(default)]
     pub status_timestamp: i64,
 }
 
-/// `orderStatus`: `{"status":"order","order":{…}}` or `{"status":"unknownOid"}`.
+/// `orderStatus`, in one of its two documented forms; anything else does not read.
 #[derive(Debug, Clone, Deserialize)]
-pub struct OrderStatusAnswer {
-    pub status: String,
-    #[serde(default)]
-    pub order: Option<OrderWithStatus>,
+#[serde(try_from = "OrderStatusJson")]
+pub enum OrderStatusAnswer {
+    /// `{"status":"order","order":{…}}`.
+    Found(OrderWithStatus),
+    /// `{"status":"unknownOid"}`: the only answer that says the exchange has no such order.
+    UnknownOid,
+}
+
+/// `orderStatus` as sent, before its two forms are told apart.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OrderStatusJson {
+    status: String,
+    /// `None` when absent, `Some(None)` when `null`.
+    #[serde(default, deserialize_with = "answers::present")]
+    order: Option<Option<OrderWithStatus>>,
+}
+
+impl TryFrom<OrderStatusJson> for OrderStatusAnswer {
+    type Error = String;
+
+    fn try_from(answer: OrderStatusJson) -> Result<Self, String> {
+        match (answer.status.as_str(), answer.order) {
+            ("order", Some(Some(found))) => Ok(Self::Found(found)),
+            ("unknownOid", None) => Ok(Self::UnknownOid),
+            (status, order) => {
+                let with = if order.is_some() { "with" } else { "without" };
+                Err(format!("orderStatus {status:?} {with} an order is not a documented answer"))
+            }
+        }
+    }
 }
 
 /// One fill of `userFills`.
@@ -116,30 +189,47 @@ pub struct OrderStatusAnswer {
 #[serde(rename_all = "camelCase")]
 pub struct FillJson {
     pub coin: String,
+    #[serde(deserialize_with = "positive")]
     pub px: Decimal,
+    #[serde(deserialize_with = "positive")]
     pub sz: Decimal,
-    pub side: String,
+    pub side: SideJson,
     pub time: i64,
     pub oid: u64,
-    #[serde(default)]
     pub crossed: bool,
+    /// Negative for a maker rebate.
+    #[serde(deserialize_with = "decimal")]
     pub fee: Decimal,
     pub fee_token: String,
     pub tid: u64,
 }
 
-/// The top level of an `/exchange` answer: `ok` with a response object, or `err` with text.
+/// The top level of an `/exchange` answer: `ok` with a response object, or `err` with the
+/// text of why the whole action was refused. Any other status, or an `err` whose response is
+/// not a text, does not read.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ExchangeAnswer {
-    pub status: String,
-    pub response: serde_json::Value,
+#[serde(tag = "status", content = "response", rename_all = "lowercase")]
+pub enum ExchangeAnswer {
+    Ok(OkResponse),
+    Err(String),
 }
 
-/// `response` of an `ok` answer.
+/// What an `ok` answer answers: the service sends orders and cancels (a cancel by cloid is
+/// answered as a cancel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResponseKind {
+    Order,
+    Cancel,
+}
+
+/// `response` of an `ok` answer to an order or a cancel: its kind and one status per order or
+/// cancel, in request order.
 #[derive(Debug, Clone, Deserialize)]
 pub struct OkResponse {
-    #[serde(default)]
-    pub data: Option<StatusesData>,
+    #[serde(rename = "type")]
+    pub kind: ResponseKind,
+    pub data: StatusesData,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -147,27 +237,65 @@ pub struct StatusesData {
     pub statuses: Vec<StatusEntry>,
 }
 
-/// One entry of `statuses`: a bare string (`"success"`, `"waitingForFill"`) or an object.
+/// One entry of `statuses`: a bare string (`"success"`, `"waitingForFill"`) or an object
+/// with exactly one of `resting`, `filled` and `error` (an object with two says two things).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[serde(from = "StatusJson")]
 pub enum StatusEntry {
     Text(String),
-    Resting { resting: Resting },
-    Filled { filled: Filled },
-    Error { error: String },
+    Resting(Resting),
+    Filled(Filled),
+    Error(String),
 }
 
+/// A status as sent: a string, or an object of one key.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StatusJson {
+    Text(String),
+    Object(OneStatus),
+}
+
+/// An object of exactly one key (as an externally tagged enum reads).
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum OneStatus {
+    Resting(Resting),
+    Filled(Filled),
+    Error(String),
+}
+
+impl From<StatusJson> for StatusEntry {
+    fn from(status: StatusJson) -> Self {
+        match status {
+            StatusJson::Text(text) => Self::Text(text),
+            StatusJson::Object(OneStatus::Resting(r)) => Self::Resting(r),
+            StatusJson::Object(OneStatus::Filled(f)) => Self::Filled(f),
+            StatusJson::Object(OneStatus::Error(e)) => Self::Error(e),
+        }
+    }
+}
+
+/// An order resting on the book. A live answer also names the cloid that was sent (wire
+/// reference §4.4: not in the docs, read when there).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Resting {
     pub oid: u64,
+    #[serde(default)]
+    pub cloid: Option<Cloid>,
 }
 
+/// An order that matched at once: how much and at what average price.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Filled {
+    #[serde(deserialize_with = "positive")]
     pub total_sz: Decimal,
+    #[serde(deserialize_with = "positive")]
     pub avg_px: Decimal,
     pub oid: u64,
+    #[serde(default)]
+    pub cloid: Option<Cloid>,
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+mod at_the_exchange;
+
 use std::time::Duration;
 
 use rust_decimal::Decimal;
@@ -13,6 +15,8 @@ use spotbot_sim::{Fault, FaultKind, RunningSim, SimConfig};
 use spotbot_tests::fake_messenger::FakeMessenger;
 
 use super::license_support::{Host, Rig};
+
+pub use at_the_exchange::Stage;
 
 pub const KEY: &str = "trading-key";
 pub const SECRET: &str = "trading-secret";
@@ -30,6 +34,11 @@ pub const CHAT_ID: i64 = 4242;
 
 pub fn d(s: &str) -> Decimal {
     s.parse().expect("decimal")
+}
+
+/// A decimal of an API answer, written as a JSON number or string.
+pub fn decimal_of(v: &Value) -> Decimal {
+    d(v.to_string().trim_matches('"'))
 }
 
 /// The rig's test clock as the simulator's clock.

@@ -6,7 +6,7 @@ use reqwest::Method;
 use super::{ExchangeAClient, Security, check_client_id, fmt_decimal};
 use crate::exchange::exchange_a::signer::Params;
 use crate::exchange::exchange_a::wire::{self};
-use crate::exchange::lookup;
+use crate::exchange::lookup::{self, TradeEvidence};
 use crate::exchange::{
     ExchangeError, Fill, NewOco, NewOrder, Order, OrderList, OrderRef, OrderType, Side, Trade,
 };
@@ -90,7 +90,7 @@ impl ExchangeAClient {
         Self::order_ref(&mut p, id, "origClientOrderId");
         let o: wire::OrderJson =
             self.call(Method::GET, "/api/v3/order", p, Security::Signed).await?;
-        o.into_order(None)
+        o.into_order()
     }
 
     /// Adds the fills of an order that was found by lookup (queries carry none).
@@ -113,7 +113,7 @@ impl ExchangeAClient {
         p.push("symbol", symbol).push_opt("orderId", order_id.map(|i| i.to_string()));
         let v: Vec<wire::TradeJson> =
             self.call(Method::GET, "/api/v3/myTrades", p, Security::Signed).await?;
-        Ok(v.into_iter().map(Trade::from).collect())
+        v.into_iter().map(Trade::try_from).collect()
     }
 
     pub(super) async fn submit_order(&self, o: &NewOrder) -> Result<Order, ExchangeError> {
@@ -128,10 +128,12 @@ impl ExchangeAClient {
         };
         rules.check_order(o, last)?;
         let params = Self::order_params(o);
-        // At most two sends, and the second only after the exchange said the first does not
-        // exist: an order is never placed twice.
+        let first_sent_at = self.server_now_ms();
+        // At most two sends, and the second only after the exchange said twice, well formed,
+        // that the first does not exist and the account's trades show nothing of it: an
+        // order is never placed twice.
         for send in 0..2 {
-            match self
+            let answer = self
                 .call::<wire::OrderJson>(
                     Method::POST,
                     "/api/v3/order",
@@ -139,25 +141,42 @@ impl ExchangeAClient {
                     Security::Signed,
                 )
                 .await
-            {
-                Ok(j) => {
-                    let placed = j.into_order(Some(o))?;
+                .and_then(|j| placed_answer(j, o));
+            let detail = match answer {
+                Ok(placed) => {
                     if let Some(p) = placed.avg_price() {
                         self.remember_price(&o.symbol, p);
                     }
                     return Ok(placed);
                 }
-                Err(ExchangeError::Unknown { detail }) => {
-                    tracing::warn!(client_order_id = %o.client_order_id, %detail, "order outcome unknown; looking it up by client order id");
-                    match self.resolve_order(&o.symbol, &o.client_order_id).await? {
-                        Some(found) => return Ok(self.with_fills(found).await),
-                        None if send == 0 => {
-                            tracing::warn!(client_order_id = %o.client_order_id, "order not on the exchange; sending it again");
+                Err(ExchangeError::Unknown { detail }) => detail,
+                Err(e) => return Err(e),
+            };
+            tracing::warn!(client_order_id = %o.client_order_id, %detail, "order outcome unknown; looking it up by client order id");
+            match self.resolve_order(&o.symbol, &o.client_order_id).await? {
+                Some(found) => return Ok(self.with_fills(found).await),
+                None if send == 0 => {
+                    let evidence = lookup::trades_since(
+                        self,
+                        &o.symbol,
+                        Some(o.side),
+                        &o.client_order_id,
+                        first_sent_at,
+                    )
+                    .await;
+                    match evidence {
+                        TradeEvidence::Clear => {
+                            tracing::warn!(client_order_id = %o.client_order_id, "order not on the exchange and no trade of it; sending it again");
                         }
-                        None => return Err(ExchangeError::Unknown { detail }),
+                        TradeEvidence::Ours(found) => return Ok(self.with_fills(found).await),
+                        TradeEvidence::Doubt(why) => {
+                            return Err(ExchangeError::Unknown {
+                                detail: format!("{detail}; not sent again: {why}"),
+                            });
+                        }
                     }
                 }
-                Err(e) => return Err(e),
+                None => return Err(ExchangeError::Unknown { detail }),
             }
         }
         Err(ExchangeError::Unknown { detail: "order outcome unresolved".into() })
@@ -194,8 +213,10 @@ impl ExchangeAClient {
         let o = &rounded;
         rules.check_oco(o)?;
         let params = Self::oco_params(o);
+        // A second OCO could only be refused (the first holds the coin), but it is sent again
+        // only on the same evidence as an order: the list is absent, twice, well formed.
         for send in 0..2 {
-            match self
+            let answer = self
                 .call::<wire::OrderListJson>(
                     Method::POST,
                     "/api/v3/orderList/oco",
@@ -203,26 +224,54 @@ impl ExchangeAClient {
                     Security::Signed,
                 )
                 .await
-            {
-                Ok(j) => return j.into_list(),
-                Err(ExchangeError::Unknown { detail }) => {
-                    tracing::warn!(list_client_order_id = %o.list_client_order_id, %detail, "OCO outcome unknown; looking it up");
-                    let (attempts, delay) = (self.config.lookup_attempts, self.config.lookup_delay);
-                    let id = OrderRef::Client(o.list_client_order_id.clone());
-                    let absent_after = lookup::ABSENT_AFTER;
-                    match lookup::by_client_id(attempts, delay, absent_after, || self.get_list(&id))
-                        .await
-                    {
-                        Ok(Some(l)) => return self.with_legs(l).await,
-                        Ok(None) if send == 0 => {
-                            tracing::warn!(list_client_order_id = %o.list_client_order_id, "OCO not on the exchange; sending it again");
-                        }
-                        _ => return Err(ExchangeError::Unknown { detail }),
-                    }
-                }
+                .and_then(|j| placed_list(j, o));
+            let detail = match answer {
+                Ok(list) => return Ok(list),
+                Err(ExchangeError::Unknown { detail }) => detail,
                 Err(e) => return Err(e),
+            };
+            tracing::warn!(list_client_order_id = %o.list_client_order_id, %detail, "OCO outcome unknown; looking it up");
+            let (attempts, delay) = (self.config.lookup_attempts, self.config.lookup_delay);
+            let id = OrderRef::Client(o.list_client_order_id.clone());
+            let absent_after = lookup::ABSENT_AFTER;
+            match lookup::by_client_id(attempts, delay, absent_after, || self.get_list(&id)).await {
+                Ok(Some(l)) => return self.with_legs(l).await,
+                Ok(None) if send == 0 => {
+                    tracing::warn!(list_client_order_id = %o.list_client_order_id, "OCO not on the exchange; sending it again");
+                }
+                _ => return Err(ExchangeError::Unknown { detail }),
             }
         }
         Err(ExchangeError::Unknown { detail: "OCO outcome unresolved".into() })
     }
+}
+
+/// The answer to a placement, when it is a documented FULL answer naming the order sent;
+/// anything else is an unknown outcome (the order may exist: it is looked up, never taken as
+/// refused).
+fn placed_answer(answer: wire::OrderJson, sent: &NewOrder) -> Result<Order, ExchangeError> {
+    let unknown = |detail: String| ExchangeError::Unknown {
+        detail: format!("/api/v3/order: unreadable answer: {detail}"),
+    };
+    let placed = answer.into_placed().map_err(|e| unknown(e.to_string()))?;
+    if placed.client_order_id != sent.client_order_id || placed.symbol != sent.symbol {
+        return Err(unknown(format!(
+            "it names {} {}, not the order sent",
+            placed.symbol, placed.client_order_id
+        )));
+    }
+    Ok(placed)
+}
+
+/// The answer to an OCO placement, when it is documented and names the list sent; anything
+/// else is an unknown outcome, like [`placed_answer`].
+fn placed_list(answer: wire::OrderListJson, sent: &NewOco) -> Result<OrderList, ExchangeError> {
+    let unknown = |detail: String| ExchangeError::Unknown {
+        detail: format!("/api/v3/orderList/oco: unreadable answer: {detail}"),
+    };
+    let list = answer.into_list().map_err(|e| unknown(e.to_string()))?;
+    if list.list_client_order_id != sent.list_client_order_id || list.symbol != sent.symbol {
+        return Err(unknown(format!("it names {}, not the list sent", list.list_client_order_id)));
+    }
+    Ok(list)
 }

@@ -98,7 +98,7 @@ impl Exchange for ExchangeAClient {
             p.push("omitZeroBalances", "true");
             let a: wire::AccountJson =
                 self.call(Method::GET, "/api/v3/account", p, Security::Signed).await?;
-            Ok(a.balances.into_iter().map(Balance::from).collect())
+            a.balances.into_iter().map(Balance::try_from).collect()
         })
     }
 
@@ -132,7 +132,7 @@ impl Exchange for ExchangeAClient {
             Self::order_ref(&mut p, id, "origClientOrderId");
             let o: wire::OrderJson =
                 self.call(Method::DELETE, "/api/v3/order", p, Security::Signed).await?;
-            o.into_order(None)
+            o.into_order().map_err(|e| cancel_unknown("/api/v3/order", e))
         })
     }
 
@@ -157,7 +157,7 @@ impl Exchange for ExchangeAClient {
             };
             let l: wire::OrderListJson =
                 self.call(Method::DELETE, "/api/v3/orderList", p, Security::Signed).await?;
-            l.into_list()
+            l.into_list().map_err(|e| cancel_unknown("/api/v3/orderList", e))
         })
     }
 
@@ -170,7 +170,7 @@ impl Exchange for ExchangeAClient {
             p.push_opt("symbol", symbol);
             let v: Vec<wire::OrderJson> =
                 self.call(Method::GET, "/api/v3/openOrders", p, Security::Signed).await?;
-            v.into_iter().map(|o| o.into_order(None)).collect()
+            v.into_iter().map(|o| o.into_order()).collect()
         })
     }
 
@@ -193,7 +193,7 @@ impl Exchange for ExchangeAClient {
             p.push("symbol", symbol).push("limit", limit.clamp(1, 1000).to_string());
             let v: Vec<wire::OrderJson> =
                 self.call(Method::GET, "/api/v3/allOrders", p, Security::Signed).await?;
-            v.into_iter().map(|o| o.into_order(None)).collect()
+            v.into_iter().map(|o| o.into_order()).collect()
         })
     }
 
@@ -204,4 +204,10 @@ impl Exchange for ExchangeAClient {
     ) -> BoxFuture<'a, Result<Vec<Trade>, ExchangeError>> {
         Box::pin(self.trades(symbol, order_id))
     }
+}
+
+/// A cancel whose answer cannot be read may have cancelled: its outcome is unknown (the
+/// caller reads the order before relying on either state), never a refusal.
+fn cancel_unknown(path: &str, e: ExchangeError) -> ExchangeError {
+    ExchangeError::Unknown { detail: format!("{path}: unreadable cancel answer: {e}") }
 }

@@ -146,18 +146,23 @@ impl ExchangeAClient {
                 retry_after_s = wait.as_secs(),
                 "exchange A banned this IP (418); all requests stop until it ends"
             );
-            return Err(ExchangeError::Banned { retry_after: wait });
+            return Err(may_have_executed(method, ExchangeError::Banned { retry_after: wait }));
         }
         if status == StatusCode::TOO_MANY_REQUESTS {
             let wait = retry_after.unwrap_or(Duration::from_secs(1));
             *lock(&self.blocked_until) = Some(Instant::now() + wait);
             tracing::warn!(retry_after_s = wait.as_secs(), "exchange A rate limit (429)");
-            return Err(ExchangeError::RateLimited { retry_after: wait });
+            return Err(may_have_executed(
+                method,
+                ExchangeError::RateLimited { retry_after: wait },
+            ));
         }
         match serde_json::from_slice::<ErrorBody>(&body) {
             Ok(e) => Err(map_error(status, e.code, e.msg)),
-            Err(_) if status.is_server_error() => {
-                Err(ExchangeError::Unknown { detail: format!("HTTP {status}") })
+            Err(_) if status.is_server_error() || method != Method::GET => {
+                Err(ExchangeError::Unknown {
+                    detail: format!("HTTP {status} without an error body"),
+                })
             }
             Err(_) => Err(ExchangeError::Decode {
                 detail: format!("HTTP {status} without an error body"),
@@ -220,6 +225,17 @@ impl ExchangeAClient {
             }
         }
     }
+}
+
+/// The error of a 429 or 418 answer to a request that changes something (an order, a list, a
+/// cancel): the exchange documents that nothing was executed, but a gateway or proxy in
+/// between may have forwarded it first, so the outcome is unknown and the order is looked up
+/// by its client id, never sent again on the answer's word. The wait is kept either way.
+fn may_have_executed(method: &Method, limited: ExchangeError) -> ExchangeError {
+    if *method == Method::GET {
+        return limited;
+    }
+    ExchangeError::Unknown { detail: format!("{limited} on a request that may have executed") }
 }
 
 /// A request that got no complete answer.

@@ -7,7 +7,6 @@ use std::time::Duration;
 use reqwest::StatusCode;
 
 use crate::exchange::ExchangeError;
-use crate::exchange::exchange_b::wire::{ExchangeAnswer, OkResponse, StatusEntry};
 
 /// The code of an error exchange B answered with a text only.
 pub const NO_CODE: i64 = 0;
@@ -24,33 +23,39 @@ pub const ADDRESS_BUDGET_PAUSE: Duration = Duration::from_secs(10);
 /// The text of a cancel of an order that is not open.
 const MISSING_ORDER: &str = "Order was never placed, already canceled, or filled";
 
-/// An HTTP answer other than 200/429: 422 is a body the exchange could not read (nothing was
-/// done), 5xx may have executed, anything else is a refused request.
+/// An HTTP answer other than a success, 429 or 418: a 4xx is a refused request (422 is a body
+/// the exchange could not read; nothing was done); anything else (a 5xx, a gateway's page)
+/// may have executed.
 pub fn http_error(status: StatusCode, text: String) -> ExchangeError {
     let code = i64::from(status.as_u16());
-    if status.is_server_error() {
-        ExchangeError::Unknown { detail: format!("HTTP {status}: {text}") }
-    } else {
+    if status.is_client_error() {
         ExchangeError::BadRequest { code, msg: text }
+    } else {
+        ExchangeError::Unknown { detail: format!("HTTP {status}: {text}") }
     }
 }
 
-/// The statuses of an `ok` answer, or the typed error of an `err` one.
-pub fn statuses(answer: ExchangeAnswer) -> Result<Vec<StatusEntry>, ExchangeError> {
-    if answer.status != "ok" {
-        let text = match answer.response {
-            serde_json::Value::String(text) => text,
-            other => other.to_string(),
-        };
-        return Err(top_level_error(text));
+/// HTTP 429 or 418 with its Retry-After `wait`. On a read nothing was done: the typed limit
+/// (`RateLimited`, which a short wait lets the transport send again, or `Banned`). On an
+/// action it is `Unknown`: the exchange refuses before executing, but a proxy or a gateway in
+/// between may answer so after forwarding the request, so the order may exist; it is looked
+/// up by its cloid, never sent again by itself.
+pub fn limited(status: StatusCode, wait: Duration, action: bool) -> ExchangeError {
+    if action {
+        ExchangeError::Unknown {
+            detail: format!(
+                "HTTP {status} (Retry-After {} s) to an action, which may have executed",
+                wait.as_secs()
+            ),
+        }
+    } else if status == StatusCode::IM_A_TEAPOT {
+        ExchangeError::Banned { retry_after: wait }
+    } else {
+        ExchangeError::RateLimited { retry_after: wait }
     }
-    let ok: OkResponse = serde_json::from_value(answer.response).map_err(|e| {
-        ExchangeError::Unknown { detail: format!("/exchange: unreadable ok answer: {e}") }
-    })?;
-    Ok(ok.data.map(|d| d.statuses).unwrap_or_default())
 }
 
-/// A top-level `err`: the whole action was refused, nothing executed.
+/// A top-level `err` (its text): the whole action was refused, nothing executed.
 pub fn top_level_error(msg: String) -> ExchangeError {
     if msg.starts_with(ADDRESS_BUDGET_SPENT) {
         ExchangeError::RateLimited { retry_after: ADDRESS_BUDGET_PAUSE }
@@ -87,25 +92,13 @@ pub fn entry_error(msg: String) -> ExchangeError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exchange::exchange_b::wire::fixtures;
-
-    fn answer(text: &str) -> Result<Vec<StatusEntry>, ExchangeError> {
-        statuses(serde_json::from_str(text).unwrap())
-    }
-
-    fn first_error(text: &str) -> ExchangeError {
-        match answer(text).unwrap().remove(0) {
-            StatusEntry::Error { error } => entry_error(error),
-            other => panic!("not an error: {other:?}"),
-        }
-    }
 
     #[test]
     fn texts_map_to_typed_errors_keeping_the_text() {
-        let e = first_error(fixtures::INSUFFICIENT);
+        let e = entry_error("Order has insufficient spot balance to trade asset=10142".into());
         assert!(matches!(e, ExchangeError::InsufficientBalance { .. }), "{e:?}");
         assert!(e.to_string().contains("insufficient spot balance to trade asset=10142"));
-        let missing = first_error(fixtures::CANCEL_MISSING);
+        let missing = entry_error(format!("{MISSING_ORDER}. asset=10142"));
         assert!(matches!(missing, ExchangeError::UnknownOrder { .. }), "{missing:?}");
         for text in [
             "Price must be divisible by tick size. asset=10142",
@@ -119,7 +112,9 @@ mod tests {
 
     #[test]
     fn top_level_errors_are_signature_deposit_nonce_budget_or_bad_request() {
-        let e = answer(fixtures::WRONG_SIGNER).unwrap_err();
+        let signer = "L1 error: User or API Wallet 0x0123456789abcdef0123456789abcdef01234567 \
+                      does not exist.";
+        let e = top_level_error(signer.into());
         assert!(matches!(e, ExchangeError::InvalidSignature { .. }), "{e:?}");
         assert!(e.to_string().contains("does not exist"));
         let deposit = top_level_error("Must deposit before performing actions. User: 0xab".into());
@@ -140,9 +135,26 @@ mod tests {
     fn http_statuses_map_to_refusals_or_unknown_outcomes() {
         let e = http_error(StatusCode::UNPROCESSABLE_ENTITY, "Failed to deserialize".into());
         assert_eq!(e.code(), Some(422));
-        assert!(http_error(StatusCode::BAD_GATEWAY, "".into()).is_unknown_outcome());
-        assert!(
-            matches!(answer(fixtures::CANCEL_OK).unwrap()[0], StatusEntry::Text(ref s) if s == "success")
-        );
+        for status in [StatusCode::BAD_GATEWAY, StatusCode::SERVICE_UNAVAILABLE] {
+            let page = "<html><body><h1>502 Bad Gateway</h1></body></html>";
+            assert!(http_error(status, page.into()).is_unknown_outcome(), "{status}");
+        }
+        assert!(http_error(StatusCode::GATEWAY_TIMEOUT, "".into()).is_unknown_outcome());
+    }
+
+    /// A 429 or 418 to an action may come from a proxy that forwarded it: unknown, never a
+    /// limit the transport would wait out and send again. Reads keep the typed limits.
+    #[test]
+    fn a_limit_on_an_action_is_an_unknown_outcome_and_on_a_read_a_limit() {
+        let wait = Duration::from_secs(3);
+        for status in [StatusCode::TOO_MANY_REQUESTS, StatusCode::IM_A_TEAPOT] {
+            let e = limited(status, wait, true);
+            assert!(e.is_unknown_outcome(), "{e:?}");
+            assert!(e.to_string().contains("may have executed"), "{e}");
+        }
+        let read = limited(StatusCode::TOO_MANY_REQUESTS, wait, false);
+        assert_eq!(read, ExchangeError::RateLimited { retry_after: wait });
+        let ban = limited(StatusCode::IM_A_TEAPOT, wait, false);
+        assert_eq!(ban, ExchangeError::Banned { retry_after: wait });
     }
 }

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::{ExchangeBClient, Listing, MISS_RELOAD_AFTER_MS};
 use crate::exchange::exchange_b::symbols::{Pair, SymbolMap};
-use crate::exchange::exchange_b::wire::{AssetCtx, Candle, SpotMeta};
+use crate::exchange::exchange_b::wire::{AssetCtx, Candle, Mid, SpotMeta};
 use crate::exchange::{ExchangeError, Kline, Price, Ticker24h};
 
 /// The most candles one `candleSnapshot` answer holds.
@@ -158,7 +158,8 @@ impl ExchangeBClient {
 
     /// Every mid by coin (`allMids`).
     pub(super) async fn mids(&self) -> Result<HashMap<String, Decimal>, ExchangeError> {
-        self.info("allMids", json!({})).await
+        let mids: HashMap<String, Mid> = self.info("allMids", json!({})).await?;
+        Ok(mids.into_iter().map(|(coin, Mid(mid))| (coin, mid)).collect())
     }
 
     /// The mid of `pair`.
@@ -307,8 +308,8 @@ mod tests {
 
     #[test]
     fn all_mids_parse_by_coin() {
-        let mids: HashMap<String, Decimal> = serde_json::from_str(fixtures::ALL_MIDS).unwrap();
-        assert_eq!(mids["@142"], dec!(97123.5));
-        assert_eq!(mids["PURR/USDC"], dec!(0.2));
+        let mids: HashMap<String, Mid> = serde_json::from_str(fixtures::ALL_MIDS).unwrap();
+        assert_eq!(mids["@142"].0, dec!(97123.5));
+        assert_eq!(mids["PURR/USDC"].0, dec!(0.2));
     }
 }

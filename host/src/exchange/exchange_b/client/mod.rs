@@ -6,11 +6,12 @@
 //! resolved by looking the order up by its cloid — never by sending it again.
 //!
 //! Shaped like exchange A's client, one file per job: `transport` (the budget, one round
-//! trip, retries, signing), `errors` (the exchange's texts as typed errors), `market`
-//! (spotMeta and the symbol map, mids, candles, tickers), `account` (balances, open orders,
-//! fills, order lookups), `orders` (placement, cancels, the lookup after an ambiguous answer)
-//! and `trait_impl` (the [`Exchange`](crate::exchange::Exchange) trait over them); this file
-//! holds the client itself.
+//! trip, retries, signing), `errors` (the exchange's texts as typed errors), `action_answer`
+//! (what an `/exchange` answer says: only a well-formed, documented one is an outcome),
+//! `market` (spotMeta and the symbol map, mids, candles, tickers), `account` (balances, open
+//! orders, fills, order lookups), `orders` (placement, cancels, the lookup after an ambiguous
+//! answer) and `trait_impl` (the [`Exchange`](crate::exchange::Exchange) trait over them);
+//! this file holds the client itself.
 
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, RwLock};
@@ -30,6 +31,7 @@ use crate::exchange::{ExchangeError, ShortCache, Ticker24h};
 use crate::metrics::Metrics;
 
 mod account;
+mod action_answer;
 mod errors;
 mod market;
 mod orders;

@@ -1,8 +1,9 @@
 //! Orders and cancels (`/exchange`, wire reference §4.2-§4.4): the service's order as exchange
 //! B's limit order (a MARKET is an IOC at the mid ± the slippage), rounded and checked before
-//! it is signed, the answer as a domain order, and the lookup by cloid that resolves an
-//! ambiguous outcome. An order is sent once: after a 5xx, a timeout or a dropped connection
-//! it is looked up, never re-sent.
+//! it is signed, the answer read by [`super::action_answer`], and the lookup by cloid that
+//! resolves an ambiguous outcome. An order is sent once: after a 5xx, a 429, a timeout, a
+//! dropped connection or an answer that is not a well-formed outcome it is looked up, never
+//! re-sent.
 
 use rust_decimal::{Decimal, RoundingStrategy};
 use spotbot_exchange_b_protocol::numbers::{check_price, check_size, round_size, slippage_price};
@@ -12,12 +13,12 @@ use spotbot_exchange_b_protocol::{
 };
 
 use super::ExchangeBClient;
-use super::errors::{self, IOC_NO_MATCH, NO_CODE};
+use super::action_answer::{cancelled, placed};
+use super::errors::NO_CODE;
 use crate::exchange::exchange_b::symbols::Pair;
-use crate::exchange::exchange_b::wire::{Filled, StatusEntry};
 use crate::exchange::lookup;
 use crate::exchange::{
-    ExchangeError, NewOrder, Order, OrderRef, OrderStatus, OrderType, Price, Qty, Side, TimeInForce,
+    ExchangeError, NewOrder, Order, OrderRef, OrderType, Price, Qty, Side, TimeInForce,
 };
 
 /// Exchange B's limit order for a rounded, checked `o`; `mid` prices a MARKET.
@@ -63,65 +64,6 @@ fn refused(reason: &str) -> ExchangeError {
     ExchangeError::Refused { reason: reason.to_string() }
 }
 
-/// The domain order of `sent`'s answer `entry`, at `now_ms`. An IOC that matched nothing is
-/// an answer (status `Expired`, nothing executed, order id 0: the exchange gives none);
-/// `None` for an entry that says nothing about the order (resolved by lookup).
-pub fn placed(
-    sent: &NewOrder,
-    wire: &OrderWire,
-    entry: StatusEntry,
-    now_ms: i64,
-) -> Option<Result<Order, ExchangeError>> {
-    let ioc = matches!(wire.t, OrderTypeWire::Limit { tif: Tif::Ioc });
-    let order = |order_id: u64, status, executed: Decimal, quote: Decimal| {
-        let order_id = i64::try_from(order_id).map_err(|_| ExchangeError::Decode {
-            detail: format!("oid {order_id} is out of range"),
-        })?;
-        Ok(Order {
-            symbol: sent.symbol.clone(),
-            order_id,
-            order_list_id: None,
-            client_order_id: sent.client_order_id.clone(),
-            side: sent.side,
-            order_type: sent.order_type,
-            status,
-            price: Price(wire.p.0),
-            stop_price: None,
-            orig_qty: Qty(wire.s.0),
-            executed_qty: Qty(executed),
-            cumulative_quote_qty: quote,
-            time_in_force: sent.time_in_force,
-            time: now_ms,
-            update_time: now_ms,
-            working: true,
-            fills: Vec::new(),
-        })
-    };
-    Some(match entry {
-        StatusEntry::Resting { resting } => {
-            order(resting.oid, OrderStatus::New, Decimal::ZERO, Decimal::ZERO)
-        }
-        StatusEntry::Filled { filled: Filled { total_sz, avg_px, oid } } => {
-            let status = if total_sz >= wire.s.0 {
-                OrderStatus::Filled
-            } else if ioc {
-                OrderStatus::Expired
-            } else {
-                OrderStatus::PartiallyFilled
-            };
-            match super::account::product(total_sz, avg_px) {
-                Ok(quote) => order(oid, status, total_sz, quote.round_dp(8)),
-                Err(e) => Err(e),
-            }
-        }
-        StatusEntry::Error { error } if error.starts_with(IOC_NO_MATCH) => {
-            order(0, OrderStatus::Expired, Decimal::ZERO, Decimal::ZERO)
-        }
-        StatusEntry::Error { error } => Err(errors::entry_error(error)),
-        StatusEntry::Text(_) => return None,
-    })
-}
-
 impl ExchangeBClient {
     pub(super) async fn submit_order(&self, o: &NewOrder) -> Result<Order, ExchangeError> {
         if o.client_order_id.is_empty() {
@@ -151,16 +93,10 @@ impl ExchangeBClient {
         let cloid = self.ids.learn(&order.client_order_id);
         let wire = order_wire(&pair, &order, mid, self.config.market_slippage, cloid)?;
         let action = Action::Order { orders: vec![wire.clone()], grouping: Grouping::Na };
-        let detail = match self.act(&action).await {
-            Ok(mut statuses) if !statuses.is_empty() => {
-                match placed(&order, &wire, statuses.swap_remove(0), self.clock.now_ms()) {
-                    Some(answer) => return answer,
-                    None => "the answer's status says nothing about the order".to_string(),
-                }
-            }
-            Ok(_) => "the answer has no status for the order".to_string(),
+        let answer = self.act(&action).await;
+        let detail = match answer.and_then(|s| placed(&order, &wire, s, self.clock.now_ms())) {
             Err(ExchangeError::Unknown { detail }) => detail,
-            Err(e) => return Err(e),
+            known => return known,
         };
         tracing::warn!(client_order_id = %order.client_order_id, %detail, "order outcome unknown; looking it up by cloid");
         self.resolve(&order.symbol, &order.client_order_id, detail).await
@@ -190,8 +126,9 @@ impl ExchangeBClient {
         })
     }
 
-    /// Cancels an order and answers its final state. A cancel whose answer is lost is
-    /// resolved by reading the order: closed is an answer, still open stays `Unknown`.
+    /// Cancels an order and answers its final state. A cancel whose answer is lost or not a
+    /// well-formed outcome is resolved by reading the order: closed is an answer, still open
+    /// stays `Unknown`.
     pub(super) async fn cancel(&self, symbol: &str, id: &OrderRef) -> Result<Order, ExchangeError> {
         let pair = self.pair(symbol).await?;
         let action = match id {
@@ -205,14 +142,8 @@ impl ExchangeBClient {
                 cancels: vec![CancelByCloidWire { asset: pair.asset, cloid: self.ids.learn(c) }],
             },
         };
-        match self.act(&action).await {
-            Ok(statuses) => match statuses.into_iter().next() {
-                Some(StatusEntry::Error { error }) => Err(errors::entry_error(error)),
-                Some(StatusEntry::Text(t)) if t == "success" => self.get_order(symbol, id).await,
-                other => {
-                    Err(ExchangeError::Decode { detail: format!("cancel answered {other:?}") })
-                }
-            },
+        match self.act(&action).await.and_then(cancelled) {
+            Ok(()) => self.get_order(symbol, id).await,
             Err(ExchangeError::Unknown { detail }) => match self.get_order(symbol, id).await {
                 Ok(o) if !o.status.is_open() => Ok(o),
                 Ok(_) => Err(ExchangeError::Unknown { detail }),
@@ -239,7 +170,6 @@ pub fn unknown_list() -> ExchangeError {
 mod tests {
     use super::*;
     use crate::exchange::exchange_b::cloid::cloid_of;
-    use crate::exchange::exchange_b::wire::{ExchangeAnswer, fixtures};
     use rust_decimal_macros::dec;
 
     fn btc() -> Pair {
@@ -250,11 +180,6 @@ mod tests {
             base: "BTC".into(),
             sz_decimals: 5,
         }
-    }
-
-    fn entry(text: &str) -> StatusEntry {
-        let a: ExchangeAnswer = serde_json::from_str(text).unwrap();
-        errors::statuses(a).unwrap().remove(0)
     }
 
     #[test]
@@ -304,41 +229,5 @@ mod tests {
         assert!(tif(&stop).unwrap_err().to_string().contains("no stop orders"));
         let bad = NewOrder { price: Some(Price(dec!(101000.5))), ..tp };
         assert!(matches!(tif(&bad), Err(ExchangeError::Refused { .. })), "six significant figures");
-    }
-
-    #[test]
-    fn answers_read_as_orders() {
-        let sent = NewOrder::market("ETHUSDT", Side::Buy, Qty(dec!(0.05)), "TE_a_ETHUSDT");
-        let pair = Pair { sz_decimals: 4, coin: "@151".into(), asset: 10151, ..btc() };
-        let wire =
-            order_wire(&pair, &sent, Some(Price(dec!(1800))), dec!(0.05), cloid_of("TE_a_ETHUSDT"))
-                .unwrap();
-        let part = placed(&sent, &wire, entry(fixtures::FILLED_PART), 7).unwrap().unwrap();
-        assert_eq!(
-            (part.status, part.executed_qty.0, part.order_id),
-            (OrderStatus::Expired, dec!(0.02), 77747314)
-        );
-        assert_eq!(part.cumulative_quote_qty, dec!(37.828));
-        assert_eq!(part.client_order_id, "TE_a_ETHUSDT");
-        let none = placed(&sent, &wire, entry(fixtures::IOC_NO_MATCH), 7).unwrap().unwrap();
-        assert_eq!((none.status, none.executed_qty.0), (OrderStatus::Expired, dec!(0)));
-        let broke = placed(&sent, &wire, entry(fixtures::INSUFFICIENT), 7).unwrap();
-        assert!(matches!(broke, Err(ExchangeError::InsufficientBalance { .. })));
-        let tp = NewOrder::limit(
-            "ETHUSDT",
-            Side::Sell,
-            Qty(dec!(0.02)),
-            Price(dec!(2000)),
-            "SO_a_ETHUSDT",
-        );
-        let tp_wire = order_wire(&pair, &tp, None, dec!(0.05), cloid_of("SO_a_ETHUSDT")).unwrap();
-        let resting = placed(&tp, &tp_wire, entry(fixtures::RESTING), 7).unwrap().unwrap();
-        assert_eq!(
-            (resting.status, resting.order_id, resting.price.0),
-            (OrderStatus::New, 77738308, dec!(2000))
-        );
-        let whole = placed(&tp, &tp_wire, entry(fixtures::FILLED_PART), 7).unwrap().unwrap();
-        assert_eq!(whole.status, OrderStatus::Filled, "0.02 of 0.02");
-        assert!(placed(&tp, &tp_wire, StatusEntry::Text("waitingForFill".into()), 7).is_none());
     }
 }

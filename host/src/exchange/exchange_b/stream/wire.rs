@@ -99,8 +99,8 @@ pub mod tests {
             ("open", 59071663721, dec!(43.84))
         );
         assert_eq!((f.status.as_str(), f.status_timestamp), ("filled", 1750000600000));
-        assert_eq!((f.order.sz, f.order.orig_sz), (dec!(0.0), Some(dec!(43.84))));
-        assert_eq!(f.order.cloid.as_deref(), Some("0x4d545f000000000000000000000000aa"));
+        assert_eq!((f.order.sz, f.order.orig_sz), (dec!(0.0), dec!(43.84)));
+        assert_eq!(f.order.cloid, Some("0x4d545f000000000000000000000000aa".parse().unwrap()));
         let no_cloid = TP_OPEN.replace(r#","cloid":"0x4d545f000000000000000000000000aa""#, "");
         let with_null = TP_OPEN.replace(r#""0x4d545f000000000000000000000000aa""#, "null");
         for text in [no_cloid, with_null] {

@@ -1,8 +1,18 @@
 //! Injected faults: what a test arms through `POST /sim/faults` (or `Sim::inject`) to make the
-//! next matching requests slow, failing, rate limited, banned, rejected, or executed without
-//! an answer.
+//! next matching requests slow, failing, rate limited, banned, rejected, executed without an
+//! answer, or executed with a damaged answer.
+//!
+//! - [`damage`]: the damaged answers (unreadable, incomplete or contradictory JSON, a proxy's
+//!   error page, a late, throttled or cut answer) told after the request executed.
+//! - [`mutation`]: the seeded random mode that damages a share of all answers.
+//! - `after`: what becomes of an answer once its request ran (sent now, late, or never).
+
+pub(crate) mod after;
+pub mod damage;
+pub mod mutation;
 
 use axum::http::Method;
+use damage::Damage;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -37,6 +47,20 @@ pub enum FaultKind {
         code: i64,
         #[serde(default)]
         msg: Option<String>,
+    },
+    /// Execute the request, then damage its answer as `damage` says, with the picks (cut
+    /// point, field, status) drawn from `seed`: the client meets an answer it cannot trust
+    /// for an order that exists.
+    Damage {
+        damage: Damage,
+        #[serde(default)]
+        seed: u64,
+        /// How long `slow` holds the answer back (default 2000 ms).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ms: Option<u64>,
+        /// The Retry-After of `rate_limited` (default 1 s) and `banned` (default 2 s).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after: Option<u64>,
     },
 }
 
