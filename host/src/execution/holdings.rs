@@ -42,15 +42,20 @@ struct Holding {
 impl Execution {
     /// Compares every open long trade with the coin the account holds: a trade whose coin is
     /// gone is settled (before anything tries to protect it again), a difference is reported.
+    /// A trade whose protection is pending is left to the next step: a crash can lose the row
+    /// of a protection that was placed (and may have filled since), and only the lookup by its
+    /// client id finds it.
     pub(super) async fn compare_trades_with_holdings(
         &self,
         report: &mut ReconcileReport,
     ) -> Result<(), ExecutionError> {
         let exchange = self.orders()?.exchange.clone();
         for trade in self.inner.book.open_trades()? {
-            if trade.direction == Direction::Buy {
+            if trade.direction == Direction::Buy && trade.protection != ProtectionState::Pending {
                 let _symbol = self.lock_symbol(&trade.symbol).await;
-                if let Some(trade) = self.inner.book.open_trade(&trade.symbol)? {
+                if let Some(trade) = self.inner.book.open_trade(&trade.symbol)?
+                    && trade.protection != ProtectionState::Pending
+                {
                     self.compare_trade(exchange.as_ref(), &trade, report).await?;
                 }
             }

@@ -103,7 +103,9 @@ async fn chaos_run(venue: Venue, seed: u64) -> Ran {
         stats.by_kind,
         agreed.unwrap_err()
     );
-    Ran { entries: t.entries(), damaged_placements: damaged_placements(&t) }
+    let ran = Ran { entries: t.entries(), damaged_placements: damaged_placements(&t) };
+    t.stop().await;
+    ran
 }
 
 /// Order placements (exchange A's orders and lists, exchange B's order actions) whose answer

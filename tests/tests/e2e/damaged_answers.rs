@@ -44,6 +44,7 @@ async fn damaged_confirm(venue: Venue, damage: Damage, stage: Stage) {
         dust >= rust_decimal::Decimal::ZERO && dust < crate::trading_support::d("0.0001"),
         "{damage:?}: the trade ({size}) is what the account holds ({held})"
     );
+    t.stop().await;
 }
 
 /// Runs reconciliation until the one position is protected (a 418's ban, or a slow answer

@@ -209,6 +209,12 @@ impl Trading {
         self
     }
 
+    /// Stops the host and lets its data folder go: suites that start many rigs in one test
+    /// end each, so their Wasm engines' reserved memory is returned at once.
+    pub async fn stop(self) {
+        self.host.stop().await;
+    }
+
     /// Removes the pending entry of `client_order_id` from the host's store, as a lost store
     /// would (the order stays on the exchange, for recovery to find).
     pub fn forget_pending_entry(&self, client_order_id: &str) {

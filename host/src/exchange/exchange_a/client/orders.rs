@@ -113,7 +113,7 @@ impl ExchangeAClient {
         p.push("symbol", symbol).push_opt("orderId", order_id.map(|i| i.to_string()));
         let v: Vec<wire::TradeJson> =
             self.call(Method::GET, "/api/v3/myTrades", p, Security::Signed).await?;
-        v.into_iter().map(Trade::try_from).collect()
+        Ok(v.into_iter().map(Trade::from).collect())
     }
 
     pub(super) async fn submit_order(&self, o: &NewOrder) -> Result<Order, ExchangeError> {

@@ -98,7 +98,7 @@ impl Exchange for ExchangeAClient {
             p.push("omitZeroBalances", "true");
             let a: wire::AccountJson =
                 self.call(Method::GET, "/api/v3/account", p, Security::Signed).await?;
-            a.balances.into_iter().map(Balance::try_from).collect()
+            Ok(a.balances.into_iter().map(Balance::from).collect())
         })
     }
 

@@ -13,7 +13,7 @@ use crate::exchange::budget::{self, Admission, Admitted, InFlight, Reported};
 use crate::exchange::exchange_a::signer::Params;
 use crate::exchange::exchange_a::weights;
 use crate::exchange::exchange_a::wire::{self, ErrorBody};
-use crate::exchange::{Exchange, ExchangeError};
+use crate::exchange::{Exchange, ExchangeError, answers};
 use crate::metrics::ExchangeOutcome;
 
 impl ExchangeAClient {
@@ -190,16 +190,10 @@ impl ExchangeAClient {
             attempt += 1;
             match self.send_once(&method, path, &params, security).await {
                 Ok(body) => {
-                    return serde_json::from_slice(&body).map_err(|e| {
-                        if idempotent {
-                            ExchangeError::Decode { detail: format!("{path}: {e}") }
-                        } else {
-                            // Executed, but the answer is unreadable: treat as unknown.
-                            ExchangeError::Unknown {
-                                detail: format!("{path}: unreadable answer: {e}"),
-                            }
-                        }
-                    });
+                    // One JSON value, no key twice: a read that fails is unreadable, an order
+                    // whose answer fails may have executed (unknown, looked up).
+                    return answers::parse(&body)
+                        .map_err(|e| if idempotent { e.read(path) } else { e.action(path) });
                 }
                 Err(ExchangeError::InvalidTimestamp { .. })
                     if !resynced && security == Security::Signed =>

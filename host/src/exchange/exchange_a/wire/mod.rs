@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 pub use orders::{OrderJson, OrderListJson, TradeJson, parse_status, side_str, tif_str, type_str};
 
-use crate::exchange::{Balance, ExchangeError, Kline, Price, Ticker24h};
+use crate::exchange::{Balance, Kline, Price, Ticker24h};
 
 /// `{"code": -2010, "msg": "..."}`.
 #[derive(Debug, Clone, Deserialize)]
@@ -131,7 +131,9 @@ pub struct PriceJson {
 #[derive(Debug, Clone, Deserialize)]
 pub struct BalanceJson {
     pub asset: String,
+    #[serde(deserialize_with = "crate::exchange::answers::non_negative")]
     pub free: Decimal,
+    #[serde(deserialize_with = "crate::exchange::answers::non_negative")]
     pub locked: Decimal,
 }
 
@@ -143,20 +145,10 @@ pub struct AccountJson {
     pub balances: Vec<BalanceJson>,
 }
 
-impl TryFrom<BalanceJson> for Balance {
-    type Error = ExchangeError;
-
-    /// A negative balance is impossible: the answer is damaged, not a debt.
-    fn try_from(b: BalanceJson) -> Result<Self, ExchangeError> {
-        if b.free < Decimal::ZERO || b.locked < Decimal::ZERO {
-            return Err(ExchangeError::Decode {
-                detail: format!(
-                    "balance of {} is negative ({} free, {} locked)",
-                    b.asset, b.free, b.locked
-                ),
-            });
-        }
-        Ok(Balance { asset: b.asset, free: b.free, locked: b.locked })
+/// A negative balance is refused when read: the answer is damaged, not a debt.
+impl From<BalanceJson> for Balance {
+    fn from(b: BalanceJson) -> Self {
+        Balance { asset: b.asset, free: b.free, locked: b.locked }
     }
 }
 
@@ -173,10 +165,10 @@ mod tests {
     #[test]
     fn a_negative_balance_is_a_damaged_answer() {
         let json = |free: &str| format!(r#"{{"asset":"BTC","free":"{free}","locked":"0"}}"#);
-        let ok: BalanceJson = serde_json::from_str(&json("0.5")).unwrap();
-        assert!(Balance::try_from(ok).is_ok());
-        let negative: BalanceJson = serde_json::from_str(&json("-0.0001")).unwrap();
-        assert!(matches!(Balance::try_from(negative), Err(ExchangeError::Decode { .. })));
+        assert!(serde_json::from_str::<BalanceJson>(&json("0.5")).is_ok());
+        assert!(serde_json::from_str::<BalanceJson>(&json("-0.0001")).is_err());
         assert!(serde_json::from_str::<BalanceJson>(&json("1e400")).is_err());
+        let number = r#"{"asset":"BTC","free":7,"locked":"0"}"#;
+        assert!(serde_json::from_str::<BalanceJson>(number).is_err(), "a number, not a string");
     }
 }

@@ -1,14 +1,17 @@
 //! Exchange A's orders, order lists and trades, read strictly. Every order shape the service
 //! asks for (FULL placement, query, cancel, a list's reports) carries the same documented
 //! fields; one that misses any of them, names an unknown status, side or type, or carries an
-//! impossible number (a negative quantity or price, more executed than ordered, fills that do
-//! not add up) is a [`ExchangeError::Decode`]. For a request that moves money the client turns
+//! impossible number (a number that is not a plain decimal string, a negative quantity or
+//! price, a fill at 0, more executed than ordered, fills that do not add up) is a
+//! [`ExchangeError::Decode`]. The numbers are read by the rule both clients share
+//! ([`crate::exchange::answers`]). For a request that moves money the client turns
 //! that into an unknown outcome, settled by lookup: a damaged answer is never taken as a
 //! rejection, and never as an order built from defaults.
 
 use rust_decimal::Decimal;
 use serde::Deserialize;
 
+use crate::exchange::answers::{non_negative, nullable_non_negative, positive};
 use crate::exchange::{
     ExchangeError, Fill, Order, OrderList, OrderStatus, OrderType, Price, Qty, Side, TimeInForce,
     Trade,
@@ -17,8 +20,11 @@ use crate::exchange::{
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FillJson {
+    #[serde(deserialize_with = "positive")]
     pub price: Decimal,
+    #[serde(deserialize_with = "positive")]
     pub qty: Decimal,
+    #[serde(deserialize_with = "non_negative")]
     pub commission: Decimal,
     pub commission_asset: String,
     pub trade_id: i64,
@@ -44,9 +50,13 @@ pub struct OrderJson {
     pub time: Option<i64>,
     #[serde(default)]
     pub update_time: Option<i64>,
+    #[serde(deserialize_with = "non_negative")]
     pub price: Decimal,
+    #[serde(deserialize_with = "non_negative")]
     pub orig_qty: Decimal,
+    #[serde(deserialize_with = "non_negative")]
     pub executed_qty: Decimal,
+    #[serde(deserialize_with = "non_negative")]
     pub cummulative_quote_qty: Decimal,
     pub status: String,
     #[serde(default)]
@@ -54,7 +64,7 @@ pub struct OrderJson {
     #[serde(rename = "type")]
     pub order_type: String,
     pub side: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nullable_non_negative")]
     pub stop_price: Option<Decimal>,
     #[serde(default)]
     pub is_working: Option<bool>,
@@ -137,29 +147,15 @@ pub fn parse_status(s: &str) -> Result<OrderStatus, ExchangeError> {
     })
 }
 
-/// `value` when it is not negative; `what` names it in the error.
-fn not_negative(value: Decimal, what: &str, order: &str) -> Result<Decimal, ExchangeError> {
-    if value < Decimal::ZERO {
-        return Err(bad(format!("order {order}: {what} {value} is negative")));
-    }
-    Ok(value)
-}
-
-impl FillJson {
-    fn into_fill(self, order: &str) -> Result<Fill, ExchangeError> {
-        if self.price <= Decimal::ZERO || self.qty <= Decimal::ZERO {
-            return Err(bad(format!(
-                "order {order}: a fill of {} at {} is impossible",
-                self.qty, self.price
-            )));
+impl From<FillJson> for Fill {
+    fn from(f: FillJson) -> Self {
+        Fill {
+            price: Price(f.price),
+            qty: Qty(f.qty),
+            commission: f.commission,
+            commission_asset: f.commission_asset,
+            trade_id: f.trade_id,
         }
-        Ok(Fill {
-            price: Price(self.price),
-            qty: Qty(self.qty),
-            commission: not_negative(self.commission, "a fill's commission", order)?,
-            commission_asset: self.commission_asset,
-            trade_id: self.trade_id,
-        })
     }
 }
 
@@ -171,11 +167,7 @@ impl OrderJson {
         }
         let fills = self.fills.take();
         let mut order = self.into_order()?;
-        order.fills = fills
-            .into_iter()
-            .flatten()
-            .map(|f| f.into_fill(&order.client_order_id))
-            .collect::<Result<_, _>>()?;
+        order.fills = fills.into_iter().flatten().map(Fill::from).collect();
         let filled: Decimal = order.fills.iter().map(|f| f.qty.0).sum();
         if filled != order.executed_qty.0 {
             return Err(bad(format!(
@@ -193,10 +185,8 @@ impl OrderJson {
         let order_type = parse_type(&self.order_type)?;
         let status = parse_status(&self.status)?;
         let time_in_force = self.time_in_force.as_deref().map(parse_tif).transpose()?;
-        let price = not_negative(self.price, "price", &id)?;
-        let orig_qty = not_negative(self.orig_qty, "origQty", &id)?;
-        let executed = not_negative(self.executed_qty, "executedQty", &id)?;
-        let quote = not_negative(self.cummulative_quote_qty, "cummulativeQuoteQty", &id)?;
+        let (orig_qty, executed) = (self.orig_qty, self.executed_qty);
+        let quote = self.cummulative_quote_qty;
         if executed > orig_qty && !orig_qty.is_zero() {
             return Err(bad(format!("order {id}: executed {executed} of {orig_qty}")));
         }
@@ -217,14 +207,8 @@ impl OrderJson {
             Some(w) => w >= 0,
             None => !is_stop,
         });
-        let stop_price = match self.stop_price {
-            Some(p) => not_negative(p, "stopPrice", &id)?,
-            None => Decimal::ZERO,
-        };
-        let fills = match self.fills {
-            Some(fills) => fills.into_iter().map(|f| f.into_fill(&id)).collect::<Result<_, _>>()?,
-            None => Vec::new(),
-        };
+        let stop_price = self.stop_price.unwrap_or_default();
+        let fills = self.fills.into_iter().flatten().map(Fill::from).collect();
         Ok(Order {
             symbol: self.symbol,
             order_id: self.order_id,
@@ -233,7 +217,7 @@ impl OrderJson {
             side,
             order_type,
             status,
-            price: Price(price),
+            price: Price(self.price),
             stop_price: (!stop_price.is_zero()).then_some(Price(stop_price)),
             orig_qty: Qty(orig_qty),
             executed_qty: Qty(executed),
@@ -313,9 +297,13 @@ pub struct TradeJson {
     pub order_id: i64,
     #[serde(default = "minus_one")]
     pub order_list_id: i64,
+    #[serde(deserialize_with = "positive")]
     pub price: Decimal,
+    #[serde(deserialize_with = "positive")]
     pub qty: Decimal,
+    #[serde(deserialize_with = "non_negative")]
     pub quote_qty: Decimal,
+    #[serde(deserialize_with = "non_negative")]
     pub commission: Decimal,
     pub commission_asset: String,
     pub time: i64,
@@ -323,14 +311,9 @@ pub struct TradeJson {
     pub is_maker: bool,
 }
 
-impl TryFrom<TradeJson> for Trade {
-    type Error = ExchangeError;
-
-    fn try_from(t: TradeJson) -> Result<Self, ExchangeError> {
-        if t.price <= Decimal::ZERO || t.qty <= Decimal::ZERO || t.quote_qty < Decimal::ZERO {
-            return Err(bad(format!("trade {}: {} at {} is impossible", t.id, t.qty, t.price)));
-        }
-        Ok(Trade {
+impl From<TradeJson> for Trade {
+    fn from(t: TradeJson) -> Self {
+        Trade {
             symbol: t.symbol,
             id: t.id,
             order_id: t.order_id,
@@ -338,12 +321,12 @@ impl TryFrom<TradeJson> for Trade {
             price: Price(t.price),
             qty: Qty(t.qty),
             quote_qty: t.quote_qty,
-            commission: not_negative(t.commission, "commission", &t.order_id.to_string())?,
+            commission: t.commission,
             commission_asset: t.commission_asset,
             time: t.time,
             is_buyer: t.is_buyer,
             is_maker: t.is_maker,
-        })
+        }
     }
 }
 
@@ -385,6 +368,8 @@ mod tests {
             ("duplicate key", FULL.replacen('{', r#"{"orderId":29,"#, 1)),
             ("executed above ordered", FULL.replace(r#""origQty":"10.00000000""#, r#""origQty":"1.00000000""#)),
             ("fills do not add up", FULL.replace(r#""qty":"10.00000000""#, r#""qty":"1.00000000""#)),
+            ("number where a string is", FULL.replace(r#""cummulativeQuoteQty":"40000.00000000""#, r#""cummulativeQuoteQty":7"#)),
+            ("exponent", FULL.replace(r#""price":"0.00000000""#, r#""price":"1e-8""#)),
             ("empty", String::new()),
             ("html", "<html><body>502 Bad Gateway</body></html>".into()),
         ];
@@ -427,11 +412,7 @@ mod tests {
     #[test]
     fn impossible_trades_are_errors() {
         let trade = r#"{"symbol":"BNBBTC","id":28457,"orderId":100234,"orderListId":-1,"price":"4.00000100","qty":"12.00000000","quoteQty":"48.000012","commission":"10.10000000","commissionAsset":"BNB","time":1499865549590,"isBuyer":true,"isMaker":false,"isBestMatch":true}"#;
-        let read = |body: &str| {
-            serde_json::from_str::<TradeJson>(body)
-                .map_err(|e| e.to_string())
-                .and_then(|t| Trade::try_from(t).map_err(|e| e.to_string()))
-        };
+        let read = |body: &str| serde_json::from_str::<TradeJson>(body).map(Trade::from);
         assert!(read(trade).is_ok());
         assert!(read(&trade.replace(r#""qty":"12.00000000""#, r#""qty":"-0.0001""#)).is_err());
         assert!(read(&trade.replace(r#""price":"4.00000100""#, r#""price":"0""#)).is_err());
