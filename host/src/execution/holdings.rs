@@ -50,8 +50,30 @@ impl Execution {
         report: &mut ReconcileReport,
     ) -> Result<(), ExecutionError> {
         let exchange = self.orders()?.exchange.clone();
-        for trade in self.inner.book.open_trades()? {
+        let trades = self.inner.book.open_trades()?;
+        if trades.is_empty() {
+            return Ok(());
+        }
+        // One read for every trade; a trade is read again under its lock only when this one
+        // shows a difference (an entry or a close may be in flight).
+        let snapshot = match exchange.balances().await {
+            Ok(balances) => balances,
+            Err(e) => {
+                report.actions.push(format!("trades not compared: balances cannot be read ({e})"));
+                return Ok(());
+            }
+        };
+        for trade in trades {
             if trade.direction == Direction::Buy && trade.protection != ProtectionState::Pending {
+                let rules = self.symbol_rules(&trade.symbol).await?;
+                let held: Decimal = snapshot
+                    .iter()
+                    .filter(|b| b.asset == rules.base_asset)
+                    .map(|b| b.free + b.locked)
+                    .sum();
+                if held >= trade.size && !tradeable(held - trade.size, trade.entry_px, &rules) {
+                    continue;
+                }
                 let _symbol = self.lock_symbol(&trade.symbol).await;
                 if let Some(trade) = self.inner.book.open_trade(&trade.symbol)?
                     && trade.protection != ProtectionState::Pending
@@ -255,6 +277,12 @@ impl Execution {
         symbol: &str,
         report: &mut ReconcileReport,
     ) -> Result<(), ExecutionError> {
+        // The journal first: coin the service never bought costs no request unless "all".
+        let entry = self.unaccounted_entry(symbol)?;
+        let mode = self.inner.config.protection.adopt_holdings;
+        if entry.is_none() && mode != AdoptHoldings::All {
+            return Ok(());
+        }
         let Ok(rules) = exchange.symbol_rules(symbol).await else {
             return Ok(()); // not a pair the service can trade against its quote asset
         };
@@ -275,8 +303,6 @@ impl Execution {
         if !tradeable(free + locked, price, &rules) {
             return Ok(()); // dust
         }
-        let entry = self.unaccounted_entry(symbol)?;
-        let mode = self.inner.config.protection.adopt_holdings;
         let adopt = match (&entry, mode) {
             (Some(_), AdoptHoldings::Journal | AdoptHoldings::All) => true,
             (None, AdoptHoldings::All) => true,
