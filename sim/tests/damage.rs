@@ -5,11 +5,12 @@
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use spotbot_sim::{Damage, Fault, FaultKind, RequestRecord, RunningSim, SimConfig, serve};
+use spotbot_sim::{Damage, Fault, FaultKind, RequestRecord, RunningSim};
 use std::time::{Duration, Instant};
 
-const KEY: &str = "test-key";
-const SECRET: &str = "test-secret";
+mod common;
+
+use common::{KEY, SECRET};
 
 struct Client {
     sim: RunningSim,
@@ -34,10 +35,7 @@ impl Met {
 
 impl Client {
     async fn start() -> Self {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut config = SimConfig::new(42, KEY, SECRET);
-        config.initial_funds = vec![("USDT".into(), 100_000.into())];
-        let sim = serve(config, "127.0.0.1:0").await.expect("bind");
+        let sim = common::funded_sim().await;
         sim.sim.set_price("BTCUSDT", 65_000.into()).expect("price");
         Self { sim, http: reqwest::Client::new() }
     }

@@ -3,10 +3,11 @@
 
 use reqwest::Method;
 use serde_json::Value;
-use spotbot_sim::{Fault, FaultKind, RunningSim, SimConfig, serve};
+use spotbot_sim::{Fault, FaultKind, RunningSim};
 
-const KEY: &str = "test-key";
-const SECRET: &str = "test-secret";
+mod common;
+
+use common::{KEY, SECRET};
 
 struct Client {
     sim: RunningSim,
@@ -34,10 +35,7 @@ fn now_ms() -> i64 {
 
 impl Client {
     async fn start() -> Self {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut config = SimConfig::new(42, KEY, SECRET);
-        config.initial_funds = vec![("USDT".into(), 100_000.into())];
-        let sim = serve(config, "127.0.0.1:0").await.expect("bind");
+        let sim = common::funded_sim().await;
         Self { sim, http: reqwest::Client::new() }
     }
 
