@@ -114,6 +114,13 @@ impl crate::exchange::exchange_b::nonce::NonceLease for StoredNonceLease {
 /// Opens the store, builds every area, binds `config.server.addr` and serves.
 pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<RunningApp> {
     let data_dir = PathBuf::from(&config.server.data_dir);
+    // First: a service that needs tokens and has none stops before any area starts.
+    let addr = &config.server.addr;
+    let listener =
+        TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
+    let addr = listener.local_addr()?;
+    let auth = crate::auth::Auth::start(&config.api, addr, &data_dir, clock.clone())
+        .map_err(|why| anyhow::anyhow!("the API cannot start: {why}"))?;
     let store = Store::open(&data_dir)
         .with_context(|| format!("cannot open the store in {}", data_dir.display()))?;
     let license = Arc::new(
@@ -175,8 +182,13 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         timing: Timing::default(),
         metrics: metrics.clone(),
     });
-    let signals =
-        Signals::new(execution.clone(), messenger.clone(), dashboard.clone(), clock.clone());
+    let signals = Signals::new(
+        config.signals.clone(),
+        execution.clone(),
+        messenger.clone(),
+        dashboard.clone(),
+        clock.clone(),
+    );
     let protection = Protection::new(protection::Parts {
         execution: execution.clone(),
         exchange: exchange.clone(),
@@ -220,6 +232,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     let scheduler = Scheduler::new(&config.scheduler, tz, clock.clone(), JOBS, reporting);
     let news = Arc::new(News::new(&config.news, clock.clone()));
     let state = AppState::new(crate::state::Areas {
+        auth: Arc::new(auth),
         scheduler,
         news,
         exchange: reads,
@@ -240,20 +253,17 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         store,
         metrics,
     });
-    let addr = &state.config.server.addr;
-    let listener =
-        TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
-    let addr = listener.local_addr()?;
     let (shutdown, stopped) = oneshot::channel::<()>();
     let router = api::router(state.clone());
     let server = tokio::spawn(async move {
-        axum::serve(listener, router)
+        // The peer's address: repeated bad tokens are counted per address.
+        axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(async {
                 let _ = stopped.await;
             })
             .await
     });
-    tracing::info!(%addr, "serving the API");
+    tracing::info!(%addr, auth = state.auth.mode_now(), "serving the API");
     let replies = replies::spawn(replies::Parts {
         config: &state.config.messenger,
         secrets: &state.config.secrets,

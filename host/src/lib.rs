@@ -3,6 +3,8 @@
 //! A map of the areas (see ARCHITECTURE.md); each owns one job and has one public face:
 //!
 //! - [`api`]: HTTP routes per spec group, the one error body, the OpenAPI document.
+//! - [`auth`]: who may call the API: per-agent tokens and scopes, protected mode, the
+//!   same-origin and `Host` checks.
 //! - [`activity`]: agent cards and the 100-entry activity log every action writes to.
 //! - [`dashboard`]: the dashboard page and its panels, read from the areas' state.
 //! - [`exchange`]: the `Exchange` trait, exchange A's wire client, paper mode (simulator in-process).
@@ -41,6 +43,7 @@
 pub mod activity;
 pub mod api;
 pub mod app;
+pub mod auth;
 pub mod background;
 pub mod backtest;
 pub mod clock;

@@ -6,6 +6,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
+use spotbot::activity::AgentName;
+use spotbot::auth::Scope;
+use spotbot::auth::tokens::TokenFile;
+use spotbot::clock::Clock;
 use spotbot::clock::SystemClock;
 use spotbot::config::{Config, LogFormat};
 
@@ -40,6 +44,18 @@ enum Command {
     },
     /// Validate a config file and exit (0 when valid).
     CheckConfig { path: PathBuf },
+    /// API tokens, one per agent with its scope (docs/security.md). Works while the service
+    /// runs: it reads the tokens file again on the next request.
+    Token {
+        #[command(subcommand)]
+        action: TokenAction,
+        /// Config file whose [server] data_dir holds the tokens (defaults when it is absent).
+        #[arg(long, default_value = "config.toml", global = true)]
+        config: PathBuf,
+        /// Folder of the tokens file, instead of the config's [server] data_dir.
+        #[arg(long, global = true)]
+        data_dir: Option<PathBuf>,
+    },
     /// Fill the outcome fields (price 1h/4h/24h after, MFE/MAE, reach/reversal flags) of
     /// stored pump alerts, through the running service (it owns the database).
     PumpOutcomes {
@@ -84,6 +100,23 @@ enum Command {
     },
 }
 
+#[derive(Debug, Subcommand)]
+enum TokenAction {
+    /// Create a token and print it once (only its SHA-256 is stored).
+    Create {
+        /// The agent the token acts as: coo, finance, scout, bot-ops, tech, ops or boss.
+        #[arg(long)]
+        agent: AgentName,
+        /// read < propose < execute < admin; each includes the ones before it.
+        #[arg(long)]
+        scope: Scope,
+    },
+    /// List the tokens (ids, agents, scopes; never the tokens themselves).
+    List,
+    /// Revoke a token by its id: its next request is refused.
+    Revoke { id: String },
+}
+
 fn parse_log_format(text: &str) -> Result<LogFormat, String> {
     match text {
         "human" => Ok(LogFormat::Human),
@@ -101,6 +134,26 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Token { action, config, data_dir } => {
+            let data_dir = match data_dir {
+                Some(dir) => dir,
+                None if config.exists() => match Config::load(&config) {
+                    Ok(loaded) => PathBuf::from(loaded.server.data_dir),
+                    Err(err) => {
+                        eprintln!("{err}");
+                        return ExitCode::FAILURE;
+                    }
+                },
+                None => PathBuf::from(spotbot::config::ServerConfig::default().data_dir),
+            };
+            match token(&TokenFile::in_dir(&data_dir), action) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    eprintln!("spotbot token: {err}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::PumpOutcomes { config, url } => {
             let url = match url {
                 Some(url) => url,
@@ -180,6 +233,50 @@ fn serve(config: Config) -> anyhow::Result<()> {
         tracing::info!("shutting down");
         app.stop().await
     })
+}
+
+/// `spotbot token …`: the token goes to stdout alone (for `TOKEN=$(spotbot token create …)`),
+/// what it is to stderr.
+fn token(file: &TokenFile, action: TokenAction) -> Result<(), spotbot::auth::tokens::TokenError> {
+    let now = SystemClock.now();
+    match action {
+        TokenAction::Create { agent, scope } => {
+            let (record, token) = file.create(agent, scope, now)?;
+            eprintln!(
+                "token {} for agent {} with scope {scope} added to {}; it is shown only now. \
+                 Send it as `Authorization: Bearer <token>`.",
+                record.id,
+                agent.as_str(),
+                file.path().display()
+            );
+            println!("{token}");
+        }
+        TokenAction::List => {
+            let tokens = file.load()?;
+            if tokens.is_empty() {
+                eprintln!("no tokens in {}", file.path().display());
+            }
+            for t in tokens {
+                let state = t.revoked_at.map_or("active".to_string(), |at| format!("revoked {at}"));
+                println!(
+                    "{}  {:<8} {:<8} created {}  {state}",
+                    t.id,
+                    t.agent.as_str(),
+                    t.scope.as_str(),
+                    t.created_at
+                );
+            }
+        }
+        TokenAction::Revoke { id } => {
+            let record = file.revoke(&id, now)?;
+            println!(
+                "token {} of agent {} revoked; its next request is refused",
+                record.id,
+                record.agent.as_str()
+            );
+        }
+    }
+    Ok(())
 }
 
 struct BacktestArgs {
@@ -301,7 +398,8 @@ fn pump_outcomes(base_url: &str) -> anyhow::Result<String> {
     runtime.block_on(async {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let url = format!("{}/api/pump-momentum/outcomes", base_url.trim_end_matches('/'));
-        let response = reqwest::Client::new().post(&url).send().await.map_err(|err| {
+        let request = reqwest::Client::new().post(&url).header("content-type", "application/json");
+        let response = request.send().await.map_err(|err| {
             anyhow::anyhow!(
                 "the service does not answer at {url} ({err}); start it, or pass --url. While \
                  it runs, its hourly pump_outcomes job fills the outcomes too"

@@ -33,6 +33,8 @@ pub struct Areas {
     pub config: Arc<Config>,
     pub clock: SharedClock,
     pub store: Store,
+    /// Who may call the API (tokens, protected mode).
+    pub auth: Arc<crate::auth::Auth>,
     pub dashboard: Arc<Dashboard>,
     /// The dashboard page's live view (closed when the service stops).
     pub live: crate::dashboard::live::Live,

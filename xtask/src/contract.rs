@@ -51,13 +51,14 @@ pub fn check() -> anyhow::Result<()> {
         command.env("RUST_LOG", "warn");
     }
     let mut host = Guard(command.spawn().context("cannot start the contract host")?);
-    let base_url = read_base_url(&mut host.0)?;
+    let (base_url, token) = read_base_url(&mut host.0)?;
     println!("contract host: {base_url}");
 
     let work = target.join("schemathesis");
     std::fs::create_dir_all(&work)?;
     let config = work.join("schemathesis.toml");
     let openapi = fetch_document(&base_url)?;
+    let authorization = format!("Authorization: Bearer {token}");
     check_refs(&openapi)?;
     std::fs::write(&config, schemathesis_config(&openapi)?)?;
     let junit = work.join("junit.xml");
@@ -70,6 +71,13 @@ pub fn check() -> anyhow::Result<()> {
         &document,
         "--url",
         &base_url,
+        // The API requires tokens: every request carries the boss's admin token (schemathesis
+        // also sends requests without it and expects them refused), and every request the JSON
+        // media type, which the API requires of every POST.
+        "--header",
+        &authorization,
+        "--header",
+        "Content-Type: application/json",
         "--checks",
         "all",
         "--seed",
@@ -84,7 +92,8 @@ pub fn check() -> anyhow::Result<()> {
         "--report-junit-path",
         path_str(&junit)?,
     ];
-    println!("$ schemathesis {}", args.join(" "));
+    let shown = args.join(" ").replace(&token, "<token>");
+    println!("$ schemathesis {shown}");
     // Run inside target/schemathesis, so nothing schemathesis or hypothesis writes lands in the
     // work tree.
     let status = Command::new(&schemathesis)
@@ -104,16 +113,22 @@ pub fn check() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads `BASE_URL=...` from the host's stdout, then keeps draining it on a thread.
-fn read_base_url(host: &mut Child) -> anyhow::Result<String> {
+/// Reads `TOKEN=...` and `BASE_URL=...` from the host's stdout, then keeps draining it on a
+/// thread.
+fn read_base_url(host: &mut Child) -> anyhow::Result<(String, String)> {
     let stdout = host.stdout.take().context("contract host stdout")?;
     let mut lines = BufReader::new(stdout);
     let mut line = String::new();
+    let mut token = None;
     loop {
         line.clear();
         if lines.read_line(&mut line)? == 0 {
             let status = host.wait()?;
             bail!("the contract host exited ({status}) before printing BASE_URL");
+        }
+        if let Some(found) = line.trim().strip_prefix("TOKEN=") {
+            token = Some(found.to_string());
+            continue;
         }
         if let Some(url) = line.trim().strip_prefix("BASE_URL=") {
             let url = url.trim_end_matches('/').to_string();
@@ -122,7 +137,8 @@ fn read_base_url(host: &mut Child) -> anyhow::Result<String> {
                     println!("contract host: {line}");
                 }
             });
-            return Ok(url);
+            let token = token.context("the contract host printed no TOKEN= line")?;
+            return Ok((url, token));
         }
         print!("contract host: {line}");
     }

@@ -83,7 +83,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     println!("  dashboard: http://{API_ADDR}/api/dashboard");
     println!("  API:       http://{API_ADDR}/api   (OpenAPI: http://{API_ADDR}/api/openapi.json)");
     println!("  plugins/: {}", loaded_plugins()?);
-    println!("    curl -s -XPOST http://{API_ADDR}/api/mr-combined/scan-and-signal");
+    println!(
+        "    curl -s -XPOST -H 'content-type: application/json' http://{API_ADDR}/api/mr-combined/scan-and-signal"
+    );
     println!("    curl -s http://{API_ADDR}/api/market/scan");
     println!("    curl -s http://{API_ADDR}/api/pump-momentum/signals   (scanned every 5 minutes)");
     println!("  Ctrl-C (or SIGTERM) stops it; data lives in {}", data.display());

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// The agents that call the API. `tech` and `ops` belong to the earlier route set and are
-/// still accepted.
+/// still accepted; `boss` is the operator's own token (the dashboard, the operator's shell).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum AgentName {
@@ -16,13 +16,14 @@ pub enum AgentName {
     BotOps,
     Tech,
     Ops,
+    Boss,
 }
 
 impl AgentName {
     /// Agents of the current route set: their cards exist from the start.
     pub const CURRENT: [AgentName; 4] = [Self::Coo, Self::Finance, Self::Scout, Self::BotOps];
-    pub const ALL: [AgentName; 6] =
-        [Self::Coo, Self::Finance, Self::Scout, Self::BotOps, Self::Tech, Self::Ops];
+    pub const ALL: [AgentName; 7] =
+        [Self::Coo, Self::Finance, Self::Scout, Self::BotOps, Self::Tech, Self::Ops, Self::Boss];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -32,6 +33,7 @@ impl AgentName {
             Self::BotOps => "bot-ops",
             Self::Tech => "tech",
             Self::Ops => "ops",
+            Self::Boss => "boss",
         }
     }
 }

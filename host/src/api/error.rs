@@ -181,6 +181,40 @@ const RATE_LIMITED: CommonError = CommonError {
     when: "the exchange's request weight for agent reads is spent for this minute; retry after \
            the `Retry-After` header's seconds (orders and stops keep their own reserve)",
 };
+const UNAUTHORIZED: CommonError = CommonError {
+    status: 401,
+    code: "unauthorized",
+    when: "no valid bearer token while the API requires tokens (also `invalid_token`, \
+           `token_revoked`); the answer carries `WWW-Authenticate: Bearer`",
+};
+const FORBIDDEN: CommonError = CommonError {
+    status: 403,
+    code: "insufficient_scope",
+    when: "the token's scope is below the route's (also `agent_mismatch`: `agent` names \
+           another agent than the token's)",
+};
+const HOST_NOT_ALLOWED: CommonError = CommonError {
+    status: 403,
+    code: "host_not_allowed",
+    when: "the `Host` header is not in [api] allowed_hosts (also `cross_site_refused`: a \
+           browser page of another origin asked for a change)",
+};
+const NOT_JSON: CommonError = CommonError {
+    status: 415,
+    code: "unsupported_media_type",
+    when: "a POST without `Content-Type: application/json` (required also without a body)",
+};
+const BAD_TOKENS: CommonError = CommonError {
+    status: 429,
+    code: "too_many_bad_tokens",
+    when: "too many bad tokens from this address; retry after the `Retry-After` header's \
+           seconds",
+};
+const AUTH_UNAVAILABLE: CommonError = CommonError {
+    status: 503,
+    code: "auth_unavailable",
+    when: "the tokens file cannot be read, so no request is let in",
+};
 const LICENSE_REQUIRED: CommonError = CommonError {
     status: 503,
     code: "license_required",
@@ -206,6 +240,51 @@ pub fn document_common_errors(document: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::path::ParameterIn;
     use utoipa::openapi::{RefOr, Required};
 
+    for_each_operation(document, |method, path, operation| {
+        // A route that can fail at the exchange (it documents a 5xx of its own) answers 429
+        // instead while agent reads have spent their weight (`api::rate_limit`).
+        let reads_exchange = operation.responses.responses.keys().any(|k| k.starts_with('5'));
+        let mut common = vec![&HOST_NOT_ALLOWED];
+        if method == axum::http::Method::POST {
+            common.push(&NOT_JSON);
+        }
+        if crate::auth::needs(&method, path) != crate::auth::Needs::Public {
+            common.extend([&UNAUTHORIZED, &FORBIDDEN, &BAD_TOKENS, &AUTH_UNAVAILABLE]);
+        }
+        if let Some(RefOr::T(body)) = &operation.request_body {
+            common.extend([&INVALID_JSON, &PAYLOAD_TOO_LARGE]);
+            if matches!(body.required, Some(Required::True)) && method != axum::http::Method::POST {
+                common.push(&UNSUPPORTED_MEDIA_TYPE);
+            }
+            common.push(&INVALID_BODY);
+        }
+        let parameters = operation.parameters.iter().flatten();
+        let located = |place: ParameterIn| {
+            parameters.clone().any(|p| matches!(p, RefOr::T(p) if p.parameter_in == place))
+        };
+        if located(ParameterIn::Query) {
+            common.push(&INVALID_QUERY);
+        }
+        if located(ParameterIn::Path) {
+            common.push(&INVALID_PATH);
+        }
+        if crate::license::routes::needs_license(&method, path) {
+            common.push(&LICENSE_REQUIRED);
+        }
+        if reads_exchange {
+            common.push(&RATE_LIMITED);
+        }
+        for error in common {
+            add_response(&mut operation.responses.responses, error);
+        }
+    });
+}
+
+/// Calls `visit` with the method, the path and each operation of `document`.
+pub fn for_each_operation(
+    document: &mut utoipa::openapi::OpenApi,
+    mut visit: impl FnMut(axum::http::Method, &str, &mut utoipa::openapi::path::Operation),
+) {
     for (path, item) in document.paths.paths.iter_mut() {
         let operations = [
             (axum::http::Method::GET, &mut item.get),
@@ -215,36 +294,8 @@ pub fn document_common_errors(document: &mut utoipa::openapi::OpenApi) {
             (axum::http::Method::PATCH, &mut item.patch),
         ];
         for (method, operation) in operations {
-            let Some(operation) = operation.as_mut() else { continue };
-            // A route that can fail at the exchange (it documents a 5xx of its own) answers 429
-            // instead while agent reads have spent their weight (`api::rate_limit`).
-            let reads_exchange = operation.responses.responses.keys().any(|k| k.starts_with('5'));
-            let mut common = Vec::new();
-            if let Some(RefOr::T(body)) = &operation.request_body {
-                common.extend([&INVALID_JSON, &PAYLOAD_TOO_LARGE]);
-                if matches!(body.required, Some(Required::True)) {
-                    common.push(&UNSUPPORTED_MEDIA_TYPE);
-                }
-                common.push(&INVALID_BODY);
-            }
-            let parameters = operation.parameters.iter().flatten();
-            let located = |place: ParameterIn| {
-                parameters.clone().any(|p| matches!(p, RefOr::T(p) if p.parameter_in == place))
-            };
-            if located(ParameterIn::Query) {
-                common.push(&INVALID_QUERY);
-            }
-            if located(ParameterIn::Path) {
-                common.push(&INVALID_PATH);
-            }
-            if crate::license::routes::needs_license(&method, path) {
-                common.push(&LICENSE_REQUIRED);
-            }
-            if reads_exchange {
-                common.push(&RATE_LIMITED);
-            }
-            for error in common {
-                add_response(&mut operation.responses.responses, error);
+            if let Some(operation) = operation.as_mut() {
+                visit(method, path, operation);
             }
         }
     }
@@ -273,6 +324,13 @@ fn add_response(
             let mut response = ResponseBuilder::new()
                 .description(sentence)
                 .content("application/json", content.build());
+            if error.status == 401 {
+                let scheme = utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String);
+                let mut header = utoipa::openapi::header::Header::new(scheme);
+                header.description = Some("`Bearer`".into());
+                response = response.header("WWW-Authenticate", header);
+            }
             if error.status == 429 {
                 let seconds = utoipa::openapi::ObjectBuilder::new()
                     .schema_type(utoipa::openapi::schema::Type::Integer)

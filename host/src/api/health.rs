@@ -1,4 +1,5 @@
-//! `GET /api/health`: liveness, license summary and build commit; never needs a license.
+//! `GET /api/health`: liveness, license summary, build commit and whether the API needs
+//! tokens; never needs a license or a token.
 
 use axum::Json;
 use axum::extract::State;
@@ -21,6 +22,20 @@ pub struct Health {
     /// polled path covers them (`reconnecting`, `off`); absent when streams are not followed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streams: Option<FeedStatus>,
+    /// `tokens` when the API needs a bearer token now, `off` when it is open
+    /// (docs/security.md).
+    pub auth: AuthNow,
+    /// Set while the API is open on an address beyond loopback (`[api] auth = "off"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+/// Whether the API needs tokens now.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthNow {
+    Tokens,
+    Off,
 }
 
 /// Service health.
@@ -34,6 +49,8 @@ pub(super) async fn health(State(state): State<AppState>) -> Json<Health> {
         plan: plan.unwrap_or_else(|| "none".into()),
         commit: state.config.secrets.git_commit.clone(),
         streams: state.feed.as_ref().map(|f| f.status()),
+        auth: if state.auth.tokens_now() { AuthNow::Tokens } else { AuthNow::Off },
+        warning: state.auth.warning(),
     })
 }
 

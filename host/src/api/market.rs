@@ -14,6 +14,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiPath, ApiQuery, Symbol, bounded_number};
 use crate::activity::AgentName;
+use crate::auth::Caller;
 use crate::market::context::MarketContext;
 use crate::market::contexts::{CACHE_TTL_SECONDS, CacheRow, SnapshotRow};
 use crate::market::{ContextError, Frames, MarketContexts};
@@ -152,6 +153,7 @@ pub struct MarketScan {
     ))]
 async fn scan(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<ScanQuery>,
 ) -> Result<Json<MarketScan>, ApiError> {
     let frames = Frames::parse(q.mtf_tf.as_deref(), None)?;
@@ -176,7 +178,7 @@ async fn scan(
             ScanFailure { symbol, error: body.code.to_string(), detail: body.detail }
         })
         .collect();
-    let agent = q.agent.unwrap_or(AgentName::Scout).as_str();
+    let agent = caller.agent_or(q.agent, AgentName::Scout).as_str();
     let action = format!(
         "market scan {}/{}: {} long, {} short, {} standby, {} no-trade, {} watch",
         frames.mtf,

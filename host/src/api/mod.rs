@@ -4,6 +4,7 @@
 //! area's tables. Every route is registered through [`OpenApiRouter`], so the document at
 //! `GET /api/openapi.json` lists exactly the routes that exist.
 
+pub mod auth;
 mod dashboard;
 mod earlier;
 pub mod error;
@@ -75,6 +76,7 @@ fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(metrics::routes())
         .split_for_parts();
     error::document_common_errors(&mut document);
+    auth::document_security(&mut document);
     (router, document)
 }
 
@@ -95,7 +97,8 @@ pub fn router(state: AppState) -> Router {
         return api;
     }
     let max_body = state.config.server.max_body_bytes;
-    match crate::mcp::service(&document, api.clone(), &state.config.mcp, max_body) {
+    let hosts = &state.config.api.allowed_hosts;
+    match crate::mcp::service(&document, api.clone(), hosts, max_body) {
         Ok(mcp) => layered(routes.route_service(crate::mcp::PATH, mcp), document, &state),
         Err(err) => {
             tracing::error!(%err, "no MCP tools from the API document; /mcp is off");
@@ -150,6 +153,9 @@ fn layered(
                         .into_response()
                 }))
                 .layer(DefaultBodyLimit::max(max_body))
+                // After routing (the matched route says which scope it needs) and before the
+                // license: a caller without a token learns that first.
+                .layer(axum::middleware::from_fn_with_state(state.clone(), auth::admit))
                 // Runs after routing, so it sees the matched route pattern (license::routes).
                 .layer(axum::middleware::from_fn_with_state(
                     state.clone(),

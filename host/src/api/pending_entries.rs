@@ -13,6 +13,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiQuery;
 use crate::activity::AgentName;
+use crate::auth::Caller;
 use crate::exchange::Symbol;
 use crate::execution::manual::{
     CheckReport, ManualRequest, PendingEntryView, RecoverEntriesReport,
@@ -108,6 +109,7 @@ fn take_profit_pct(q: &ManualQuery, sl_pct: Decimal) -> Result<Decimal, ApiError
     extensions(("x-valid-input-statuses" = json!([422]))))]
 async fn manual(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<ManualQuery>,
 ) -> Result<Json<ManualAnswer>, ApiError> {
     let entry_px = bounded("entry_px", q.entry_px, Decimal::from(1_000_000_000_000_i64))?;
@@ -117,7 +119,7 @@ async fn manual(
     if !(ttl_hours > 0.0 && ttl_hours <= 720.0) {
         return Err(invalid("ttl_hours", format!("must be > 0 and <= 720, got {ttl_hours}")));
     }
-    let agent = q.agent.unwrap_or(AgentName::Coo).as_str().to_string();
+    let agent = caller.agent_or(q.agent, AgentName::Coo).as_str().to_string();
     let request = ManualRequest {
         symbol: q.symbol.into_string(),
         direction: q.direction,
@@ -182,9 +184,10 @@ pub struct CheckQuery {
     ))]
 async fn check(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<CheckQuery>,
 ) -> Result<Json<CheckReport>, ApiError> {
-    let agent = q.agent.unwrap_or(AgentName::Finance).as_str();
+    let agent = caller.agent_or(q.agent, AgentName::Finance).as_str();
     let execution = state.execution.clone();
     let report = run_bounded(async move { execution.check_pending().await }).await?;
     let summary = format!(
@@ -237,9 +240,10 @@ pub struct CancelQuery {
     ))]
 async fn cancel(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<CancelQuery>,
 ) -> Result<Json<CancelledEntry>, ApiError> {
-    let agent = q.agent.unwrap_or(AgentName::Coo).as_str();
+    let agent = caller.agent_or(q.agent, AgentName::Coo).as_str();
     let symbol = q.symbol.into_string();
     let execution = state.execution.clone();
     let given = symbol.clone();

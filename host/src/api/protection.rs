@@ -13,6 +13,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiQuery;
 use crate::activity::AgentName;
+use crate::auth::Caller;
 use crate::protection::{DrawdownStatus, HealthReport, ProtectionError, ReportOutcome, Resumed};
 
 impl From<ProtectionError> for ApiError {
@@ -66,9 +67,10 @@ pub struct ResumeQuery {
     ))]
 async fn resume(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<ResumeQuery>,
 ) -> Result<Json<Resumed>, ApiError> {
-    let agent = q.agent.unwrap_or(AgentName::Coo);
+    let agent = caller.agent_or(q.agent, AgentName::Coo);
     Ok(Json(state.protection.resume_entries(agent).await?))
 }
 
@@ -93,9 +95,10 @@ pub struct ReportQuery {
     ))]
 async fn report(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<ReportQuery>,
 ) -> Result<Json<ReportOutcome>, ApiError> {
-    let agent = q.agent.unwrap_or(AgentName::Ops);
+    let agent = caller.agent_or(q.agent, AgentName::Ops);
     Ok(Json(state.protection.daily_report_as(agent).await?))
 }
 
@@ -117,9 +120,10 @@ pub struct HealthCheckQuery {
     ))]
 async fn health_check(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<HealthCheckQuery>,
 ) -> Json<HealthReport> {
-    Json(state.protection.health_check_as(q.agent.unwrap_or(AgentName::Tech)).await)
+    Json(state.protection.health_check_as(caller.agent_or(q.agent, AgentName::Tech)).await)
 }
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -12,6 +12,7 @@ use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiPath, ApiQuery, Symbol, bounded_number, whole_number};
 use super::strategies::ScanQuery;
 use crate::activity::AgentName;
+use crate::auth::Caller;
 use crate::plugins::model::{ConfidenceLevel, Stage};
 use crate::scans::{AlertFilter, OutcomeReport, PumpAlert, PumpScan};
 
@@ -35,9 +36,10 @@ use crate::scans::{AlertFilter, OutcomeReport, PumpAlert, PumpScan};
     extensions(("x-valid-input-statuses" = json!([404, 409, 422, 503]))))]
 async fn scan(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(query): ApiQuery<ScanQuery>,
 ) -> Result<Json<PumpScan>, ApiError> {
-    let agent = query.agent.unwrap_or(AgentName::Scout).as_str();
+    let agent = caller.agent_or(query.agent, AgentName::Scout).as_str();
     match state.scans.pump_scan(agent).await {
         Ok(answer) => Ok(Json(answer)),
         Err(err) => {

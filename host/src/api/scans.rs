@@ -11,6 +11,7 @@ use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiQuery, OptionalJson};
 use super::strategies::{ScanBody, ScanQuery};
 use crate::activity::AgentName;
+use crate::auth::Caller;
 use crate::scans::{MR_COMBINED, ScanAndSignal, ScanError};
 
 impl From<ScanError> for ApiError {
@@ -54,6 +55,7 @@ impl From<ScanError> for ApiError {
     extensions(("x-valid-input-statuses" = json!([404, 422, 503]))))]
 async fn scan_and_signal(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(query): ApiQuery<ScanQuery>,
     OptionalJson(body): OptionalJson<ScanBody>,
 ) -> Result<Json<ScanAndSignal>, ApiError> {
@@ -61,7 +63,7 @@ async fn scan_and_signal(
         return Err(ApiError::unprocessable("invalid_body", "`symbols` must not be empty."));
     }
     let symbols = body.symbols.map(|list| list.into_iter().map(|s| s.into_string()).collect());
-    let agent = query.agent.unwrap_or(AgentName::Scout).as_str();
+    let agent = caller.agent_or(query.agent, AgentName::Scout).as_str();
     match state.scans.scan_and_signal(MR_COMBINED, symbols, agent).await {
         Ok(run) => Ok(Json(run.answer)),
         Err(err) => {

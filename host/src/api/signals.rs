@@ -11,9 +11,11 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::auth::{Caller, Scope};
 use crate::exchange::Symbol;
 use crate::signals::{
-    CleanupAnswer, ConfirmAnswer, CreateAnswer, SignalError, SignalInput, SignalStatus, SignalView,
+    Approver, CleanupAnswer, ConfirmAnswer, CreateAnswer, Origin, SignalError, SignalInput,
+    SignalStatus, SignalView,
 };
 
 impl From<SignalError> for ApiError {
@@ -28,6 +30,12 @@ impl From<SignalError> for ApiError {
             }
             SignalError::Executing(_) => ApiError::conflict("signal_executing", detail),
             SignalError::BelowGates(_) => ApiError::unprocessable("signal_below_gates", detail),
+            SignalError::ApprovalRequired(_) => {
+                ApiError::new(StatusCode::FORBIDDEN, "approval_required", detail)
+            }
+            SignalError::AgentSignalsOff => {
+                ApiError::new(StatusCode::FORBIDDEN, "agent_signals_off", detail)
+            }
             SignalError::Execution(e) => e.into(),
         }
     }
@@ -48,6 +56,8 @@ pub struct SymbolPath {
     responses(
         (status = 200, description = "Created (pending, messenger_failed) or skipped \
             (duplicate_skipped, trade_exists_skipped, no_position_sell_skipped)", body = CreateAnswer),
+        (status = 403, description = "`agent_signals_off`: the service accepts only \
+            plugin-made signals (`[signals] agent_signals = false`)", body = ErrorBody),
         (status = 400, description = "Invalid JSON", body = ErrorBody),
         (status = 415, description = "Content-Type is not application/json", body = ErrorBody),
         (status = 422, description = "A field is missing or invalid (`invalid_body`; a buy \
@@ -60,10 +70,18 @@ pub struct SymbolPath {
     extensions(("x-valid-input-statuses" = json!([422]))))]
 async fn create(
     State(state): State<AppState>,
+    caller: Caller,
     input: Result<ApiJson<SignalInput>, ApiError>,
 ) -> Result<Json<CreateAnswer>, ApiError> {
     let ApiJson(input) = input.map_err(explain_computed_fields)?;
-    Ok(Json(state.signals.create(input, None).await?))
+    let origin = Origin::agent(caller.agent.map_or("open access", |a| a.as_str()));
+    Ok(Json(state.signals.create(input, None, origin).await?))
+}
+
+/// Whose YES a caller gives: a caller with the `admin` scope is the boss (the operator's own
+/// token, the dashboard; on an open service everyone is); any other is an agent relaying it.
+pub(super) fn approver_of(caller: &Caller) -> Approver {
+    if caller.scope == Scope::Admin { Approver::Boss } else { Approver::Agent }
 }
 
 /// A body that sends `ev` or `confidence` learns why they are refused, not only that they
@@ -122,14 +140,18 @@ async fn get_one(
     Ok(Json(state.signals.get(path.symbol.as_str())?))
 }
 
-/// Confirms a pending signal (boss said YES): the server checks the stored ev (> 25) and
-/// confidence (>= 8), then executes it — buy places the bracket order, sell closes the
-/// position. Gates or limits unmet: `ok: false`, nothing placed, the signal stays pending. A
-/// repeated confirm answers from the first one and places nothing.
+/// Confirms a pending signal (boss said YES): the server checks the boss's approval (in
+/// `[signals] approval = "boss"` mode an agent's confirm needs the boss's own YES on this
+/// signal; a caller with the `admin` scope gives it), the stored ev (> 25) and confidence
+/// (>= 8), then executes it — buy places the bracket order, sell closes the position. Gates or
+/// limits unmet: `ok: false`, nothing placed, the signal stays pending. A repeated confirm
+/// answers from the first one and places nothing.
 #[utoipa::path(post, path = "/api/signal/{symbol}/confirm",
     operation_id = "confirm_signal", tag = "signal flow", params(SymbolPath),
     responses(
         (status = 200, description = "Executed, or refused with ok=false (gates, limits, order refused)", body = ConfirmAnswer),
+        (status = 403, description = "`approval_required`: the boss has not approved this \
+            signal as it is (`[signals] approval = \"boss\"`); nothing is placed", body = ErrorBody),
         (status = 404, description = "No signal for the symbol", body = ErrorBody),
         (status = 409, description = "The signal is skipped or expired", body = ErrorBody),
         (status = 410, description = "The signal is older than 5 minutes; nothing is placed", body = ErrorBody),
@@ -138,9 +160,12 @@ async fn get_one(
     ))]
 async fn confirm(
     State(state): State<AppState>,
+    caller: Caller,
     ApiPath(path): ApiPath<SymbolPath>,
 ) -> Result<Json<ConfirmAnswer>, ApiError> {
-    Ok(Json(state.signals.confirm(path.symbol.as_str()).await?))
+    let symbol = path.symbol.as_str();
+    let by = caller.label();
+    Ok(Json(state.signals.confirm(symbol, approver_of(&caller), &by, None).await?))
 }
 
 /// The answer of reject.

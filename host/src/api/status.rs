@@ -17,6 +17,7 @@ use super::error::{ApiError, ErrorBody};
 use super::extract::ApiQuery;
 use super::trades::HistoryRow;
 use crate::activity::AgentName;
+use crate::auth::Caller;
 use crate::config::{Config, ExchangeMode};
 use crate::exchange::{Exchange, ExchangeError};
 use crate::execution::TradeView;
@@ -122,9 +123,10 @@ pub struct StatusAnswer {
     ))]
 async fn status(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<StatusQuery>,
 ) -> Result<Json<StatusAnswer>, ApiError> {
-    Ok(Json(status_of(&state, q.agent)?))
+    Ok(Json(status_of(&state, caller.agent.or(q.agent))?))
 }
 
 /// The status, logged on `agent`'s card when one is given: `GET /api/status` and the earlier

@@ -16,6 +16,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiPath, ApiQuery, OptionalJson, Symbol};
 use crate::activity::AgentName;
+use crate::auth::Caller;
 use crate::plugins::{PluginError, PluginInfo, PluginState, ScanOutcome, ScanRequest};
 use crate::scans::GateScores;
 
@@ -166,6 +167,7 @@ async fn list(State(state): State<AppState>) -> Json<StrategiesList> {
     extensions(("x-valid-input-statuses" = json!([422]))))]
 async fn scan(
     State(state): State<AppState>,
+    caller: Caller,
     ApiPath(name): ApiPath<String>,
     ApiQuery(query): ApiQuery<ScanQuery>,
     OptionalJson(body): OptionalJson<ScanBody>,
@@ -174,7 +176,7 @@ async fn scan(
         return Err(ApiError::unprocessable("invalid_body", "`symbols` must not be empty."));
     }
     let symbols = body.symbols.map(|list| list.into_iter().map(Symbol::into_string).collect());
-    let agent = query.agent.unwrap_or(AgentName::Scout).as_str();
+    let agent = caller.agent_or(query.agent, AgentName::Scout).as_str();
     match state.plugins.preview(&name, symbols, body.config).await {
         Ok(outcome) => {
             let action = format!("plugin scan {name}: {} results", outcome.results.len());

@@ -13,7 +13,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiQuery;
+use super::signals::approver_of;
 use crate::activity::AgentName;
+use crate::auth::Caller;
 use crate::config::is_strategy_name;
 use crate::exchange::Symbol;
 use crate::execution::client_id::fresh_cause;
@@ -112,6 +114,9 @@ fn percent(field: &str, value: Number, max: Decimal) -> Result<Decimal, ApiError
 #[utoipa::path(post, path = "/api/trade", tag = "bot actions", params(TradeQuery),
     responses(
         (status = 200, description = "Placed (buy) or closed (sell)", body = TradeAnswer),
+        (status = 403, description = "`approval_required`: in `[signals] approval = \"boss\"` \
+            mode an agent's trade needs a pending signal of the symbol and direction that the \
+            boss approved, with the same sl and tp; nothing is placed", body = ErrorBody),
         (status = 404, description = "sell without an open position", body = ErrorBody),
         (status = 409, description = "`trade_exists`: a trade for the symbol is open; \
             `daily_limit_reached`: the daily trade / consecutive-loss limit is reached; \
@@ -126,9 +131,10 @@ fn percent(field: &str, value: Number, max: Decimal) -> Result<Decimal, ApiError
     extensions(("x-valid-input-statuses" = json!([422]))))]
 async fn trade(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<TradeQuery>,
 ) -> Result<Json<TradeAnswer>, ApiError> {
-    Ok(Json(match place_trade(&state, q, "POST /api/trade").await? {
+    Ok(Json(match place_trade(&state, &caller, q, "POST /api/trade").await? {
         Traded::Opened(trade) => TradeAnswer { ok: true, trade: Some(trade), closed: None },
         Traded::Closed(closed) => {
             TradeAnswer { ok: true, trade: None, closed: Some(CloseRow::closed(&closed)) }
@@ -162,6 +168,7 @@ impl Traded {
 /// flow's confirm afterwards only consumes it and never places a second entry.
 pub(super) async fn place_trade(
     state: &AppState,
+    caller: &Caller,
     q: TradeQuery,
     route: &'static str,
 ) -> Result<Traded, ApiError> {
@@ -182,14 +189,17 @@ pub(super) async fn place_trade(
             format!("`confidence` {} must be >= {MIN_CONFIDENCE}", q.confidence),
         ));
     }
-    let agent = q.agent.unwrap_or(AgentName::Ops).as_str();
+    let agent = caller.agent_or(q.agent, AgentName::Ops).as_str();
     let execution = state.execution.clone();
     let signals = state.signals.clone();
     let symbol = q.symbol.clone();
-    // The claim lives inside the spawned job: a caller that gives up cannot leave the signal
-    // held, and the claim is settled by the execution it guards.
+    // Taken before the job and moved into it: a caller that gives up cannot leave the
+    // signal held (a dropped claim gives the signal back), and the claim is settled by the
+    // execution it guards. In `boss` approval mode an agent's trade needs the boss's YES.
+    let claim = signals
+        .claim_for_trade(q.symbol.as_str(), q.direction, route, approver_of(caller), (sl, tp))
+        .map_err(ApiError::from)?;
     let job = async move {
-        let claim = signals.claim_for_trade(q.symbol.as_str(), q.direction, route);
         let traded = match q.direction {
             Direction::Buy => {
                 let plan = EntryPlan::new(
@@ -252,10 +262,11 @@ pub struct CloseAnswer {
     ))]
 async fn close(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<CloseQuery>,
 ) -> Result<Json<CloseAnswer>, ApiError> {
     let symbol = state.execution.position_symbol(q.symbol.as_str())?;
-    let agent = q.agent.unwrap_or(AgentName::Ops).as_str();
+    let agent = caller.agent_or(q.agent, AgentName::Ops).as_str();
     let execution = state.execution.clone();
     let target = symbol.clone();
     let result =
@@ -289,9 +300,10 @@ pub struct AgentQuery {
     ))]
 async fn close_all(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<AgentQuery>,
 ) -> Result<Json<CloseAllReport>, ApiError> {
-    let agent = q.agent.unwrap_or(AgentName::Ops).as_str();
+    let agent = caller.agent_or(q.agent, AgentName::Ops).as_str();
     let execution = state.execution.clone();
     let report =
         run_bounded(async move { execution.close_all("POST /api/closeall").await }).await?;
@@ -325,9 +337,10 @@ pub struct TrailingQuery {
     ))]
 async fn trailing(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<TrailingQuery>,
 ) -> Result<Json<TrailingReport>, ApiError> {
-    Ok(Json(run_trailing(&state, q.agent.unwrap_or(AgentName::Finance)).await?))
+    Ok(Json(run_trailing(&state, caller.agent_or(q.agent, AgentName::Finance)).await?))
 }
 
 /// One trailing run recorded on `agent`'s card: `GET /api/trailing` and the earlier

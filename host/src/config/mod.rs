@@ -17,9 +17,10 @@ use serde::Deserialize;
 pub use needs::Need;
 pub use secrets::{Secret, Secrets};
 pub use sections::{
-    AdoptHoldings, ExchangeConfig, ExchangeMode, ExchangeName, GapExit, LicenseConfig, LogFormat,
-    MarketConfig, McpConfig, MessengerConfig, NewsConfig, PluginsConfig, ProtectionConfig,
-    RiskConfig, SchedulerConfig, ServerConfig, SignalsConfig, StopPlacement,
+    AdoptHoldings, ApiConfig, ApprovalMode, AuthMode, ExchangeConfig, ExchangeMode, ExchangeName,
+    GapExit, LicenseConfig, LogFormat, MarketConfig, McpConfig, MessengerConfig, NewsConfig,
+    PluginsConfig, ProtectionConfig, RiskConfig, SchedulerConfig, ServerConfig, SignalsConfig,
+    StopPlacement,
 };
 pub use strategy::{DEFAULT_STRATEGY, StrategyKeys, StrategySections, is_strategy_name};
 
@@ -39,6 +40,7 @@ pub struct Config {
     pub messenger: MessengerConfig,
     pub scheduler: SchedulerConfig,
     pub license: LicenseConfig,
+    pub api: ApiConfig,
     pub mcp: McpConfig,
     /// Secrets and build facts from the environment; never read from the file.
     #[serde(skip)]

@@ -147,13 +147,36 @@ impl Default for RiskConfig {
 }
 
 /// `[signals]`: how signals reach a trade.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SignalsConfig {
     /// Honour a scan result's `ask_coo = false`: the service confirms that signal itself
     /// (every gate still applies) and tells the boss the outcome instead of asking. Default
     /// false, NOT recommended: a plugin could then trade without a human.
     pub allow_auto_confirm: bool,
+    /// Whose YES makes a signal confirmable (docs/security.md). `boss` (default): the boss's
+    /// own, given on the service's message (button or typed reply, `[messenger]
+    /// handle_replies`) or by a caller with the `admin` scope; an agent's confirm of an
+    /// unapproved signal answers 403 `approval_required`. `agent`: the agent that relays the
+    /// YES is trusted (the spec's flow).
+    pub approval: ApprovalMode,
+    /// Accept signals that agents post themselves (`POST /api/signal`, their own checklist);
+    /// false: only plugin-made signals (scan-and-signal), a post answers 403.
+    pub agent_signals: bool,
+}
+
+impl Default for SignalsConfig {
+    fn default() -> Self {
+        Self { allow_auto_confirm: false, approval: ApprovalMode::Boss, agent_signals: true }
+    }
+}
+
+/// `[signals] approval`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalMode {
+    Boss,
+    Agent,
 }
 
 /// `[protection]`: the protection loop's limits (docs/protection.md). Kept apart from
@@ -469,6 +492,43 @@ impl Default for LicenseConfig {
     }
 }
 
+/// `[api]`: who may call the API (docs/security.md).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApiConfig {
+    /// `tokens`: every route but liveness, the API document and the dashboard page needs
+    /// `Authorization: Bearer <token>` (`spotbot token create`). `off`: no tokens; on an
+    /// address beyond loopback the service warns at start and on `/api/health`. Unset: open
+    /// on loopback until the first token is created, tokens from then on; beyond loopback
+    /// tokens, and the service refuses to start without one.
+    pub auth: Option<AuthMode>,
+    /// `Host` header values the API accepts, as `host` (any port) or `host:port`; others get
+    /// 403. Guards against DNS rebinding: a web page that resolves its own name to this
+    /// machine cannot reach the API. Behind compose add the service name (`"spotbot"`).
+    pub allowed_hosts: Vec<String>,
+    /// Bad tokens one address may present within a minute; the next ones answer 429 for a
+    /// minute (a valid token still passes). 0 switches the limit off.
+    pub bad_tokens_per_minute: u32,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        Self {
+            auth: None,
+            allowed_hosts: ["127.0.0.1", "localhost", "::1"].map(String::from).to_vec(),
+            bad_tokens_per_minute: 10,
+        }
+    }
+}
+
+/// `[api] auth`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    Tokens,
+    Off,
+}
+
 /// `[mcp]`: the Model Context Protocol endpoint at `/mcp` (docs/agents.md#mcp). Its tools are
 /// the API's operations, dispatched into the same router, so every gate of the API applies.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -476,17 +536,13 @@ impl Default for LicenseConfig {
 pub struct McpConfig {
     /// false: `/mcp` is not served (answers 404 like any unknown path).
     pub enabled: bool,
-    /// `Host` header values `/mcp` accepts, as `host` (any port) or `host:port`; others get
-    /// 403. Guards against DNS rebinding: a web page that resolves its own name to this
-    /// machine cannot drive the tools. Behind compose add the service name (`"spotbot"`).
-    pub allowed_hosts: Vec<String>,
+    /// Moved to `[api] allowed_hosts` (the check now covers the whole API); kept only to say
+    /// so when an older file still has it.
+    pub allowed_hosts: Option<Vec<String>>,
 }
 
 impl Default for McpConfig {
     fn default() -> Self {
-        Self {
-            enabled: true,
-            allowed_hosts: ["127.0.0.1", "localhost", "::1"].map(String::from).to_vec(),
-        }
+        Self { enabled: true, allowed_hosts: None }
     }
 }

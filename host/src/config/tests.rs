@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{Config, ConfigError, ExchangeMode};
+use super::{AuthMode, Config, ConfigError, ExchangeMode};
 
 fn parse(source: &str) -> Result<Config, ConfigError> {
     Config::parse(source, Path::new("test.toml"))
@@ -193,20 +193,27 @@ fn news_sources_must_be_http_urls_and_the_limits_usable() {
 }
 
 #[test]
-fn mcp_is_on_for_loopback_hosts_and_an_allowed_host_must_be_a_host() {
+fn the_api_allows_loopback_hosts_and_an_allowed_host_must_be_a_host() {
     let defaults = parse("").unwrap();
     assert!(defaults.mcp.enabled);
-    assert_eq!(defaults.mcp.allowed_hosts, ["127.0.0.1", "localhost", "::1"]);
+    assert_eq!(defaults.api.allowed_hosts, ["127.0.0.1", "localhost", "::1"]);
+    assert_eq!(defaults.api.auth, None);
     let example = parse(include_str!("../../../examples/config.toml")).unwrap();
     assert_eq!(example.mcp, defaults.mcp);
-    let compose = parse("[mcp]\nallowed_hosts = [\"spotbot\", \"spotbot:8000\", \"[::1]\"]\n");
+    assert_eq!(example.api, defaults.api);
+    let compose = parse("[api]\nallowed_hosts = [\"spotbot\", \"spotbot:8000\", \"[::1]\"]\n");
     assert!(compose.is_ok(), "{compose:?}");
-    let err = error("[mcp]\nallowed_hosts = []\n");
-    assert_eq!(err.key, "mcp.allowed_hosts");
+    let err = error("[api]\nallowed_hosts = []\n");
+    assert_eq!(err.key, "api.allowed_hosts");
     assert_eq!(err.position, Some((2, 1)));
     for bad in ["http://spotbot", "spot bot", "*", "user@spotbot", "spotbot/mcp", ""] {
-        let err = error(&format!("[mcp]\nallowed_hosts = [{bad:?}]\n"));
-        assert_eq!(err.key, "mcp.allowed_hosts", "{bad:?}");
+        let err = error(&format!("[api]\nallowed_hosts = [{bad:?}]\n"));
+        assert_eq!(err.key, "api.allowed_hosts", "{bad:?}");
     }
+    let moved = error("[mcp]\nallowed_hosts = [\"spotbot\"]\n");
+    assert_eq!(moved.key, "mcp.allowed_hosts");
+    assert!(moved.message.contains("moved to [api] allowed_hosts"), "{}", moved.message);
+    assert_eq!(parse("[api]\nauth = \"off\"\n").unwrap().api.auth, Some(AuthMode::Off));
+    assert_eq!(error("[api]\nauth = \"none\"\n").key, "api.auth");
     assert!(parse("[mcp]\nenabled = false\n").is_ok_and(|c| !c.mcp.enabled));
 }

@@ -176,18 +176,25 @@ pub fn check(config: &Config) -> Result<(), Invalid> {
             .map_err(|err| invalid("license.public_key", err.reason))?;
     }
 
-    check_mcp(&config.mcp)?;
+    check_api(&config.api, &config.mcp)?;
     check_strategy_sections(config)
 }
 
-/// `[mcp] allowed_hosts`: at least one entry (the transport reads an empty list as "any
+/// `[api] allowed_hosts`: at least one entry (the MCP transport reads an empty list as "any
 /// host", which would switch the DNS-rebinding guard off), each a bare host or `host:port`.
-fn check_mcp(mcp: &super::McpConfig) -> Result<(), Invalid> {
-    const KEY: &str = "mcp.allowed_hosts";
-    if mcp.allowed_hosts.is_empty() {
+/// `[mcp] allowed_hosts` moved there.
+fn check_api(api: &super::ApiConfig, mcp: &super::McpConfig) -> Result<(), Invalid> {
+    const KEY: &str = "api.allowed_hosts";
+    if mcp.allowed_hosts.is_some() {
+        return Err(invalid(
+            "mcp.allowed_hosts",
+            "moved to [api] allowed_hosts, which now guards the whole API; move the list there",
+        ));
+    }
+    if api.allowed_hosts.is_empty() {
         return Err(invalid(KEY, "must list at least one host, e.g. \"127.0.0.1\""));
     }
-    for host in &mcp.allowed_hosts {
+    for host in &api.allowed_hosts {
         // A bare IPv6 address (`::1`) is no URI authority, but the transport takes it as is.
         let well_formed = host.parse::<std::net::IpAddr>().is_ok()
             || axum::http::uri::Authority::try_from(host.as_str()).is_ok();

@@ -12,16 +12,24 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use super::catalog::{BODY, Operation, Place};
+use crate::auth::Caller;
 
 /// Largest answer read back (the trade history is the longest); a longer one is an error.
 const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 
-/// Calls `operation` with `arguments` through `api` and answers the tool result.
-pub async fn call(api: &Router, operation: &Operation, arguments: JsonObject) -> CallToolResult {
-    let request = match request(operation, arguments) {
+/// Calls `operation` with `arguments` through `api` as `caller` and answers the tool result.
+pub async fn call(
+    api: &Router,
+    operation: &Operation,
+    arguments: JsonObject,
+    caller: Caller,
+) -> CallToolResult {
+    let mut request = match request(operation, arguments) {
         Ok(request) => request,
         Err(reason) => return refused(reason),
     };
+    // Admitted once on `/mcp` (host, origin, token); the layer checks the route's scope.
+    request.extensions_mut().insert(caller);
     // On its own task: a client that goes away mid-call must not cut an order flow short
     // (the call runs to its end, like an HTTP request whose answer nobody reads).
     let api = api.clone();
@@ -78,10 +86,10 @@ fn request(operation: &Operation, mut arguments: JsonObject) -> Result<Request<B
     let query = query.finish();
     let uri = if query.is_empty() { path } else { format!("{path}?{query}") };
     let builder = Request::builder().method(operation.method.as_str()).uri(uri);
+    // Every POST carries the JSON media type, as the API requires of any caller.
+    let builder = builder.header(header::CONTENT_TYPE, "application/json");
     let built = match body {
-        Some(body) => builder
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(body.to_string())),
+        Some(body) => builder.body(Body::from(body.to_string())),
         None => builder.body(Body::empty()),
     };
     built.map_err(|err| format!("the arguments make no valid request: {err}"))

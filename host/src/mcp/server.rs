@@ -10,8 +10,9 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use super::catalog::Catalog;
+use super::catalog::{Catalog, Operation};
 use super::dispatch;
+use crate::auth::{Caller, Needs};
 
 const INSTRUCTIONS: &str = "spotbot trades crypto spot. Each tool is one operation of its HTTP \
     API (GET /api/openapi.json) and answers {\"status\": <HTTP status>, \"body\": <answer>}. \
@@ -32,6 +33,24 @@ impl Tools {
     }
 }
 
+/// The caller the API's auth layer admitted on this `/mcp` request (every request is admitted
+/// again: a revoked token fails on its next message). `None` only outside the service.
+fn caller_of(context: &RequestContext<RoleServer>) -> Option<Caller> {
+    let parts = context.extensions.get::<axum::http::request::Parts>()?;
+    parts.extensions.get::<Caller>().cloned()
+}
+
+/// Whether `caller` may call `operation` (the auth route table, as over HTTP).
+fn may_call(caller: &Caller, operation: &Operation) -> bool {
+    let Ok(method) = operation.method.parse::<axum::http::Method>() else {
+        return false;
+    };
+    match crate::auth::needs(&method, &operation.path) {
+        Needs::Public => true,
+        Needs::Scope(needed) => caller.scope.allows(needed),
+    }
+}
+
 impl ServerHandler for Tools {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -42,22 +61,40 @@ impl ServerHandler for Tools {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.catalog.tools().to_vec()))
+        // Only the tools the caller's token may use: an agent is never shown a tool that
+        // would answer 403.
+        let caller = caller_of(&context);
+        let tools = self
+            .catalog
+            .tools()
+            .iter()
+            .filter(|tool| {
+                let operation = self.catalog.operation(&tool.name);
+                caller.as_ref().zip(operation).is_some_and(|(c, op)| may_call(c, op))
+            })
+            .cloned()
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(operation) = self.catalog.operation(&request.name) else {
             let message = format!("unknown tool `{}`; tools/list names them", request.name);
             return Err(ErrorData::invalid_params(message, None));
         };
+        let Some(caller) = caller_of(&context) else {
+            return Err(ErrorData::invalid_request("the call carries no admitted caller", None));
+        };
         let arguments = request.arguments.unwrap_or_default();
-        Ok(dispatch::call(&self.api, operation, arguments).await.into())
+        // The call runs as the caller: the API's auth layer checks its scope and agent as it
+        // would over HTTP, so a tool the token cannot use answers 403.
+        Ok(dispatch::call(&self.api, operation, arguments, caller).await.into())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::catalog::{Catalog, Operation, Place};
 use super::dispatch;
 use super::effects::{self, CHANGES, EXCLUDED, Effect, MOVES_MONEY};
+use crate::auth::Caller;
 use crate::license::routes::needs_license;
 
 fn document() -> Value {
@@ -170,33 +171,55 @@ async fn a_call_becomes_the_request_and_bad_arguments_are_named() {
         &[("symbol", Place::Path), ("agent", Place::Query)],
         false,
     );
-    let result =
-        dispatch::call(&router, &confirm, arguments(json!({"symbol": "ETHUSDT", "agent": "coo"})))
-            .await;
+    let result = dispatch::call(
+        &router,
+        &confirm,
+        arguments(json!({"symbol": "ETHUSDT", "agent": "coo"})),
+        Caller::open(),
+    )
+    .await;
     assert_eq!(result.is_error, Some(false));
     let answer = result.structured_content.clone().unwrap();
     assert_eq!(answer["status"], 200);
     assert_eq!(answer["body"]["method"], "POST");
     assert_eq!(answer["body"]["uri"], "/api/signal/ETHUSDT/confirm?agent=coo");
 
-    let result =
-        dispatch::call(&router, &confirm, arguments(json!({"symbol": "../../trade?x=1#"}))).await;
+    let result = dispatch::call(
+        &router,
+        &confirm,
+        arguments(json!({"symbol": "../../trade?x=1#"})),
+        Caller::open(),
+    )
+    .await;
     let uri = result.structured_content.unwrap()["body"]["uri"].clone();
     assert_eq!(uri, "/api/signal/..%2F..%2Ftrade%3Fx%3D1%23/confirm", "stays one segment");
 
-    let result = dispatch::call(&router, &confirm, arguments(json!({"agent": "coo"}))).await;
+    let result =
+        dispatch::call(&router, &confirm, arguments(json!({"agent": "coo"})), Caller::open()).await;
     assert_eq!(result.is_error, Some(true));
     assert!(text(&result).contains("`symbol` is required"), "{}", text(&result));
-    let result =
-        dispatch::call(&router, &confirm, arguments(json!({"symbol": "ETHUSDT", "sl": 2}))).await;
+    let result = dispatch::call(
+        &router,
+        &confirm,
+        arguments(json!({"symbol": "ETHUSDT", "sl": 2})),
+        Caller::open(),
+    )
+    .await;
     assert_eq!(result.is_error, Some(true));
     assert!(text(&result).contains("unknown argument `sl`"), "{}", text(&result));
-    let result = dispatch::call(&router, &confirm, arguments(json!({"symbol": {"x": 1}}))).await;
+    let result =
+        dispatch::call(&router, &confirm, arguments(json!({"symbol": {"x": 1}})), Caller::open())
+            .await;
     assert!(text(&result).contains("`symbol` must be a string"), "{}", text(&result));
 
     let signal = operation("POST", "/api/signal", &[], true);
-    let result =
-        dispatch::call(&router, &signal, arguments(json!({"body": {"symbol": "ETHUSDT"}}))).await;
+    let result = dispatch::call(
+        &router,
+        &signal,
+        arguments(json!({"body": {"symbol": "ETHUSDT"}})),
+        Caller::open(),
+    )
+    .await;
     let answer = result.structured_content.unwrap();
     assert_eq!(
         (answer["body"]["json"].as_bool(), answer["body"]["body"].as_str()),
@@ -221,7 +244,13 @@ async fn an_error_status_or_ok_false_is_a_tool_error_with_the_body() {
     let call = |path: &'static str| {
         let router = router.clone();
         async move {
-            dispatch::call(&router, &operation("GET", path, &[], false), Default::default()).await
+            dispatch::call(
+                &router,
+                &operation("GET", path, &[], false),
+                Default::default(),
+                Caller::open(),
+            )
+            .await
         }
     };
     let refused = call("/refused").await;

@@ -1,8 +1,8 @@
 //! The Streamable HTTP transport at `/mcp`: stateless (every POST carries one JSON-RPC
 //! message and gets its answer as JSON), so there are no sessions to keep or expire and no
 //! open stream for a shutdown to wait on. The `Host` header must be one of
-//! `[mcp] allowed_hosts` (403 otherwise): a web page that points its own name at this
-//! machine (DNS rebinding) cannot reach the tools.
+//! `[api] allowed_hosts` (403 otherwise, here and on the whole API): a web page that points
+//! its own name at this machine (DNS rebinding) cannot reach the tools.
 
 use std::sync::Arc;
 
@@ -12,7 +12,6 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::catalog::Catalog;
 use super::server::Tools;
-use crate::config::McpConfig;
 
 /// Where the endpoint is mounted.
 pub const PATH: &str = "/mcp";
@@ -22,13 +21,13 @@ pub const PATH: &str = "/mcp";
 pub fn service(
     document: &utoipa::openapi::OpenApi,
     api: Router,
-    config: &McpConfig,
+    allowed_hosts: &[String],
     max_body: usize,
 ) -> Result<StreamableHttpService<Tools, NeverSessionManager>, String> {
     let document = serde_json::to_value(document).map_err(|err| err.to_string())?;
     let tools = Tools::new(Catalog::from_document(&document)?, api);
     let transport = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(config.allowed_hosts.iter().cloned())
+        .with_allowed_hosts(allowed_hosts.iter().cloned())
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)

@@ -254,10 +254,11 @@ impl Scans {
                 "ok",
             );
         }
+        let origin = crate::signals::Origin::plugin(&input.bot);
         let created = if auto {
-            p.signals.create_and_confirm(input, Some(scores)).await
+            p.signals.create_and_confirm(input, Some(scores), origin).await
         } else {
-            p.signals.create(input, Some(scores)).await.map(|c| (c, None))
+            p.signals.create(input, Some(scores), origin).await.map(|c| (c, None))
         };
         let (created, confirm): (CreateAnswer, Option<ConfirmAnswer>) = match created {
             Ok(done) => done,

@@ -8,6 +8,7 @@
 //! signal's symbol, claims the signal under the lock first).
 
 mod answers;
+pub mod approval;
 pub mod model;
 pub mod replies;
 pub mod scoring;
@@ -25,6 +26,7 @@ use crate::execution::{
 use crate::messenger::{Messenger, templates};
 use crate::money::Number;
 pub use answers::{CleanupAnswer, ConfirmAnswer, CreateAnswer, CreateStatus, TradeResult};
+pub use approval::{Approver, Origin};
 pub use model::{CheckItem, PendingSignal, SignalInput, SignalStatus, SignalView, Tier};
 pub use scoring::score;
 pub use trade_claim::TradeClaim;
@@ -50,6 +52,15 @@ pub enum SignalError {
     /// signal confirm would refuse.
     #[error("the signal's scores fail the confirm gates: {0}")]
     BelowGates(String),
+    /// `[signals] approval = "boss"` and the boss has not said YES to the signal as it is.
+    #[error("{0}")]
+    ApprovalRequired(String),
+    /// `[signals] agent_signals = false`.
+    #[error(
+        "this service accepts only signals made by its strategy plugins ([signals] \
+         agent_signals = false); run a scan (POST /api/mr-combined/scan-and-signal) instead"
+    )]
+    AgentSignalsOff,
     #[error(transparent)]
     Execution(#[from] ExecutionError),
 }
@@ -74,6 +85,7 @@ struct State {
 
 struct Inner {
     state: Mutex<State>,
+    config: crate::config::SignalsConfig,
     execution: Execution,
     messenger: Messenger,
     dashboard: Arc<Dashboard>,
@@ -94,6 +106,7 @@ impl std::fmt::Debug for Signals {
 
 impl Signals {
     pub fn new(
+        config: crate::config::SignalsConfig,
         execution: Execution,
         messenger: Messenger,
         dashboard: Arc<Dashboard>,
@@ -102,6 +115,7 @@ impl Signals {
         Self {
             inner: Arc::new(Inner {
                 state: Mutex::new(State::default()),
+                config,
                 execution,
                 messenger,
                 dashboard,
@@ -121,13 +135,17 @@ impl Signals {
 
     /// Creates (or replaces a finished) signal and sends the approval request. `scores` are
     /// the strategy's own ev and confidence when it gave them; otherwise the formula of
-    /// [`scoring`] computes them.
+    /// [`scoring`] computes them. `origin` says who wrote the checklist.
     pub async fn create(
         &self,
         input: SignalInput,
         scores: Option<(f64, u32)>,
+        origin: Origin,
     ) -> Result<CreateAnswer, SignalError> {
-        self.create_with(input, scores, Approval::AskBoss).await
+        if origin.source == approval::Source::Agent && !self.inner.config.agent_signals {
+            return Err(SignalError::AgentSignalsOff);
+        }
+        self.create_with(input, scores, origin, Ask::Boss).await
     }
 
     /// Creates the signal without asking the boss and confirms it at once (a scan result with
@@ -138,12 +156,15 @@ impl Signals {
         &self,
         input: SignalInput,
         scores: Option<(f64, u32)>,
+        origin: Origin,
     ) -> Result<(CreateAnswer, Option<ConfirmAnswer>), SignalError> {
-        let created = self.create_with(input.clone(), scores, Approval::AutoConfirm).await?;
+        let created = self.create_with(input.clone(), scores, origin, Ask::Nobody).await?;
         if !created.ok {
             return Ok((created, None));
         }
-        let confirmed = self.confirm(&created.symbol).await?;
+        // The operator's own switch stands in for the boss's YES (docs/signals.md).
+        let by = "[signals] allow_auto_confirm";
+        let confirmed = self.confirm(&created.symbol, Approver::Boss, by, None).await?;
         let note = templates::AutoConfirmed {
             symbol: created.symbol.clone(),
             direction: input.direction.as_str().into(),
@@ -163,7 +184,8 @@ impl Signals {
         &self,
         input: SignalInput,
         scores: Option<(f64, u32)>,
-        approval: Approval,
+        origin: Origin,
+        ask: Ask,
     ) -> Result<CreateAnswer, SignalError> {
         model::validate(&input)
             .map_err(|(field, reason)| SignalError::Invalid { field, reason })?;
@@ -200,6 +222,8 @@ impl Signals {
             ev,
             confidence,
             created_ms: now,
+            origin,
+            approval: None,
         };
         {
             let mut state = self.state();
@@ -209,9 +233,9 @@ impl Signals {
             state.consumed.remove(&symbol);
             state.slots.insert(symbol.clone(), Slot { signal: signal.clone(), executing: false });
         }
-        let asked = match approval {
-            Approval::AskBoss => self.send_approval(&signal).await,
-            Approval::AutoConfirm => {
+        let asked = match ask {
+            Ask::Boss => self.send_approval(&signal).await,
+            Ask::Nobody => {
                 return Ok(CreateAnswer {
                     ok: true,
                     symbol,
@@ -284,6 +308,8 @@ impl Signals {
             ev: signal.ev,
             confidence: signal.confidence,
             expires_in_minutes: (EXPIRY_MS / 60_000) as u32,
+            signal_id: signal.id.clone(),
+            origin: signal.origin.describe(),
         };
         self.inner.messenger.send(&templates::approval_request(&request)).await.map(|_| ())
     }
@@ -325,6 +351,11 @@ impl Signals {
             })
             .collect();
         if lines.is_empty() { "No pending signals.\n".to_string() } else { lines.join("\n") + "\n" }
+    }
+
+    /// The id of the signal in memory for `symbol`, any status.
+    pub fn current_id(&self, symbol: &str) -> Option<String> {
+        self.state().slots.get(symbol).map(|s| s.signal.id.clone())
     }
 
     /// One pending, unexpired signal.
@@ -385,11 +416,20 @@ impl Signals {
         answer
     }
 
-    /// Confirms the signal of `symbol`: checks its status, age and gates, claims it, and
-    /// executes it (a buy opens a bracketed trade, a sell closes the position). Waits up to
-    /// 300 s for the execution; past that the answer is a timeout while it goes on.
-    pub async fn confirm(&self, symbol: &str) -> Result<ConfirmAnswer, SignalError> {
-        let signal = match self.claim(symbol)? {
+    /// Confirms the signal of `symbol`: checks its status, age, the boss's approval and the
+    /// gates, claims it, and executes it (a buy opens a bracketed trade, a sell closes the
+    /// position). `approver` says whose YES this is (`by` names them); `signal_id`, when
+    /// given, must be the current signal's (a YES pressed on an earlier signal's message
+    /// never confirms a newer one). Waits up to 300 s for the execution; past that the answer
+    /// is a timeout while it goes on.
+    pub async fn confirm(
+        &self,
+        symbol: &str,
+        approver: Approver,
+        by: &str,
+        signal_id: Option<&str>,
+    ) -> Result<ConfirmAnswer, SignalError> {
+        let signal = match self.claim(symbol, approver, by, signal_id)? {
             Claim::Execute(signal) => signal,
             Claim::Answer(answer) => return Ok(answer),
         };
@@ -397,7 +437,13 @@ impl Signals {
         run_bounded(async move { Ok(this.execute(signal).await) }).await
     }
 
-    fn claim(&self, symbol: &str) -> Result<Claim, SignalError> {
+    fn claim(
+        &self,
+        symbol: &str,
+        approver: Approver,
+        by: &str,
+        signal_id: Option<&str>,
+    ) -> Result<Claim, SignalError> {
         let now = self.now_ms();
         let mut state = self.state();
         let Some(slot) = state.slots.get_mut(symbol) else {
@@ -427,6 +473,24 @@ impl Signals {
             }));
         }
         check_confirmable(signal, now)?;
+        if let Some(id) = signal_id
+            && id != signal.id
+        {
+            return Err(SignalError::ApprovalRequired(format!(
+                "this YES was given on signal {id}, but the signal for {symbol} is now {}: it \
+                 needs its own YES",
+                signal.id
+            )));
+        }
+        match approver {
+            Approver::Boss => {
+                let terms = approval::Terms::of(&slot.signal);
+                slot.signal.approval =
+                    Some(approval::Approval { by: by.to_string(), terms, at_ms: now });
+            }
+            Approver::Agent => self.check_approved(&slot.signal)?,
+        }
+        let signal = &slot.signal;
         let refused = |reason: String| {
             Ok(Claim::Answer(ConfirmAnswer {
                 ok: false,
@@ -536,11 +600,30 @@ impl Signals {
     }
 }
 
+impl Signals {
+    /// In `boss` mode, an agent may act on a signal only once the boss's YES covers it as it
+    /// is now.
+    fn check_approved(&self, signal: &PendingSignal) -> Result<(), SignalError> {
+        if self.inner.config.approval == crate::config::ApprovalMode::Agent
+            || signal.approved_by_boss().is_some()
+        {
+            return Ok(());
+        }
+        Err(SignalError::ApprovalRequired(format!(
+            "the boss has not approved the signal for {} ({}): in [signals] approval = \"boss\" \
+             mode only the boss's own YES (the button or reply on the service's message, or a \
+             confirm with an admin token) makes it confirmable; nothing was placed",
+            signal.input.symbol, signal.id
+        )))
+    }
+}
+
 /// Whether a new signal waits for the boss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Approval {
-    AskBoss,
-    AutoConfirm,
+enum Ask {
+    Boss,
+    /// Confirmed at once (`allow_auto_confirm`).
+    Nobody,
 }
 
 enum Claim {

@@ -4,6 +4,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::approval::{Approval, Origin};
 use crate::config::is_strategy_name;
 use crate::exchange::Symbol;
 use crate::execution::Direction;
@@ -135,6 +136,10 @@ pub struct PendingSignal {
     pub ev: f64,
     pub confidence: u32,
     pub created_ms: i64,
+    /// A plugin's scan or an agent's own post.
+    pub origin: Origin,
+    /// The boss's YES, bound to the terms it was given on.
+    pub approval: Option<Approval>,
 }
 
 /// A signal as the API shows it: every field of the spec's PendingSignal. (The fields of
@@ -178,6 +183,12 @@ pub struct SignalView {
     pub confidence: u32,
     /// ISO 8601 creation time.
     pub created_at: String,
+    /// Where the checklist came from: a plugin's scan (scored by the service) or an agent's
+    /// own post (written by the agent).
+    pub origin: Origin,
+    /// Who gave the boss's YES on the signal as it is now (`[signals] approval = "boss"`);
+    /// absent until then.
+    pub approved_by: Option<String>,
 }
 
 impl PendingSignal {
@@ -222,6 +233,8 @@ impl PendingSignal {
             created_at: chrono::DateTime::from_timestamp_millis(self.created_ms)
                 .map(|t| t.to_rfc3339())
                 .unwrap_or_default(),
+            origin: self.origin.clone(),
+            approved_by: self.approved_by_boss().map(|a| a.by.clone()),
         }
     }
 }

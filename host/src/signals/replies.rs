@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use super::{ConfirmAnswer, SignalError, SignalStatus, Signals};
+use super::{Approver, ConfirmAnswer, SignalError, SignalStatus, Signals};
 use crate::activity::Dashboard;
 use crate::background::Background;
 use crate::config::{MessengerConfig, Secrets};
@@ -57,15 +57,29 @@ impl Decision {
     }
 }
 
-/// Reads `1-YES <SYMBOL>` or `0-NO <SYMBOL>`, case-insensitively and with any spacing; the
-/// symbol comes back upper-cased. Anything else (more words, a symbol that is not 2-20
-/// letters or digits) is not a reply.
-pub fn parse_reply(text: &str) -> Option<(Decision, String)> {
+/// A reply: the decision, the symbol, and the signal's id when the reply names one (the
+/// approval request's buttons do).
+pub type Reply = (Decision, String, Option<String>);
+
+/// Reads `1-YES <SYMBOL>` or `0-NO <SYMBOL>`, optionally followed by the signal's id (the
+/// buttons send it), case-insensitively and with any spacing; the symbol comes back
+/// upper-cased. Anything else (more words, a symbol that is not 2-20 letters or digits, an id
+/// that is not 1-16 letters or digits) is not a reply.
+pub fn parse_reply(text: &str) -> Option<Reply> {
     let mut words = text.split_whitespace();
-    let (verb, symbol) = (words.next()?, words.next()?);
+    let (verb, symbol, id) = (words.next()?, words.next()?, words.next());
     if words.next().is_some() {
         return None;
     }
+    let id = match id {
+        Some(id)
+            if (1..=16).contains(&id.len()) && id.chars().all(|c| c.is_ascii_alphanumeric()) =>
+        {
+            Some(id.to_ascii_lowercase())
+        }
+        Some(_) => return None,
+        None => None,
+    };
     let decision = if verb.eq_ignore_ascii_case("1-YES") {
         Decision::Yes
     } else if verb.eq_ignore_ascii_case("0-NO") {
@@ -75,7 +89,7 @@ pub fn parse_reply(text: &str) -> Option<(Decision, String)> {
     };
     let well_formed =
         (2..=20).contains(&symbol.len()) && symbol.chars().all(|c| c.is_ascii_alphanumeric());
-    well_formed.then(|| (decision, symbol.to_ascii_uppercase()))
+    well_formed.then(|| (decision, symbol.to_ascii_uppercase(), id))
 }
 
 /// Who may answer: the chat of MESSENGER_CHAT_ID and, in it, one user.
@@ -348,8 +362,8 @@ impl Poller {
             return;
         };
         match parse_reply(&text) {
-            Some((decision, symbol)) => {
-                let outcome = self.decide(decision, &symbol).await;
+            Some((decision, symbol, id)) => {
+                let outcome = self.decide(decision, &symbol, id.as_deref()).await;
                 self.send(templates::boss_reply(&outcome.reply)).await;
             }
             None => self.send(templates::reply_help()).await,
@@ -362,7 +376,7 @@ impl Poller {
             tracing::debug!(?chat, from = query.from.id, "button press not from the boss ignored");
             return;
         }
-        let Some((decision, symbol)) = query.data.as_deref().and_then(parse_reply) else {
+        let Some((decision, symbol, id)) = query.data.as_deref().and_then(parse_reply) else {
             // Not one of our buttons; the press still needs an answer to stop the spinner.
             self.answer_button(&query.id, None).await;
             return;
@@ -370,7 +384,7 @@ impl Poller {
         // Answered before the confirm runs: a late answer is refused by the messenger.
         let toast = templates::button_toast(&symbol, decision.as_str());
         self.answer_button(&query.id, Some(&toast)).await;
-        let outcome = self.decide(decision, &symbol).await;
+        let outcome = self.decide(decision, &symbol, id.as_deref()).await;
         if outcome.settled
             && let Some(message) = &query.message
             && let Some(text) = message.text.as_deref().filter(|t| !t.is_empty())
@@ -381,8 +395,10 @@ impl Poller {
         self.send(templates::boss_reply(&outcome.reply)).await;
     }
 
-    /// Confirms or rejects exactly as `POST /api/signal/{symbol}/confirm` / `reject` do.
-    async fn decide(&self, decision: Decision, symbol: &str) -> Outcome {
+    /// Confirms or rejects exactly as `POST /api/signal/{symbol}/confirm` / `reject` do; a
+    /// YES here is the boss's own (`[signals] approval = "boss"`). A reply that names a
+    /// signal id (a button) acts on that signal only.
+    async fn decide(&self, decision: Decision, symbol: &str, id: Option<&str>) -> Outcome {
         tracing::info!(%symbol, decision = decision.as_str(), "the boss replied in the chat");
         self.dashboard.record(
             "coo",
@@ -405,6 +421,16 @@ impl Poller {
             );
             Outcome { reply: reply(false, err.to_string()), settled }
         };
+        if let Some(id) = id
+            && let Some(current) = self.signals.current_id(symbol)
+            && current != id
+        {
+            let detail = format!(
+                "this answer was given on signal {id}; the signal for {symbol} is now {current} \
+                 and needs its own answer (its own message)"
+            );
+            return Outcome { reply: reply(false, detail), settled: true };
+        }
         match decision {
             Decision::No => match self.signals.reject(symbol) {
                 Ok(_) => Outcome {
@@ -422,7 +448,11 @@ impl Poller {
                 ),
                 settled: false,
             },
-            Decision::Yes => match self.signals.confirm(symbol).await {
+            Decision::Yes => match self
+                .signals
+                .confirm(symbol, Approver::Boss, "the boss in the messenger", id)
+                .await
+            {
                 Ok(answer) => confirmed(answer, reply),
                 Err(err) => refused(err),
             },
@@ -509,14 +539,25 @@ mod tests {
 
     #[test]
     fn the_two_reply_forms_are_read_case_insensitively_with_the_symbol_upper_cased() {
-        assert_eq!(parse_reply("1-YES ETHUSDT"), Some((Decision::Yes, "ETHUSDT".into())));
-        assert_eq!(parse_reply("  1-yes   ethusdt \n"), Some((Decision::Yes, "ETHUSDT".into())));
-        assert_eq!(parse_reply("0-No 1000shibusdt"), Some((Decision::No, "1000SHIBUSDT".into())));
+        assert_eq!(parse_reply("1-YES ETHUSDT"), Some((Decision::Yes, "ETHUSDT".into(), None)));
+        assert_eq!(
+            parse_reply("  1-yes   ethusdt \n"),
+            Some((Decision::Yes, "ETHUSDT".into(), None))
+        );
+        assert_eq!(
+            parse_reply("0-No 1000shibusdt"),
+            Some((Decision::No, "1000SHIBUSDT".into(), None))
+        );
+        assert_eq!(
+            parse_reply("1-YES ETHUSDT mi2k3x9z"),
+            Some((Decision::Yes, "ETHUSDT".into(), Some("mi2k3x9z".into())))
+        );
         for not_a_reply in [
             "",
             "yes",
             "1-YES",
-            "1-YES ETHUSDT now",
+            "1-YES ETHUSDT now!",
+            "1-YES ETHUSDT mi2k3x9z extra",
             "YES ETHUSDT",
             "1-YESETHUSDT",
             "2-YES ETHUSDT",

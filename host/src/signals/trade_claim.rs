@@ -2,10 +2,13 @@
 //! called afterwards only to consume the signal: a trade placed outside confirm claims the live
 //! pending signal of its symbol, so that one signal never starts two executions.
 
+use rust_decimal::Decimal;
+
 use super::{
-    ConfirmAnswer, Consumed, Direction, ExecutionError, SignalStatus, Signals, TradeResult,
-    is_live_pending,
+    Approver, ConfirmAnswer, Consumed, Direction, ExecutionError, SignalError, SignalStatus,
+    Signals, TradeResult, is_live_pending,
 };
+use crate::config::ApprovalMode;
 
 impl Signals {
     /// Lets a trade placed outside confirm (`POST /trade`, `POST /api/trade`) take the live
@@ -15,29 +18,57 @@ impl Signals {
     /// answers that the signal is being executed); [`TradeClaim::settle`] consumes the signal
     /// once the trade is placed, so every later confirm answers `confirmed` from the record
     /// and places nothing either. `None` when there is no such signal (or a confirm holds it).
+    ///
+    /// In `[signals] approval = "boss"` mode an agent's trade (`approver` [`Approver::Agent`])
+    /// needs such a signal, approved by the boss, with the trade's own stop and target
+    /// distances: otherwise [`SignalError::ApprovalRequired`] and nothing is placed.
     pub fn claim_for_trade(
         &self,
         symbol: &str,
         direction: Direction,
         by: &str,
-    ) -> Option<TradeClaim> {
+        approver: Approver,
+        bracket: (Decimal, Decimal),
+    ) -> Result<Option<TradeClaim>, SignalError> {
         let now = self.now_ms();
         let mut state = self.state();
-        let slot = state.slots.get_mut(symbol)?;
-        if slot.executing
-            || !is_live_pending(&slot.signal, now)
-            || slot.signal.input.direction != direction
-        {
-            return None;
+        let boss_mode = self.inner.config.approval == ApprovalMode::Boss;
+        let needs_yes = boss_mode && approver == Approver::Agent;
+        let Some(slot) = state.slots.get_mut(symbol).filter(|slot| {
+            !slot.executing
+                && is_live_pending(&slot.signal, now)
+                && slot.signal.input.direction == direction
+        }) else {
+            return if needs_yes {
+                Err(SignalError::ApprovalRequired(format!(
+                    "in [signals] approval = \"boss\" mode a trade needs a pending {} signal for \
+                     {symbol} that the boss approved; there is none, so nothing was placed",
+                    direction.as_str()
+                )))
+            } else {
+                Ok(None)
+            };
+        };
+        if needs_yes {
+            self.check_approved(&slot.signal)?;
+            // The boss approved the signal's stop and target, not the caller's.
+            if direction == Direction::Buy && slot.signal.input.bracket() != Some(bracket) {
+                let (sl, tp) = slot.signal.input.bracket().unwrap_or_default();
+                return Err(SignalError::ApprovalRequired(format!(
+                    "the boss approved {symbol} with sl {sl} % and tp {tp} %, not sl {} % and tp \
+                     {} %; nothing was placed",
+                    bracket.0, bracket.1
+                )));
+            }
         }
         slot.executing = true;
-        Some(TradeClaim {
+        Ok(Some(TradeClaim {
             signals: self.clone(),
             symbol: symbol.to_string(),
             id: slot.signal.id.clone(),
             by: by.to_string(),
             settled: false,
-        })
+        }))
     }
 }
 

@@ -1,7 +1,8 @@
 //! The service as the API contract check sees it (`cargo xtask contract`): one process with
 //! the reference license server, a fake messenger, the host in paper mode (in-process exchange
 //! simulator), a licensed install, the template strategy plugin when it is built, and a
-//! temporary data folder. Prints `BASE_URL=http://127.0.0.1:PORT` on stdout once every route answers, then
+//! temporary data folder, and API tokens on (one admin token). Prints `TOKEN=<the admin token>`
+//! and `BASE_URL=http://127.0.0.1:PORT` on stdout once every route answers, then
 //! serves until it is killed, gets Ctrl-C, or its standard input closes.
 //!
 //! The plugin comes from `plugins/strategy_template.wasm` (what `cargo xtask plugins` builds)
@@ -12,7 +13,10 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use spotbot::clock::{SharedClock, SystemClock};
+use spotbot::activity::AgentName;
+use spotbot::auth::Scope;
+use spotbot::auth::tokens::TokenFile;
+use spotbot::clock::{Clock, SharedClock, SystemClock};
 use spotbot::config::{Config, LogFormat, Secret};
 use spotbot_license_server::LicenseServer;
 use spotbot_tests::fake_messenger::FakeMessenger;
@@ -61,6 +65,13 @@ async fn run() -> Result<()> {
     }
 
     let config = host_config(temp.path(), &plugins_dir, &license_server, &messenger)?;
+    // The API runs with tokens, as a deployed one does: the contract shows the security scheme
+    // and schemathesis sends the boss's admin token (and checks that a request without it, or
+    // with a bad one, is refused: thousands of bad tokens by design, so the per-address limit
+    // of `[api] bad_tokens_per_minute` is off here).
+    let tokens = TokenFile::in_dir(Path::new(&config.server.data_dir));
+    let created = tokens.create(AgentName::Boss, Scope::Admin, SystemClock.now());
+    let (_, token) = context(created, "cannot create the contract host's API token")?;
     let clock: SharedClock = Arc::new(SystemClock);
     let app = context(spotbot::app::start(config, clock).await, "the host does not start")?;
     let license = &app.state.license;
@@ -72,7 +83,9 @@ async fn run() -> Result<()> {
     }
 
     let mut stdout = std::io::stdout().lock();
-    let printed = writeln!(stdout, "BASE_URL={}", app.base_url()).and_then(|()| stdout.flush());
+    let printed = writeln!(stdout, "TOKEN={token}")
+        .and_then(|()| writeln!(stdout, "BASE_URL={}", app.base_url()))
+        .and_then(|()| stdout.flush());
     context(printed, "stdout")?;
     drop(stdout);
 
@@ -113,6 +126,7 @@ fn host_config(
          [scheduler]\nenabled = false\n\n\
          [news]\nsources = []\n\n\
          [messenger]\napi_base = {messenger:?}\n\n\
+         [api]\nbad_tokens_per_minute = 0\n\n\
          [license]\nserver_url = {url:?}\npublic_key = {key:?}\npoll_seconds = 0\n",
         plugins = plugins_dir.display().to_string(),
         url = license_server.url(),

@@ -95,7 +95,7 @@ async fn health_and_license_answer_without_the_prefix_and_licensed_routes_need_a
     let (status, health) = host.get("/health").await;
     assert_eq!(status, 200, "{health}");
     // `streams`: the paper exchange's streams are followed (issue 20; docs/api.md).
-    assert_keys(&health, &["commit", "license_status", "ok", "plan", "streams"]);
+    assert_keys(&health, &["auth", "commit", "license_status", "ok", "plan", "streams"]);
     assert_eq!(health["license_status"], "required");
     let (_, current) = host.get("/api/health").await;
     assert_eq!(health, current, "the same answer as /api/health");
@@ -112,7 +112,7 @@ async fn health_and_license_answer_without_the_prefix_and_licensed_routes_need_a
         let url = host.url(&format!("{path}{query}"));
         let request = match *method {
             "GET" => host.http.get(url),
-            _ => host.http.post(url),
+            _ => host.http.post(url).header("content-type", "application/json"),
         };
         let response = request.send().await.unwrap();
         let status = response.status().as_u16();

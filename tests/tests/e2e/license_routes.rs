@@ -72,7 +72,12 @@ fn concrete(path: &str) -> String {
 
 async fn call(http: &reqwest::Client, base: &str, method: &str, path: &str) -> (u16, String) {
     let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-    let response = http.request(method, format!("{base}{}", concrete(path))).send().await.unwrap();
+    let response = http
+        .request(method, format!("{base}{}", concrete(path)))
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .unwrap();
     (response.status().as_u16(), response.text().await.unwrap())
 }
 

@@ -174,6 +174,7 @@ async fn without_a_license_a_tool_call_is_refused_exactly_as_over_http() {
         .post(host.url(
             "/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9",
         ))
+        .header("content-type", "application/json")
         .send()
         .await
         .unwrap();
@@ -206,7 +207,8 @@ async fn a_bad_argument_names_the_field_and_a_foreign_host_is_refused() {
     let text = result["text"].as_str().unwrap();
     assert!(text.contains("`symbol` is required"), "{text}");
 
-    // DNS rebinding: a request whose Host is not in [mcp] allowed_hosts never reaches a tool.
+    // DNS rebinding: a request whose Host is not in [api] allowed_hosts never reaches a tool
+    // (the API's own error body: the check covers the whole API).
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "probe", "version": "1"}}});
@@ -220,7 +222,7 @@ async fn a_bad_argument_names_the_field_and_a_foreign_host_is_refused() {
     };
     let refused = post("attacker.example".into()).await.unwrap();
     assert_eq!(refused.status(), 403);
-    assert!(refused.text().await.unwrap().contains("Host header is not allowed"));
+    assert!(refused.text().await.unwrap().contains("\"error\":\"host_not_allowed\""));
     let allowed = post(host.app.addr.to_string()).await.unwrap();
     assert_eq!(allowed.status(), 200, "{:?}", allowed.text().await);
     host.stop().await;

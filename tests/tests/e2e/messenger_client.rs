@@ -55,6 +55,8 @@ async fn approval_request_arrives_as_html_with_escaped_values_reply_forms_and_bu
         ev: 31.0,
         confidence: 8,
         expires_in_minutes: 5,
+        signal_id: "mi2k3x9z".into(),
+        origin: "plugin mr_combined's scan, checklist scored by the service".into(),
     };
 
     let sent = messenger.send(&templates::approval_request(&request)).await.unwrap();
@@ -70,7 +72,7 @@ async fn approval_request_arrives_as_html_with_escaped_values_reply_forms_and_bu
         assert!(message.text.contains(expected), "{expected:?} missing in {}", message.text);
     }
     let data: Vec<&str> = message.buttons.iter().map(|(_, data)| data.as_str()).collect();
-    assert_eq!(data, ["1-YES BTCUSDT", "0-NO BTCUSDT"]);
+    assert_eq!(data, ["1-YES BTCUSDT mi2k3x9z", "0-NO BTCUSDT mi2k3x9z"]);
     let params = &fake.calls()[0].params;
     assert_eq!(params["link_preview_options"]["is_disabled"], true);
 }

@@ -63,7 +63,9 @@ impl Replies {
         let sent = self.fake.wait_for_messages(1, WAIT).await;
         let request = sent.first().expect("the approval request reached the boss").clone();
         let buttons: Vec<&str> = request.buttons.iter().map(|(_, data)| data.as_str()).collect();
-        assert_eq!(buttons, ["1-YES ETHUSDT", "0-NO ETHUSDT"]);
+        let (_, signal) = self.host.get("/api/signal/ETHUSDT").await;
+        let id = signal["id"].as_str().expect("the signal's id");
+        assert_eq!(buttons, [format!("1-YES ETHUSDT {id}"), format!("0-NO ETHUSDT {id}")]);
         request
     }
 

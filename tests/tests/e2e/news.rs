@@ -264,7 +264,10 @@ async fn the_document_describes_the_three_shapes_and_needs_no_license() {
         host.http.get(host.url("/api/openapi.json")).send().await.unwrap().json().await.unwrap();
     let operation = &doc["paths"]["/api/news"]["get"];
     assert_eq!(operation["tags"], json!(["news and portfolio"]));
-    assert_eq!(keys(&operation["responses"]), ["200"], "no error status: {operation}");
+    // Only the auth layer's answers (401, 403, 429, 503 `auth_unavailable`): no error of its own.
+    let statuses = keys(&operation["responses"]);
+    assert_eq!(statuses, ["200", "401", "403", "429", "503"], "{operation}");
+    assert!(operation["responses"]["503"]["description"].as_str().unwrap().contains("auth_"));
     let schemas = &doc["components"]["schemas"];
     let shapes: Vec<&str> = schemas["NewsAnswer"]["oneOf"]
         .as_array()

@@ -55,6 +55,7 @@ async fn the_example_strategy_scans_the_paper_exchange() {
     let r = host
         .http
         .post(host.url("/api/strategies/template/scan"))
+        .header("content-type", "application/json")
         .body("{\"symbols\": [")
         .send()
         .await
@@ -68,8 +69,13 @@ async fn the_example_strategy_scans_the_paper_exchange() {
         .await
         .unwrap();
     assert_eq!(r.status(), 422, "an unknown field in the optional body");
-    let r =
-        host.http.post(host.url("/api/strategies/template/scan?agent=ceo")).send().await.unwrap();
+    let r = host
+        .http
+        .post(host.url("/api/strategies/template/scan?agent=ceo"))
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 422, "an unknown agent is refused");
     host.stop().await;
 }

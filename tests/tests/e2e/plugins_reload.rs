@@ -132,7 +132,13 @@ async fn config_section_and_persisted_state_reach_the_plugin_across_restarts() {
     // Restart on the same data folder: the state is there and the artifact is not recompiled.
     let host = TestHost::start_in(&toml, data_dir).await;
     assert!(host.app.state.plugins.get("guest_echo").unwrap().from_cache);
-    let r = host.http.post(host.url("/api/strategies/guest_echo/scan")).send().await.unwrap();
+    let r = host
+        .http
+        .post(host.url("/api/strategies/guest_echo/scan"))
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 200);
     let body: Value = r.json().await.unwrap();
     let e = echo(&body, 0);
@@ -150,7 +156,15 @@ async fn config_section_and_persisted_state_reach_the_plugin_across_restarts() {
 async fn scan_body_is_validated() {
     let h = PluginHost::start(&[("echo.wasm", "guest-echo")], "", "").await;
     let url = h.host.url("/api/strategies/guest_echo/scan");
-    let r = h.host.http.post(&url).body("{not json").send().await.unwrap();
+    let r = h
+        .host
+        .http
+        .post(&url)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 400);
     let r = h.host.http.post(&url).json(&serde_json::json!({"symbols": []})).send().await.unwrap();
     assert_eq!(r.status(), 422);

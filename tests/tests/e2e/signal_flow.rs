@@ -65,10 +65,17 @@ async fn signal_approval_confirm_places_the_bracket_at_the_exchange() {
         request.text
     );
     let buttons: Vec<&str> = request.buttons.iter().map(|(_, data)| data.as_str()).collect();
-    assert_eq!(buttons, ["1-YES ETHUSDT", "0-NO ETHUSDT"]);
 
     let (status, signal) = t.get("/api/signal/ETHUSDT").await;
     assert_eq!(status, 200, "{signal}");
+    let id = signal["id"].as_str().unwrap();
+    assert_eq!(
+        buttons,
+        [format!("1-YES ETHUSDT {id}"), format!("0-NO ETHUSDT {id}")],
+        "a press answers exactly this signal"
+    );
+    assert_eq!(signal["origin"], json!({"source": "agent", "by": "open access"}));
+    assert!(request.text.contains("posted by agent open access"), "{}", request.text);
     assert_eq!(
         (signal["status"].as_str(), signal["tg_sent"].as_bool()),
         (Some("pending"), Some(true))
@@ -259,7 +266,8 @@ async fn twenty_concurrent_confirms_place_exactly_one_entry() {
         .map(|_| {
             let (http, url) = (t.host.http.clone(), url.clone());
             tokio::spawn(async move {
-                let response = http.post(url).send().await.unwrap();
+                let response =
+                    http.post(url).header("content-type", "application/json").send().await.unwrap();
                 (response.status().as_u16(), response.json::<Value>().await.unwrap())
             })
         })

@@ -14,6 +14,7 @@ use super::super::extract::ApiQuery;
 use super::super::status::{StatusAnswer, status_of};
 use super::super::trading::{TradeQuery, Traded, place_trade, run_trailing};
 use crate::activity::AgentName;
+use crate::auth::Caller;
 use crate::execution::{ClosedTrade, Direction, TradeView};
 use crate::protection::TrailingReport;
 
@@ -93,6 +94,9 @@ impl EarlierTrade {
     params(TradeQuery),
     responses(
         (status = 200, description = "Placed (buy) or closed (sell)", body = EarlierTrade),
+        (status = 403, description = "`approval_required`: in `[signals] approval = \"boss\"` \
+            mode an agent's trade needs a pending signal of the symbol and direction that the \
+            boss approved, with the same sl and tp; nothing is placed", body = ErrorBody),
         (status = 404, description = "sell without an open position", body = ErrorBody),
         (status = 409, description = "`trade_exists`: a trade for the symbol is open; \
             `daily_limit_reached`: the daily trade / consecutive-loss limit is reached; \
@@ -107,9 +111,10 @@ impl EarlierTrade {
     extensions(("x-valid-input-statuses" = json!([422]))))]
 async fn trade(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<TradeQuery>,
 ) -> Result<Json<EarlierTrade>, ApiError> {
-    Ok(Json(match place_trade(&state, q, "POST /trade").await? {
+    Ok(Json(match place_trade(&state, &caller, q, "POST /trade").await? {
         Traded::Opened(trade) => EarlierTrade::opened(trade),
         Traded::Closed(closed) => EarlierTrade::closed(&closed),
     }))
@@ -134,9 +139,10 @@ pub struct TrailingQuery {
     ))]
 async fn trailing(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<TrailingQuery>,
 ) -> Result<Json<TrailingReport>, ApiError> {
-    Ok(Json(run_trailing(&state, q.agent.unwrap_or(AgentName::Tech)).await?))
+    Ok(Json(run_trailing(&state, caller.agent_or(q.agent, AgentName::Tech)).await?))
 }
 
 /// Query of `GET /status`.
@@ -158,9 +164,10 @@ pub struct StatusQuery {
     ))]
 async fn status(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<StatusQuery>,
 ) -> Result<Json<StatusAnswer>, ApiError> {
-    Ok(Json(status_of(&state, Some(q.agent.unwrap_or(AgentName::Coo)))?))
+    Ok(Json(status_of(&state, Some(caller.agent_or(q.agent, AgentName::Coo)))?))
 }
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -15,6 +15,7 @@ use super::super::extract::{ApiQuery, Symbol};
 use super::super::status::is_testnet;
 use super::strategy_bot;
 use crate::activity::AgentName;
+use crate::auth::Caller;
 use crate::execution::Direction;
 use crate::plugins::model::{Check, Direction as StrategyDirection};
 use crate::scans::{ScanError, Scored, Skipped};
@@ -117,10 +118,11 @@ fn failed(state: &AppState, agent: &str, what: &str, err: ScanError) -> ApiError
     extensions(("x-valid-input-statuses" = json!([409]))))]
 async fn scan(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<ScanQuery>,
 ) -> Result<Json<EarlierScan>, ApiError> {
     strategy_bot(&state, &q.bot)?;
-    let agent = q.agent.unwrap_or(AgentName::Tech).as_str();
+    let agent = caller.agent_or(q.agent, AgentName::Tech).as_str();
     let what = format!("scan {}", q.bot);
     let scan = state
         .scans
@@ -218,10 +220,11 @@ pub struct CustomCheck {
     extensions(("x-valid-input-statuses" = json!([409, 422]))))]
 async fn custom_check(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<CustomCheckQuery>,
 ) -> Result<Json<CustomCheck>, ApiError> {
     strategy_bot(&state, &q.bot)?;
-    let agent = q.agent.unwrap_or(AgentName::Tech).as_str();
+    let agent = caller.agent_or(q.agent, AgentName::Tech).as_str();
     let symbol = q.symbol.into_string();
     let what = format!("custom_check {} {symbol}", q.bot);
     let scan = state
@@ -339,10 +342,11 @@ pub struct EarlierScanAndSignal {
     ))]
 async fn scan_and_signal(
     State(state): State<AppState>,
+    caller: Caller,
     ApiQuery(q): ApiQuery<ScanAndSignalQuery>,
 ) -> Result<Json<EarlierScanAndSignal>, ApiError> {
     strategy_bot(&state, &q.bot)?;
-    let agent = q.agent.unwrap_or(AgentName::Scout).as_str();
+    let agent = caller.agent_or(q.agent, AgentName::Scout).as_str();
     let run = state
         .scans
         .scan_and_signal(&q.bot, None, agent)

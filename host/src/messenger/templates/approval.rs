@@ -23,15 +23,21 @@ pub struct ApprovalRequest {
     pub ev: f64,
     pub confidence: u32,
     pub expires_in_minutes: u32,
+    /// The signal's id: the buttons carry it, so a press approves exactly this signal.
+    pub signal_id: String,
+    /// Where the checklist came from (`Origin::describe`).
+    pub origin: String,
 }
 
-/// The approval request: summary, checklist, gates, the typed reply forms and YES/NO buttons
-/// whose `callback_data` are exactly the reply forms, so a press and a typed answer read alike.
+/// The approval request: summary, source, checklist, gates, the typed reply forms and YES/NO
+/// buttons whose `callback_data` are the reply forms followed by the signal's id, so a press
+/// answers exactly this signal (a typed answer, the current one of its symbol).
 pub fn approval_request(r: &ApprovalRequest) -> Outgoing {
     let symbol = escape(&r.symbol);
     let mut lines = vec![
         format!("🔔 <b>Approve {} {symbol}?</b>", escape(&r.direction.to_uppercase())),
         format!("Strategy: {}", escape(&r.bot)),
+        format!("Source: <i>{}</i>", escape(&r.origin)),
     ];
     if let Some(price) = r.price {
         lines.push(format!("Price: {}", number(price)));
@@ -63,8 +69,8 @@ pub fn approval_request(r: &ApprovalRequest) -> Outgoing {
     Outgoing {
         html: lines.join("\n"),
         buttons: vec![
-            Button { text: "✅ YES".into(), callback_data: yes },
-            Button { text: "❌ NO".into(), callback_data: no },
+            Button { text: "✅ YES".into(), callback_data: format!("{yes} {}", r.signal_id) },
+            Button { text: "❌ NO".into(), callback_data: format!("{no} {}", r.signal_id) },
         ],
     }
 }

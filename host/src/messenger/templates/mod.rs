@@ -68,6 +68,8 @@ mod tests {
             ev: 31.25,
             confidence: 8,
             expires_in_minutes: 5,
+            signal_id: "mi2k3x9z".into(),
+            origin: "posted by agent <scout>, checklist written by the agent".into(),
         }
     }
 
@@ -81,6 +83,7 @@ mod tests {
             "1-YES BTCUSDT",
             "0-NO BTCUSDT",
             "Strategy: a<b&c>",
+            "Source: posted by agent <scout>, checklist written by the agent",
             "Price: 65000.5",
             "Stop-loss: 63700.49 (2%)",
             "Take-profit: 4%",
@@ -93,7 +96,7 @@ mod tests {
             assert!(text.contains(expected), "{expected:?} missing in {text}");
         }
         let data: Vec<&str> = out.buttons.iter().map(|b| b.callback_data.as_str()).collect();
-        assert_eq!(data, ["1-YES BTCUSDT", "0-NO BTCUSDT"]);
+        assert_eq!(data, ["1-YES BTCUSDT mi2k3x9z", "0-NO BTCUSDT mi2k3x9z"]);
     }
 
     #[test]

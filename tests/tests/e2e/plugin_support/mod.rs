@@ -140,8 +140,11 @@ impl PluginHost {
     /// `POST /api/strategies/{name}/scan` with an optional `symbols` list; status, body, time.
     pub async fn scan(&self, name: &str, symbols: Option<&[&str]>) -> (u16, Value, Duration) {
         let started = Instant::now();
-        let mut request =
-            self.host.http.post(self.host.url(&format!("/api/strategies/{name}/scan")));
+        let mut request = self
+            .host
+            .http
+            .post(self.host.url(&format!("/api/strategies/{name}/scan")))
+            .header("content-type", "application/json");
         if let Some(symbols) = symbols {
             request = request.json(&serde_json::json!({ "symbols": symbols }));
         }

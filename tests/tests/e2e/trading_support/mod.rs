@@ -348,7 +348,14 @@ impl Trading {
     }
 
     pub async fn post_empty(&self, path: &str) -> (u16, Value) {
-        let response = self.host.http.post(self.host.url(path)).send().await.unwrap();
+        let response = self
+            .host
+            .http
+            .post(self.host.url(path))
+            .header("content-type", "application/json")
+            .send()
+            .await
+            .unwrap();
         let status = response.status().as_u16();
         (status, response.json().await.unwrap_or(Value::Null))
     }
