@@ -17,17 +17,17 @@ const WAIT: Duration = Duration::from_secs(10);
 const STRANGER: i64 = 777;
 
 /// Simulator, fake messenger and a licensed host whose `[messenger]` section is ours.
-struct Replies {
+pub(crate) struct Replies {
     _rig: Rig,
-    sim: RunningSim,
-    fake: FakeMessenger,
-    host: Host,
+    pub(crate) sim: RunningSim,
+    pub(crate) fake: FakeMessenger,
+    pub(crate) host: Host,
 }
 
 impl Replies {
     /// A host on `fake` (set up by the test: a fault scheduled, another poller running) with
     /// `messenger_keys` in its `[messenger]` section.
-    async fn start(messenger_keys: &str, fake: FakeMessenger) -> Replies {
+    pub(crate) async fn start(messenger_keys: &str, fake: FakeMessenger) -> Replies {
         let rig = Rig::new().await;
         let mut sim_config = SimConfig::new(11, KEY, SECRET);
         sim_config.initial_funds = vec![("USDT".into(), rust_decimal::Decimal::from(10_000))];
@@ -52,12 +52,12 @@ impl Replies {
         Replies { _rig: rig, sim, fake, host }
     }
 
-    async fn with_replies() -> Replies {
+    pub(crate) async fn with_replies() -> Replies {
         Self::start("handle_replies = true", fake().await).await
     }
 
     /// Creates a pending ETHUSDT signal and returns its approval request as the boss got it.
-    async fn pending_signal(&self) -> SentRecord {
+    pub(crate) async fn pending_signal(&self) -> SentRecord {
         let (status, answer) = self.host.post("/api/signal", good_signal("ETHUSDT")).await;
         assert_eq!((status, answer["status"].as_str()), (200, Some("pending")), "{answer}");
         let sent = self.fake.wait_for_messages(1, WAIT).await;
@@ -71,12 +71,12 @@ impl Replies {
 
     /// Waits until the host's long poll is held, so an injected update is not dropped as one
     /// that waited from before the start.
-    async fn wait_until_polling(&self) {
+    pub(crate) async fn wait_until_polling(&self) {
         assert!(self.fake.wait_until_polling(WAIT).await, "the host polls getUpdates");
     }
 
     /// Waits for a sent message containing `needle`.
-    async fn message_containing(&self, needle: &str) -> SentRecord {
+    pub(crate) async fn message_containing(&self, needle: &str) -> SentRecord {
         let deadline = Instant::now() + WAIT;
         loop {
             if let Some(found) = self.fake.sent().into_iter().find(|m| m.text.contains(needle)) {
@@ -87,11 +87,11 @@ impl Replies {
         }
     }
 
-    fn texts(&self) -> Vec<String> {
+    pub(crate) fn texts(&self) -> Vec<String> {
         self.fake.sent().into_iter().map(|m| m.text).collect()
     }
 
-    fn orders_of(&self, order_type: &str, side: &str) -> Vec<Value> {
+    pub(crate) fn orders_of(&self, order_type: &str, side: &str) -> Vec<Value> {
         self.sim
             .sim
             .orders()
@@ -100,7 +100,7 @@ impl Replies {
             .collect()
     }
 
-    fn order_requests(&self) -> usize {
+    pub(crate) fn order_requests(&self) -> usize {
         self.sim
             .sim
             .requests()
@@ -114,7 +114,7 @@ impl Replies {
     }
 }
 
-async fn fake() -> FakeMessenger {
+pub(crate) async fn fake() -> FakeMessenger {
     FakeMessenger::start(BOT_TOKEN, CHAT_ID).await
 }
 

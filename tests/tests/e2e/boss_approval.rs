@@ -1,0 +1,150 @@
+//! Proof that the boss said yes (`[signals] approval = "boss"`, the default) over loopback: an
+//! agent's confirm or `POST /api/trade` of a signal the boss has not approved answers 403
+//! `approval_required` and the exchange simulator receives nothing; the boss's button press on
+//! the service's own message approves exactly that signal; a YES given on an earlier signal
+//! never confirms a re-posted one; an admin token is the boss; `agent` mode trusts the agent;
+//! `agent_signals = false` takes plugin-made signals only.
+
+use serde_json::{Value, json};
+use spotbot::activity::AgentName;
+use spotbot::auth::Scope;
+use spotbot::auth::tokens::TokenFile;
+
+use crate::messenger_replies::{Replies, fake};
+use crate::trading_support::{CHAT_ID, good_signal, signal_with};
+
+/// The agents' tokens in the running host's data folder (it switches to tokens at once).
+struct Agents {
+    scout: String,
+    coo: String,
+    boss: String,
+}
+
+impl Agents {
+    fn create(t: &Replies) -> Agents {
+        let file = TokenFile::in_dir(t.host.data_dir.path());
+        let token = |agent, scope| file.create(agent, scope, chrono::Utc::now()).unwrap().1;
+        Agents {
+            scout: token(AgentName::Scout, Scope::Propose),
+            coo: token(AgentName::Coo, Scope::Execute),
+            boss: token(AgentName::Boss, Scope::Admin),
+        }
+    }
+}
+
+async fn post(t: &Replies, path: &str, token: &str, body: Value) -> (u16, Value) {
+    let response =
+        t.host.http.post(t.host.url(path)).bearer_auth(token).json(&body).send().await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap_or(Value::Null))
+}
+
+async fn get(t: &Replies, path: &str, token: &str) -> (u16, Value) {
+    let response = t.host.http.get(t.host.url(path)).bearer_auth(token).send().await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap_or(Value::Null))
+}
+
+/// The scout posts `signal`; returns its id and the approval request's message id.
+async fn propose(t: &Replies, agents: &Agents, signal: Value, nth_message: usize) -> (String, i64) {
+    let (status, created) = post(t, "/api/signal", &agents.scout, signal).await;
+    assert_eq!((status, created["status"].as_str()), (200, Some("pending")), "{created}");
+    let (_, view) = get(t, "/api/signal/ETHUSDT", &agents.scout).await;
+    assert_eq!(view["origin"], json!({"source": "agent", "by": "scout"}), "{view}");
+    assert_eq!(view["approved_by"], Value::Null);
+    let sent = t.fake.wait_for_messages(nth_message, std::time::Duration::from_secs(10)).await;
+    let request = sent[nth_message - 1].clone();
+    assert!(request.text.contains("Source: posted by agent scout"), "{}", request.text);
+    (view["id"].as_str().unwrap().to_string(), request.message_id)
+}
+
+const TRADE: &str =
+    "/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_places_nothing_until_the_boss_presses_yes_on_the_services_message() {
+    let t = Replies::with_replies().await;
+    let agents = Agents::create(&t);
+    let (id, message_id) = propose(&t, &agents, good_signal("ETHUSDT"), 1).await;
+
+    let (status, refused) = post(&t, "/api/signal/ETHUSDT/confirm", &agents.coo, json!(null)).await;
+    assert_eq!((status, refused["error"].as_str()), (403, Some("approval_required")), "{refused}");
+    assert!(refused["detail"].as_str().unwrap().contains(&id), "{refused}");
+    let (status, refused) = post(&t, TRADE, &agents.coo, json!(null)).await;
+    assert_eq!((status, refused["error"].as_str()), (403, Some("approval_required")), "{refused}");
+    assert_eq!(t.order_requests(), 0, "the exchange received nothing");
+
+    t.wait_until_polling().await;
+    t.fake.inject_button(CHAT_ID, CHAT_ID, message_id, &format!("1-YES ETHUSDT {id}"));
+    let reply = t.message_containing("YES ETHUSDT: confirmed").await;
+    assert!(reply.text.contains("bought"), "{}", reply.text);
+    let entries = t.orders_of("MARKET", "BUY");
+    assert_eq!(entries.len(), 1, "one entry: {entries:?}");
+    assert!(entries[0]["clientOrderId"].as_str().unwrap().contains(&id), "{}", entries[0]);
+
+    // The coo relays the same YES afterwards: answered from the record, nothing new sent.
+    let (status, again) = post(&t, "/api/signal/ETHUSDT/confirm", &agents.coo, json!(null)).await;
+    assert_eq!((status, again["already_confirmed"].as_bool()), (200, Some(true)), "{again}");
+    assert_eq!(t.orders_of("MARKET", "BUY").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_yes_given_on_an_earlier_signal_never_confirms_a_reposted_one() {
+    let t = Replies::with_replies().await;
+    let agents = Agents::create(&t);
+    t.wait_until_polling().await;
+    let (first, first_message) = propose(&t, &agents, good_signal("ETHUSDT"), 1).await;
+    let (status, _) = post(&t, "/api/signal/ETHUSDT/reject", &agents.coo, json!(null)).await;
+    assert_eq!(status, 200);
+
+    // Re-posted with a wider stop: new terms, a new message, a new id.
+    let mut wider = signal_with("ETHUSDT", "buy", 9, 10);
+    wider["sl_pct"] = json!(3.0);
+    let (second, second_message) = propose(&t, &agents, wider, 2).await;
+    assert_ne!(first, second);
+
+    t.fake.inject_button(CHAT_ID, CHAT_ID, first_message, &format!("1-YES ETHUSDT {first}"));
+    let reply = t.message_containing(&format!("given on signal {first}")).await;
+    assert!(reply.text.contains(&format!("now {second}")), "{}", reply.text);
+    let (status, refused) = post(&t, "/api/signal/ETHUSDT/confirm", &agents.coo, json!(null)).await;
+    assert_eq!((status, refused["error"].as_str()), (403, Some("approval_required")), "{refused}");
+    assert_eq!(t.order_requests(), 0, "the old YES placed nothing");
+
+    t.fake.inject_button(CHAT_ID, CHAT_ID, second_message, &format!("1-YES ETHUSDT {second}"));
+    t.message_containing("YES ETHUSDT: confirmed").await;
+    assert_eq!(t.orders_of("MARKET", "BUY").len(), 1);
+    let stops = t.orders_of("STOP_LOSS_LIMIT", "SELL");
+    let entry: f64 = t.orders_of("MARKET", "BUY")[0]["cummulativeQuoteQty"]
+        .as_str()
+        .unwrap()
+        .parse::<f64>()
+        .unwrap()
+        / t.orders_of("MARKET", "BUY")[0]["executedQty"].as_str().unwrap().parse::<f64>().unwrap();
+    let stop: f64 = stops[0]["stopPrice"].as_str().unwrap().parse().unwrap();
+    assert!((stop / entry - 0.97).abs() < 0.001, "the approved 3 % stop: {stop} vs {entry}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_token_is_the_boss_and_agent_mode_trusts_the_agent() {
+    let t = Replies::with_replies().await;
+    let agents = Agents::create(&t);
+    propose(&t, &agents, good_signal("ETHUSDT"), 1).await;
+    let (status, placed) = post(&t, "/api/signal/ETHUSDT/confirm", &agents.boss, json!(null)).await;
+    assert_eq!((status, placed["ok"].as_bool()), (200, Some(true)), "{placed}");
+    assert_eq!(t.orders_of("MARKET", "BUY").len(), 1);
+
+    let keys = "handle_replies = true\n[signals]\napproval = \"agent\"";
+    let t = Replies::start(keys, fake().await).await;
+    let agents = Agents::create(&t);
+    propose(&t, &agents, good_signal("ETHUSDT"), 1).await;
+    let (status, placed) = post(&t, "/api/signal/ETHUSDT/confirm", &agents.coo, json!(null)).await;
+    assert_eq!((status, placed["ok"].as_bool()), (200, Some(true)), "{placed}");
+    assert_eq!(t.orders_of("MARKET", "BUY").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_agent_signals_off_only_plugins_make_signals() {
+    let t = Replies::start("[signals]\nagent_signals = false", fake().await).await;
+    let agents = Agents::create(&t);
+    let (status, refused) = post(&t, "/api/signal", &agents.scout, good_signal("ETHUSDT")).await;
+    assert_eq!((status, refused["error"].as_str()), (403, Some("agent_signals_off")), "{refused}");
+    assert!(t.fake.sent().is_empty(), "the boss was not asked");
+}
