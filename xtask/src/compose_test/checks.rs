@@ -170,12 +170,13 @@ pub fn stops_gracefully(stack: &Stack) -> anyhow::Result<Duration> {
 }
 
 /// An MCP client on the internal network reaches `/mcp` by service name (the stack's config
-/// allows the Host `spotbot`, as docs/operations.md says to): `initialize` answers with the
-/// server's capabilities.
+/// allows the Host `spotbot`, as docs/operations.md says to) with an agent's token:
+/// `initialize` answers with the server's capabilities; without the token it is refused.
 pub fn mcp_answers_by_service_name(
     stack: &Stack,
     engine: &Engine,
     image: &str,
+    token: &str,
 ) -> anyhow::Result<()> {
     let internal = format!("{}-internal", stack.project);
     let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"compose-test","version":"1"}}}"#;
@@ -194,6 +195,8 @@ pub fn mcp_answers_by_service_name(
         "content-type: application/json",
         "-H",
         "accept: application/json, text/event-stream",
+        "-H",
+        &format!("authorization: Bearer {token}"),
         "--data",
         initialize,
         "http://spotbot:8000/mcp",

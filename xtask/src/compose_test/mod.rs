@@ -83,8 +83,8 @@ pub fn check(release: bool) -> anyhow::Result<()> {
     };
     let profile = if release { "release" } else { "debug" };
     let image = images::build(&engine, &work, &target.join(profile), "spotbot:compose-test")?;
-    let stack = Stack::new(&engine, work.join("project"), PROJECT, "compose-test");
-    let healthy_after = exercise(&stack, &engine, &image.tag)?;
+    let mut stack = Stack::new(&engine, work.join("project"), PROJECT, "compose-test");
+    let healthy_after = exercise(&mut stack, &engine, &image.tag)?;
     println!(
         "compose-test: passed in {:.0?}; image {} ({profile} binaries) {:.0} MB; up to \
          healthy {:.1?}",
@@ -97,7 +97,7 @@ pub fn check(release: bool) -> anyhow::Result<()> {
 }
 
 /// The operator's steps and checks; returns the time from `up` to healthy.
-fn exercise(stack: &Stack, engine: &Engine, image: &str) -> anyhow::Result<Duration> {
+fn exercise(stack: &mut Stack, engine: &Engine, image: &str) -> anyhow::Result<Duration> {
     if stack.dir.exists() {
         std::fs::remove_dir_all(&stack.dir)?;
     }
@@ -138,6 +138,14 @@ fn exercise(stack: &Stack, engine: &Engine, image: &str) -> anyhow::Result<Durat
         "/etc/spotbot/config.toml",
     ])?)
     .context("spotbot check-config refused the stack's config")?;
+    // The documented step (docs/operations.md): one token per agent, and the operator's own;
+    // the service listens beyond loopback and refuses to start without one.
+    let mut tokens = Vec::new();
+    for (agent, scope) in AGENT_TOKENS {
+        tokens.push(create_token(stack, agent, scope)?);
+    }
+    let reader = tokens.last().cloned().context("the ops token")?;
+    stack.token = Some(create_token(stack, "boss", "admin")?);
 
     println!("compose-test: service");
     let up = Instant::now();
@@ -151,7 +159,7 @@ fn exercise(stack: &Stack, engine: &Engine, image: &str) -> anyhow::Result<Durat
     checks::runs_as_service_user(stack)?;
     checks::secrets_stay_secret(stack, engine, &[FAKE_KEY, FAKE_SECRET, license_key])?;
     checks::api_stays_internal(stack, engine, image)?;
-    checks::mcp_answers_by_service_name(stack, engine, image)?;
+    checks::mcp_answers_by_service_name(stack, engine, image, &reader)?;
     let withheld = workspace_root().join("plugins").join(images::WITHHELD_PLUGIN);
     checks::dropped_plugin_loads(stack, &withheld)?;
     let trade = checks::open_trade(stack)?;
@@ -164,6 +172,34 @@ fn exercise(stack: &Stack, engine: &Engine, image: &str) -> anyhow::Result<Durat
     let stopped_in = checks::stops_gracefully(stack)?;
     println!("compose-test: stopped gracefully in {stopped_in:.1?}");
     Ok(healthy_after)
+}
+
+/// The agents' tokens the guide has the operator create, with their scopes; the last one
+/// only reads.
+const AGENT_TOKENS: [(&str, &str); 4] =
+    [("scout", "propose"), ("coo", "execute"), ("finance", "execute"), ("ops", "read")];
+
+/// `spotbot token create` in a one-off container on the stack's data volume (the service
+/// need not run): the token it prints.
+fn create_token(stack: &Stack, agent: &str, scope: &str) -> anyhow::Result<String> {
+    let printed = output(&mut stack.compose(&[
+        "run",
+        "--rm",
+        "--no-deps",
+        "spotbot",
+        "spotbot",
+        "token",
+        "create",
+        "--agent",
+        agent,
+        "--scope",
+        scope,
+        "--data-dir",
+        "/var/lib/spotbot/data",
+    ])?)
+    .with_context(|| format!("spotbot token create --agent {agent} failed"))?;
+    let token = printed.lines().map(str::trim).find(|l| l.starts_with("spotbot_"));
+    token.map(str::to_string).with_context(|| format!("no token printed: {printed}"))
 }
 
 /// `spotbot.env`: what an operator writes from `examples/spotbot.env.example`, readable by
@@ -182,8 +218,8 @@ fn write_env(dir: &Path, license_key: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `config.toml`: the defaults (paper mode) with the stack's license server, `/mcp` open to
-/// the service name, and no news source, so nothing leaves this machine.
+/// `config.toml`: the defaults (paper mode) with the stack's license server, the API open to
+/// the service name as Host, and no news source, so nothing leaves this machine.
 fn write_config(dir: &Path, public_key: &str) -> anyhow::Result<()> {
     let license = if public_key.is_empty() {
         String::new()
@@ -193,7 +229,7 @@ fn write_config(dir: &Path, public_key: &str) -> anyhow::Result<()> {
              \"{public_key}\"\n"
         )
     };
-    let mcp = "[mcp]\nallowed_hosts = [\"127.0.0.1\", \"localhost\", \"spotbot\"]\n";
-    std::fs::write(dir.join("config.toml"), format!("{license}{mcp}[news]\nsources = []\n"))?;
+    let api = "[api]\nallowed_hosts = [\"127.0.0.1\", \"localhost\", \"spotbot\"]\n";
+    std::fs::write(dir.join("config.toml"), format!("{license}{api}[news]\nsources = []\n"))?;
     Ok(())
 }

@@ -21,12 +21,14 @@ pub struct Stack<'a> {
     pub dir: PathBuf,
     pub project: String,
     tag: String,
+    /// The operator's admin token, sent by [`Stack::api`] once created.
+    pub token: Option<String>,
 }
 
 impl<'a> Stack<'a> {
     /// A stack of `docker-compose.yml` named `project`, running image `spotbot:<tag>`.
     pub fn new(engine: &'a Engine, dir: PathBuf, project: &str, tag: &str) -> Self {
-        Self { engine, dir, project: project.to_string(), tag: tag.to_string() }
+        Self { engine, dir, project: project.to_string(), tag: tag.to_string(), token: None }
     }
 
     /// `docker-compose <args>` for this project.
@@ -104,9 +106,15 @@ impl<'a> Stack<'a> {
         body: Option<&str>,
     ) -> anyhow::Result<(u16, serde_json::Value)> {
         let url = format!("http://127.0.0.1:8000{path}");
+        let authorization = self.token.as_ref().map(|t| format!("authorization: Bearer {t}"));
         let mut args = vec!["curl", "-sS", "-X", method, "-w", "\n%{http_code}", &url];
+        // The API requires the JSON media type on every POST, a body or not.
+        args.extend(["-H", "content-type: application/json"]);
+        if let Some(authorization) = &authorization {
+            args.extend(["-H", authorization]);
+        }
         if let Some(body) = body {
-            args.extend(["-H", "content-type: application/json", "--data", body]);
+            args.extend(["--data", body]);
         }
         let answer = self.exec("spotbot", &args)?;
         let (body, status) = answer.trim_end().rsplit_once('\n').context("curl's status line")?;

@@ -21,14 +21,40 @@ let lastContact = null;
 let serverOffsetMs = 0;
 const serverNow = () => Date.now() + serverOffsetMs;
 
+// The API token of this tab (sessionStorage: gone when the tab closes, never sent elsewhere).
+// A service that needs tokens answers 401 until one is given; the page then asks for it.
+const TOKEN_KEY = 'spotbot-token';
+const token = () => sessionStorage.getItem(TOKEN_KEY);
+const authHeaders = () => (token() ? { Authorization: 'Bearer ' + token() } : {});
+
+function askForToken() {
+  $('signin').hidden = false;
+  $('signout').hidden = !token();
+}
+
+$('signin').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const value = $('signin-token').value.trim();
+  if (value) sessionStorage.setItem(TOKEN_KEY, value);
+  location.reload();
+});
+$('signout').addEventListener('click', () => {
+  sessionStorage.removeItem(TOKEN_KEY);
+  location.reload();
+});
+$('signout').hidden = !token();
+
 /** GET a JSON route; resolves to {status, body}; rejects only when the service is unreachable. */
 async function api(path) {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 8000);
   try {
-    const response = await fetch(path, { signal: controller.signal, cache: 'no-store' });
+    const response = await fetch(path, {
+      signal: controller.signal, cache: 'no-store', headers: authHeaders(),
+    });
     const body = await response.json().catch(() => null);
     markReachable();
+    if (response.status === 401) askForToken();
     return { status: response.status, body };
   } catch (err) {
     markUnreachable();
@@ -558,9 +584,50 @@ function showPath(path) {
   live.pricesStreamed = path.prices === 'stream';
 }
 
+/** The live view with the tab's token: EventSource cannot send a header, so the stream is read
+ * with fetch and parsed here (events of `event:` and `data:` lines), reconnecting after 3 s. */
+function followWithToken(source) {
+  const handlers = {};
+  source.addEventListener = (name, handler) => { handlers[name] = handler; };
+  const fire = (name, data) => { if (handlers[name]) handlers[name]({ data }); };
+  const connect = async () => {
+    try {
+      const response = await fetch('/api/dashboard/events', { headers: authHeaders(), cache: 'no-store' });
+      if (response.status === 401) askForToken();
+      if (!response.ok || !response.body) throw new Error('status ' + response.status);
+      fire('open');
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let name = 'message';
+          const data = [];
+          for (const line of block.split('\n')) {
+            if (line.startsWith('event:')) name = line.slice(6).trim();
+            else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+          }
+          if (data.length) fire(name, data.join('\n'));
+        }
+      }
+    } catch (err) {
+      // shown by the badge below
+    }
+    fire('error');
+    setTimeout(connect, 3000);
+  };
+  setTimeout(connect, 0);
+  return source;
+}
+
 function follow() {
-  if (typeof EventSource === 'undefined') return;
-  const source = new EventSource('/api/dashboard/events');
+  if (!token() && typeof EventSource === 'undefined') return;
+  const source = token() ? followWithToken({}) : new EventSource('/api/dashboard/events');
   source.addEventListener('open', () => {
     // Whatever changed while the stream was down.
     const wasDown = !live.connected;
