@@ -233,6 +233,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     let news = Arc::new(News::new(&config.news, clock.clone()));
     let state = AppState::new(crate::state::Areas {
         auth: Arc::new(auth),
+        audit: crate::audit::Audit::new(store.clone()),
         scheduler,
         news,
         exchange: reads,
@@ -271,6 +272,8 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         signals: state.signals.clone(),
         license: state.license.clone(),
         dashboard: state.dashboard.clone(),
+        audit: state.audit.clone(),
+        clock: state.clock.clone(),
     });
     let scheduler = scheduler::spawn(&state.config.scheduler, &state.scheduler, &state);
     let watch = protection::watch::spawn(

@@ -3,6 +3,8 @@
 //! A map of the areas (see ARCHITECTURE.md); each owns one job and has one public face:
 //!
 //! - [`api`]: HTTP routes per spec group, the one error body, the OpenAPI document.
+//! - [`audit`]: the append-only audit log of money and operator actions, and the acting
+//!   request every journal entry names.
 //! - [`auth`]: who may call the API: per-agent tokens and scopes, protected mode, the
 //!   same-origin and `Host` checks.
 //! - [`activity`]: agent cards and the 100-entry activity log every action writes to.
@@ -43,6 +45,7 @@
 pub mod activity;
 pub mod api;
 pub mod app;
+pub mod audit;
 pub mod auth;
 pub mod background;
 pub mod backtest;

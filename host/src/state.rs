@@ -35,6 +35,8 @@ pub struct Areas {
     pub store: Store,
     /// Who may call the API (tokens, protected mode).
     pub auth: Arc<crate::auth::Auth>,
+    /// The append-only log of money and operator actions.
+    pub audit: crate::audit::Audit,
     pub dashboard: Arc<Dashboard>,
     /// The dashboard page's live view (closed when the service stops).
     pub live: crate::dashboard::live::Live,

@@ -4,6 +4,7 @@
 //! area's tables. Every route is registered through [`OpenApiRouter`], so the document at
 //! `GET /api/openapi.json` lists exactly the routes that exist.
 
+mod audit;
 pub mod auth;
 mod dashboard;
 mod earlier;
@@ -57,6 +58,7 @@ struct ApiDoc;
 fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     let (router, mut document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(health::routes())
+        .merge(audit::routes())
         .merge(dashboard::routes())
         .merge(license::routes())
         .merge(strategies::routes())
@@ -156,6 +158,9 @@ fn layered(
                 // After routing (the matched route says which scope it needs) and before the
                 // license: a caller without a token learns that first.
                 .layer(axum::middleware::from_fn_with_state(state.clone(), auth::admit))
+                // Inside auth (it reads the admitted caller), outside the license: a money
+                // action the license refused is in the log too.
+                .layer(axum::middleware::from_fn_with_state(state.clone(), audit::record))
                 // Runs after routing, so it sees the matched route pattern (license::routes).
                 .layer(axum::middleware::from_fn_with_state(
                     state.clone(),

@@ -125,8 +125,9 @@ pub const ROUTES: &[RouteNeeds] = &[
     scoped("POST", "/api/signal/{symbol}/confirm", EXECUTE),
     scoped("POST", "/api/signal/{symbol}/reject", EXECUTE),
     scoped("POST", "/api/signal/cleanup", PROPOSE),
-    // Scheduler.
+    // Scheduler and the audit log.
     read("/api/scheduler"),
+    read("/api/audit"),
     // Strategy plugins: a dry-run scan is a scan; resetting a plugin's state is the operator's.
     read("/api/strategies"),
     scoped("POST", "/api/strategies/{name}/scan", PROPOSE),

@@ -98,6 +98,10 @@ pub struct JournalEntry {
     /// ISO 8601.
     pub created_at: String,
     pub updated_at: String,
+    /// The API request (and its agent) that sent the order; absent for the service's own
+    /// work (reconciliation, the watched stops, the scheduler's jobs) and older entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acting: Option<crate::audit::Acting>,
 }
 
 /// Where the newest entry of a client order id is, and whether it is settled.
@@ -291,6 +295,7 @@ mod tests {
             plan: None,
             outcome: Outcome::Sending,
             created_at: "t".into(),
+            acting: None,
             updated_at: "t".into(),
         }
     }

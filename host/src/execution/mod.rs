@@ -153,6 +153,8 @@ where
     T: Send + 'static,
     E: From<ExecutionError> + Send + 'static,
 {
+    // The acting request goes along, so the journal names it on every order the job sends.
+    let job = crate::audit::carry(crate::audit::Acting::current(), job);
     match tokio::time::timeout(EXECUTION_TIMEOUT, tokio::spawn(job)).await {
         Ok(Ok(result)) => result,
         Ok(Err(join)) => {

@@ -119,6 +119,7 @@ impl Orders {
             outcome: Outcome::Sending,
             created_at: now.clone(),
             updated_at: now,
+            acting: crate::audit::Acting::current(),
         }
     }
 

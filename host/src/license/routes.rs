@@ -146,6 +146,7 @@ pub const ROUTES: &[RouteRule] = &[
     rule("POST", "/api/signal/cleanup", "signal flow", false, "housekeeping, no orders"),
     // The built-in scheduler's jobs and their runs.
     rule("GET", "/api/scheduler", "scheduler", false, READ),
+    rule("GET", "/api/audit", "audit", false, READ),
     // Strategy plugins: listing and dry-run scans (no signals, no orders).
     rule("GET", "/api/strategies", "strategies", false, READ),
     rule(

@@ -83,6 +83,10 @@ pub struct ConfirmAnswer {
     /// This confirm placed nothing because an earlier one already executed (or is executing)
     /// the signal, or a trade placed with `POST /trade` / `POST /api/trade` consumed it.
     pub already_confirmed: bool,
+    /// Who gave the boss's YES the execution ran on (`[signals] approval = "boss"`), e.g.
+    /// `the boss in the messenger` or `boss (token 3f9a…)`; absent in `agent` mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved_by: Option<String>,
 }
 
 /// The answer of cleanup.

@@ -470,6 +470,7 @@ impl Signals {
                 ),
                 trade: None,
                 already_confirmed: true,
+                approved_by: None,
             }));
         }
         check_confirmable(signal, now)?;
@@ -501,6 +502,7 @@ impl Signals {
                 reason: Some(reason),
                 trade: None,
                 already_confirmed: false,
+                approved_by: None,
             }))
         };
         if let Some(reason) = scoring::gate_failure(signal.ev, signal.confidence) {
@@ -574,6 +576,7 @@ impl Signals {
                 error: Some(err.to_string()),
             })),
             already_confirmed: false,
+            approved_by: signal.approval.as_ref().map(|a| a.by.clone()),
         };
         let mut state = self.state();
         if placed_or_maybe {

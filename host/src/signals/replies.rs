@@ -19,11 +19,15 @@ use tokio::sync::oneshot;
 
 use super::{Approver, ConfirmAnswer, SignalError, SignalStatus, Signals};
 use crate::activity::Dashboard;
+use crate::audit::{Acting, Audit, Done};
 use crate::background::Background;
 use crate::config::{MessengerConfig, Secrets};
 use crate::license::License;
 use crate::messenger::bot_api::{BotApi, CallError};
 use crate::messenger::{Messenger, Outgoing, templates};
+
+/// Who approves through the reply reader, in the approval record and the audit log.
+const BOSS_IN_THE_MESSENGER: &str = "the boss in the messenger";
 
 /// Long-poll duration of one `getUpdates`: the messenger holds the request this long when no
 /// update is waiting (Freqtrade polls with 20 s).
@@ -136,6 +140,9 @@ pub struct Parts<'a> {
     pub signals: Signals,
     pub license: Arc<License>,
     pub dashboard: Arc<Dashboard>,
+    /// Every YES and NO the boss gives here is a row of the audit log.
+    pub audit: Audit,
+    pub clock: crate::clock::SharedClock,
 }
 
 /// Starts the loop when `handle_replies` is on and the messenger is configured for it;
@@ -170,6 +177,8 @@ pub fn spawn(parts: Parts<'_>) -> Option<Background> {
         signals: parts.signals,
         license: parts.license,
         dashboard: parts.dashboard,
+        audit: parts.audit,
+        clock: parts.clock,
     };
     tracing::info!(
         chat_id = boss.chat_id,
@@ -230,6 +239,8 @@ struct Poller {
     signals: Signals,
     license: Arc<License>,
     dashboard: Arc<Dashboard>,
+    audit: Audit,
+    clock: crate::clock::SharedClock,
 }
 
 impl Poller {
@@ -363,7 +374,7 @@ impl Poller {
         };
         match parse_reply(&text) {
             Some((decision, symbol, id)) => {
-                let outcome = self.decide(decision, &symbol, id.as_deref()).await;
+                let outcome = self.decide_audited(decision, &symbol, id.as_deref()).await;
                 self.send(templates::boss_reply(&outcome.reply)).await;
             }
             None => self.send(templates::reply_help()).await,
@@ -384,7 +395,7 @@ impl Poller {
         // Answered before the confirm runs: a late answer is refused by the messenger.
         let toast = templates::button_toast(&symbol, decision.as_str());
         self.answer_button(&query.id, Some(&toast)).await;
-        let outcome = self.decide(decision, &symbol, id.as_deref()).await;
+        let outcome = self.decide_audited(decision, &symbol, id.as_deref()).await;
         if outcome.settled
             && let Some(message) = &query.message
             && let Some(text) = message.text.as_deref().filter(|t| !t.is_empty())
@@ -393,6 +404,30 @@ impl Poller {
             self.edit(message.message_id, &edited).await;
         }
         self.send(templates::boss_reply(&outcome.reply)).await;
+    }
+
+    /// [`Poller::decide`] as a row of the audit log, with the orders it sent.
+    async fn decide_audited(&self, decision: Decision, symbol: &str, id: Option<&str>) -> Outcome {
+        let acting = Acting::new(BOSS_IN_THE_MESSENGER.into(), None);
+        let mark = self.audit.journal_mark();
+        let outcome = acting.clone().scope(self.decide(decision, symbol, id)).await;
+        let reply = &outcome.reply;
+        let done = Done {
+            at: self.clock.now().to_rfc3339(),
+            route: format!("messenger {}", decision.as_str()),
+            target: format!(
+                "{} {symbol}{}",
+                decision.as_str(),
+                id.map(|i| format!(" {i}")).unwrap_or_default()
+            ),
+            symbol: Some(symbol.to_string()),
+            approval: (decision == Decision::Yes).then(|| BOSS_IN_THE_MESSENGER.to_string()),
+            status: 200,
+            outcome: if reply.ok { "ok".into() } else { "refused".into() },
+            detail: Some(reply.detail.clone()),
+        };
+        self.audit.write(&acting, mark, done);
+        outcome
     }
 
     /// Confirms or rejects exactly as `POST /api/signal/{symbol}/confirm` / `reject` do; a
@@ -448,14 +483,13 @@ impl Poller {
                 ),
                 settled: false,
             },
-            Decision::Yes => match self
-                .signals
-                .confirm(symbol, Approver::Boss, "the boss in the messenger", id)
-                .await
-            {
-                Ok(answer) => confirmed(answer, reply),
-                Err(err) => refused(err),
-            },
+            Decision::Yes => {
+                match self.signals.confirm(symbol, Approver::Boss, BOSS_IN_THE_MESSENGER, id).await
+                {
+                    Ok(answer) => confirmed(answer, reply),
+                    Err(err) => refused(err),
+                }
+            }
         }
     }
 

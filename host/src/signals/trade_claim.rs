@@ -119,6 +119,7 @@ impl TradeClaim {
                 error: Some(err.to_string()),
             })),
             already_confirmed: false,
+            approved_by: signal.approved_by_boss().map(|a| a.by.clone()),
         };
         state.slots.remove(&self.symbol);
         state.consumed.insert(self.symbol.clone(), Consumed { answer, at_ms: now });

@@ -15,8 +15,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use redb::{
-    Database, Durability, ReadTransaction, ReadableDatabase, ReadableTable, TableHandle,
-    WriteTransaction,
+    Database, Durability, ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetadata,
+    TableHandle, WriteTransaction,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -345,6 +345,32 @@ impl Reader {
         seq: u64,
     ) -> Result<Option<T>, StoreError> {
         get_sequenced(&self.tx.open_table(table).map_err(db_err)?, table, seq)
+    }
+
+    /// The newest sequence number of a sequenced table (0 when it is empty).
+    pub fn last_seq(&self, table: SequencedTable) -> Result<u64, StoreError> {
+        let t = self.tx.open_table(table).map_err(db_err)?;
+        Ok(t.last().map_err(db_err)?.map_or(0, |(seq, _)| seq.value()))
+    }
+
+    /// Documents of a sequenced table appended after `seq`, oldest first.
+    pub fn after<T: DeserializeOwned>(
+        &self,
+        table: SequencedTable,
+        seq: u64,
+    ) -> Result<Vec<(u64, T)>, StoreError> {
+        let t = self.tx.open_table(table).map_err(db_err)?;
+        let mut out = Vec::new();
+        for entry in t.range(seq.saturating_add(1)..).map_err(db_err)? {
+            let (seq, value) = entry.map_err(db_err)?;
+            out.push((seq.value(), decode(table.name(), value.value())?));
+        }
+        Ok(out)
+    }
+
+    /// How many documents a sequenced table holds.
+    pub fn count(&self, table: SequencedTable) -> Result<u64, StoreError> {
+        self.tx.open_table(table).map_err(db_err)?.len().map_err(db_err)
     }
 
     /// Documents of a sequenced table, newest first, that `keep` accepts, at most `limit`.

@@ -54,6 +54,9 @@ pub const PROTECTION: KeyedTable = TableDefinition::new("protection");
 /// drawdown watch sets and clears (schema 3; schema 2 kept the pause in `protection`).
 pub const ENTRY_PAUSE: KeyedTable = TableDefinition::new("entry_pause");
 
+/// The audit log of money and operator actions: append-only, never edited through the API.
+pub const AUDIT: SequencedTable = TableDefinition::new("audit");
+
 pub const KEYED_TABLES: &[KeyedTable] = &[
     OPEN_TRADES,
     PENDING_ENTRIES,
@@ -69,4 +72,4 @@ pub const KEYED_TABLES: &[KeyedTable] = &[
     ENTRY_PAUSE,
 ];
 
-pub const SEQUENCED_TABLES: &[SequencedTable] = &[CLOSED_TRADES, PUMP_ALERTS, ORDER_JOURNAL];
+pub const SEQUENCED_TABLES: &[SequencedTable] = &[CLOSED_TRADES, PUMP_ALERTS, ORDER_JOURNAL, AUDIT];

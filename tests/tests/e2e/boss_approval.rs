@@ -11,7 +11,7 @@ use spotbot::auth::Scope;
 use spotbot::auth::tokens::TokenFile;
 
 use crate::messenger_replies::{Replies, fake};
-use crate::trading_support::{CHAT_ID, good_signal, signal_with};
+use crate::trading_support::{CHAT_ID, d, good_signal, signal_with};
 
 /// The agents' tokens in the running host's data folder (it switches to tokens at once).
 struct Agents {
@@ -147,4 +147,82 @@ async fn with_agent_signals_off_only_plugins_make_signals() {
     let (status, refused) = post(&t, "/api/signal", &agents.scout, good_signal("ETHUSDT")).await;
     assert_eq!((status, refused["error"].as_str()), (403, Some("agent_signals_off")), "{refused}");
     assert!(t.fake.sent().is_empty(), "the boss was not asked");
+}
+
+/// The audit log, newest first, read with `token`.
+async fn audit(t: &Replies, token: &str) -> Vec<Value> {
+    let (status, page) = get(t, "/api/audit?limit=50", token).await;
+    assert_eq!(status, 200, "{page}");
+    page["rows"].as_array().unwrap().clone()
+}
+
+/// The client order ids of `row`'s orders, and those the simulator holds of `kind`/`side`.
+fn client_ids(row: &Value) -> Vec<String> {
+    row["orders"].as_array().unwrap().iter().map(|o| o["client_order_id"].to_string()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_money_action_leaves_a_row_naming_the_agent_the_approval_and_the_orders_sent() {
+    let t = Replies::with_replies().await;
+    let agents = Agents::create(&t);
+    let (id, message_id) = propose(&t, &agents, good_signal("ETHUSDT"), 1).await;
+    post(&t, "/api/signal/ETHUSDT/confirm", &agents.coo, json!(null)).await;
+    t.wait_until_polling().await;
+    t.fake.inject_button(CHAT_ID, CHAT_ID, message_id, &format!("1-YES ETHUSDT {id}"));
+    t.message_containing("YES ETHUSDT: confirmed").await;
+    let (status, closed) = post(&t, "/api/close?symbol=ETHUSDT", &agents.coo, json!(null)).await;
+    assert_eq!(status, 200, "{closed}");
+    let (status, _) = post(&t, "/api/reset-daily", &agents.boss, json!(null)).await;
+    assert_eq!(status, 200);
+    let (status, _) = get(&t, "/api/trades", &agents.coo).await;
+    assert_eq!(status, 200);
+
+    let rows = audit(&t, &agents.scout).await;
+    let routes: Vec<&str> = rows.iter().map(|r| r["route"].as_str().unwrap()).collect();
+    assert_eq!(
+        routes,
+        [
+            "POST /api/reset-daily",
+            "POST /api/close",
+            "messenger YES",
+            "POST /api/signal/{symbol}/confirm",
+            "POST /api/license/register",
+        ],
+        "one row per money or operator action, none for reads or proposals"
+    );
+    assert_eq!(rows[4]["agent"], "open access", "the rig registered before tokens existed");
+    let (reset, close, yes, refused) = (&rows[0], &rows[1], &rows[2], &rows[3]);
+    assert_eq!(
+        (refused["agent"].as_str(), refused["outcome"].as_str()),
+        (Some("coo"), Some("approval_required"))
+    );
+    assert_eq!(refused["status"], 403);
+    assert!(refused["orders"].as_array().unwrap().is_empty(), "{refused}");
+    assert_eq!(yes["agent"], "the boss in the messenger");
+    assert_eq!(yes["approval"], "the boss in the messenger");
+    assert_eq!((close["agent"].as_str(), close["symbol"].as_str()), (Some("coo"), Some("ETHUSDT")));
+    assert_eq!(reset["agent"], "boss");
+    assert!(reset["orders"].as_array().unwrap().is_empty());
+
+    // The orders of each row are exactly what the exchange received for it.
+    let sim_ids = |kind: &str, side: &str| -> Vec<String> {
+        t.orders_of(kind, side).iter().map(|o| o["clientOrderId"].to_string()).collect()
+    };
+    let entry = sim_ids("MARKET", "BUY");
+    let exit = sim_ids("MARKET", "SELL");
+    let yes_ids = client_ids(yes);
+    assert!(yes_ids.contains(&entry[0]), "{yes_ids:?} vs {entry:?}");
+    let kinds: Vec<&str> =
+        yes["orders"].as_array().unwrap().iter().map(|o| o["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["entry", "oco"], "{yes}");
+    let sent_qty = &yes["orders"][0]["request"]["quantity"];
+    let executed = &t.orders_of("MARKET", "BUY")[0]["origQty"];
+    assert_eq!(d(sent_qty.as_str().unwrap()), d(executed.as_str().unwrap()), "{yes} vs {executed}");
+    assert!(yes["orders"][0]["exchange_id"].as_i64().is_some(), "{yes}");
+    assert!(client_ids(close).contains(&exit[0]), "{close} vs {exit:?}");
+
+    let text = serde_json::to_string(&rows).unwrap();
+    for secret in [&agents.scout, &agents.coo, &agents.boss] {
+        assert!(!text.contains(secret.as_str()), "a token in the audit log");
+    }
 }

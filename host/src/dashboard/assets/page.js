@@ -204,9 +204,12 @@ function renderSignals() {
     // The service's age at the fetch, plus the time since: no clock comparison at all.
     const age = s.age_seconds + sinceFetch;
     const left = SIGNAL_WINDOW_S - age;
-    return row([s.symbol, s.direction, s.bot, num(s.ev.toFixed(1)), num(s.confidence),
+    // Where the checklist came from: a plugin's scan (scored by the service) or an agent's own.
+    const source = s.origin ? s.origin.source + ' · ' + s.origin.by : '';
+    return row([s.symbol, s.direction, s.bot, el('td', source, s.origin && s.origin.source === 'agent' ? 'warn' : ''),
+      num(s.ev.toFixed(1)), num(s.confidence),
       num(duration(age).replace('expired', '0s')), num(duration(left), left < 60 ? 'warn' : '')]);
-  }), 'No signal waiting for the boss.', 7);
+  }), 'No signal waiting for the boss.', 8);
 }
 
 // ---- open trades and their charts (on change; 10 s while prices are polled) ----
@@ -489,6 +492,19 @@ async function refreshOrders() {
   }), 'No order sent yet.', 7);
 }
 
+// ---- the audit log (on order changes; 30 s) ----
+
+async function refreshAudit() {
+  const { status, body } = await api('/api/audit?limit=20');
+  if (status !== 200 || !body) return;
+  fillTable('audit', body.rows.map((r) => {
+    const orders = r.orders.map((o) => o.kind + ' ' + (o.request.side || '') + ' '
+      + (o.request.quantity || o.request.quote_quantity || '') + (o.exchange_id ? ' #' + o.exchange_id : '')).join(' · ');
+    return row([time(r.at), r.agent, el('td', r.route, 'wrap'), r.symbol || '', el('td', r.approval || '', 'wrap'),
+      el('td', r.outcome, r.outcome === 'ok' ? 'pos' : 'warn'), el('td', orders, 'wrap')]);
+  }), 'No money or operator action yet.', 7);
+}
+
 // ---- footer, license and exchange (30 s) ----
 
 async function refreshFooter() {
@@ -551,7 +567,7 @@ const live = { connected: false, pricesStreamed: false };
 const REFRESH = {
   trades: refreshTrades,
   summary: refreshSummarySoon,
-  orders: refreshOrders,
+  orders: () => Promise.all([refreshOrders(), refreshAudit()]),
   entries: refreshEntries,
   signals: refreshSignals,
   footer: refreshFooter,
@@ -664,6 +680,7 @@ refreshState().catch(() => {}).finally(() => {
   every(10, refreshTrades, () => !live.pricesStreamed);
   every(30, refreshEntries, never);
   every(30, refreshOrders, never);
+  every(30, refreshAudit, always);
   every(30, refreshFooter, never);
   every(30, refreshPnl, never);
   every(30, refreshLicense, never);
