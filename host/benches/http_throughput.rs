@@ -3,7 +3,10 @@
 //! runtime serves all three), alternating so that machine load hits them alike. A third
 //! server, the hello-world behind the service's HTTP metrics layer, isolates what recording
 //! costs from what the service's own stack (tracing span, license and budget layers, the
-//! health handler) costs.
+//! health handler) costs. Two more measure API tokens (issue 37): the hello-world behind the
+//! service's auth layer on a route that needs the `read` scope, called with a valid token
+//! (Host check, token file stamp, SHA-256 and constant-time compare, scope), and the service's
+//! own `GET /api/license/status` (scope `read`) with that token; the service runs with tokens.
 //!
 //! `cargo xtask bench-http` installs wrk when missing and runs it; by hand:
 //! `cargo bench -p spotbot --bench http_throughput` (`BENCH_ROUNDS` (5), `BENCH_SECONDS` (10),
@@ -35,14 +38,24 @@ async fn serve(router: Router) -> String {
 /// The baseline: the same axum and tokio the service runs, no layers, `GET /api/health`
 /// answering a small JSON body.
 fn hello() -> Router {
-    let body = || async { Json(serde_json::json!({"ok": true, "license_status": "active"})) };
-    Router::new().route("/api/health", get(body))
+    hello_at("/api/health")
 }
 
-/// Requests per second `wrk` measured on `url`.
-fn wrk(url: &str, seconds: u32, connections: u32) -> f64 {
+/// The baseline's handler at `path`.
+fn hello_at(path: &str) -> Router {
+    let body = || async { Json(serde_json::json!({"ok": true, "license_status": "active"})) };
+    Router::new().route(path, get(body))
+}
+
+/// Requests per second `wrk` measured on `url`, sending `header` when given.
+fn wrk(url: &str, seconds: u32, connections: u32, header: Option<&str>) -> f64 {
+    let mut args = vec!["-t1".to_string(), format!("-c{connections}"), format!("-d{seconds}s")];
+    if let Some(header) = header {
+        args.extend(["-H".to_string(), header.to_string()]);
+    }
+    args.push(url.to_string());
     let out = Command::new(WRK)
-        .args(["-t1", &format!("-c{connections}"), &format!("-d{seconds}s"), url])
+        .args(&args)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {WRK} ({e}): install it (cargo xtask bench-http)"));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -61,7 +74,11 @@ fn wrk(url: &str, seconds: u32, connections: u32) -> f64 {
 async fn in_process_ns(router: Router, calls: u32) -> f64 {
     use tower::ServiceExt;
     let request = || {
-        axum::http::Request::get("/api/health").body(axum::body::Body::empty()).expect("request")
+        // The service answers only the hosts of `[api] allowed_hosts`, as over a socket.
+        axum::http::Request::get("/api/health")
+            .header("host", "127.0.0.1")
+            .body(axum::body::Body::empty())
+            .expect("request")
     };
     let mut best = f64::INFINITY;
     for _ in 0..3 {
@@ -91,6 +108,11 @@ fn main() {
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     let data = tempfile::tempdir().expect("data folder");
+    let tokens = spotbot::auth::tokens::TokenFile::in_dir(data.path());
+    let (_, token) = tokens
+        .create(spotbot::activity::AgentName::Ops, spotbot::auth::Scope::Read, chrono::Utc::now())
+        .expect("a read token");
+    let bearer = format!("Authorization: Bearer {token}");
     let (app, targets) = runtime.block_on(async {
         let mut config = Config::parse("", "bench.toml".as_ref()).expect("default config");
         config.server.addr = "127.0.0.1:0".into();
@@ -104,10 +126,19 @@ fn main() {
             spotbot::metrics::record_http,
         )))
         .await;
+        let guarded = serve(hello_at("/api/state").layer(axum::middleware::from_fn_with_state(
+            app.state.clone(),
+            spotbot::api::auth::admit,
+        )))
+        .await
+        .replace("/api/health", "/api/state");
+        let licensed = format!("{}/api/license/status", app.base_url());
         let targets = [
-            ("service GET /api/health", service),
-            ("bare axum hello", bare),
-            ("hello + metrics layer", recorded),
+            ("service GET /api/health", service, false),
+            ("bare axum hello", bare, false),
+            ("hello + metrics layer", recorded, false),
+            ("hello + auth layer, token", guarded, true),
+            ("service read route, token", licensed, true),
         ];
         (app, targets)
     });
@@ -130,8 +161,8 @@ fn main() {
     }
     let mut results: Vec<Vec<f64>> = vec![Vec::new(); targets.len()];
     for round in 1..=rounds {
-        for ((name, url), samples) in targets.iter().zip(&mut results) {
-            let rps = wrk(url, seconds, connections);
+        for ((name, url, with_token), samples) in targets.iter().zip(&mut results) {
+            let rps = wrk(url, seconds, connections, with_token.then_some(bearer.as_str()));
             println!("round {round}: {name:<26} {rps:>10.0} req/s");
             samples.push(rps);
         }
@@ -144,13 +175,15 @@ fn main() {
             results[of].iter().zip(&results[1]).map(|(rps, bare)| rps / bare).collect();
         median(&mut per_round)
     };
-    let (service, recorded) = (ratio(0), ratio(2));
+    let (service, recorded, guarded, licensed) = (ratio(0), ratio(2), ratio(3), ratio(4));
     let medians: Vec<f64> = results.iter_mut().map(|s| median(s)).collect();
     println!("\nmedian of {rounds} rounds, wrk -t1 -c{connections} -d{seconds}s:");
-    for ((name, _), rps) in targets.iter().zip(&medians) {
+    for ((name, _, _), rps) in targets.iter().zip(&medians) {
         println!("  {name:<26} {rps:>10.0} req/s");
     }
     println!("  service / bare hello (median of the rounds' ratios):       {service:.2}x");
     println!("  hello+metrics / bare hello (median of the rounds' ratios): {recorded:.2}x");
+    println!("  hello+auth with a token / bare hello (median of ratios):  {guarded:.2}x");
+    println!("  service read route with a token / bare hello (median):    {licensed:.2}x");
     runtime.block_on(app.stop()).expect("the service stops");
 }

@@ -7,11 +7,16 @@ use tracing_subscriber::EnvFilter;
 
 use crate::config::LogFormat;
 
-/// Installs the global subscriber once; `RUST_LOG` overrides the default `info` level.
+/// The default filter: `info`, with the MCP SDK's own per-message lines (session start and
+/// end, three for every stateless call) at `warn`; the service logs one line per tool call.
+const DEFAULT_FILTER: &str = "info,rmcp=warn";
+
+/// Installs the global subscriber once; `RUST_LOG` overrides [`DEFAULT_FILTER`].
 /// Colours only on a terminal (and not with `NO_COLOR` set): a log file or a container's log
 /// driver would keep the escape codes as text.
 pub fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(false)

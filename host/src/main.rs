@@ -91,7 +91,8 @@ enum Command {
         /// Folder of the kline cache and compiled plugins (default: [server] data_dir).
         #[arg(long)]
         data_dir: Option<String>,
-        /// The HTML report (default: backtest-<plugin>.html in the current folder).
+        /// The HTML report (default: <data_dir>/backtests/backtest-<plugin>.html, so a run
+        /// leaves nothing in the current folder).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Also write the whole report as JSON (every trade and equity sample).
@@ -323,7 +324,15 @@ fn backtest(args: BacktestArgs) -> anyhow::Result<()> {
         backtest::run(&config, &spec, &mut Progress::stderr()).await
     })?;
     print!("{}", report.summary());
-    let out = args.out.unwrap_or_else(|| PathBuf::from(format!("backtest-{}.html", report.plugin)));
+    let out = match args.out {
+        Some(out) => out,
+        None => {
+            let folder = PathBuf::from(&config.server.data_dir).join("backtests");
+            std::fs::create_dir_all(&folder)
+                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", folder.display()))?;
+            folder.join(format!("backtest-{}.html", report.plugin))
+        }
+    };
     std::fs::write(&out, backtest::html::page(&report))
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
     println!("report: {}", out.display());

@@ -32,6 +32,8 @@ fn active_exchange(args: &[String]) -> anyhow::Result<&'static str> {
 
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let exchange = active_exchange(args)?;
+    // Before minutes of building: a port another process holds would only fail at the end.
+    ports_free(&[(API_ADDR, "the service's API"), (LICENSE_ADDR, "the demo's license server")])?;
     plugins::build_all()?;
     // One package per build: `cargo run --release -p spotbot` (the README's backtest and
     // serve commands) then finds this very binary. Built together, the license server's
@@ -122,6 +124,22 @@ fn loaded_plugins() -> anyhow::Result<String> {
         })
         .collect();
     Ok(if names.is_empty() { "none loaded".into() } else { names.join(", ") })
+}
+
+/// Each of the demo's fixed addresses can be bound, or an error naming the one in use, what
+/// the demo needs it for, and how to find the process that holds it.
+fn ports_free(addresses: &[(&str, &str)]) -> anyhow::Result<()> {
+    for (addr, what) in addresses {
+        if let Err(err) = std::net::TcpListener::bind(addr) {
+            let port = addr.rsplit(':').next().unwrap_or(addr);
+            bail!(
+                "{addr} ({what}) is in use ({err}): another process listens there, often an \
+                 earlier demo or `spotbot serve`. Stop it first (`ss -ltnp 'sport = :{port}'` \
+                 names it); the demo's addresses are fixed so that the README's commands reach it"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Starts `spotbot-license-server` and reads the public key it prints first.

@@ -236,6 +236,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let names = Names::derive(&input)?;
     let cargo = Cargo::workspace();
     let taken = Taken::of(&cargo)?;
+    let lock_before = std::fs::read_to_string(cargo.root.join("Cargo.lock")).ok();
     let dir = create(&cargo.root, &cargo.root, &names, kind, &taken)?;
     let relative = dir.strip_prefix(&cargo.root).unwrap_or(&dir).display().to_string();
 
@@ -252,6 +253,14 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     }
     let Names { plugin, package, type_name } = &names;
     println!("created {relative} from {}", kind.example());
+    // Cargo records every workspace member in the lock file: say so rather than leave an
+    // unexplained change in the tree.
+    if std::fs::read_to_string(cargo.root.join("Cargo.lock")).ok() != lock_before {
+        println!(
+            "  Cargo.lock: cargo added the package {package} (every workspace member is listed \
+             there); commit it with {relative}"
+        );
+    }
     println!(
         "  package {package}, plugin {plugin}, type {type_name}, config {}, file plugins/{}",
         names.config_section(),

@@ -55,7 +55,9 @@ pub struct SymbolPath {
     operation_id = "create_signal", tag = "signal flow", request_body = SignalInput,
     responses(
         (status = 200, description = "Created (pending, messenger_failed) or skipped \
-            (duplicate_skipped, trade_exists_skipped, no_position_sell_skipped)", body = CreateAnswer),
+            (duplicate_skipped, daily_limit_skipped, drawdown_paused_skipped with a `reason`, \
+            trade_exists_skipped, no_position_sell_skipped); a skipped signal is not put to \
+            the boss", body = CreateAnswer),
         (status = 403, description = "`agent_signals_off`: the service accepts only \
             plugin-made signals (`[signals] agent_signals = false`)", body = ErrorBody),
         (status = 400, description = "Invalid JSON", body = ErrorBody),

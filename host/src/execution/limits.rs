@@ -30,8 +30,8 @@ pub struct EntryPause {
 pub enum EntryBlock {
     /// The drawdown pause (409 `drawdown_paused`).
     DrawdownPaused(EntryPause),
-    /// `max_trades_per_day` of the strategy reached (409 `daily_limit_reached`).
-    DailyTrades { today: i64, max: u32 },
+    /// `max_trades_per_day` of the strategy `bot` reached (409 `daily_limit_reached`).
+    DailyTrades { today: i64, max: u32, bot: String },
     /// `[risk] max_consecutive_losses` reached (409 `daily_limit_reached`).
     ConsecutiveLosses { count: i64, max: u32 },
 }
@@ -51,13 +51,19 @@ impl fmt::Display for EntryBlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::DrawdownPaused(pause) => f.write_str(&pause.reason),
-            Self::DailyTrades { today, max } => {
-                write!(f, "daily_limit_reached: {today} trades today, max_trades_per_day is {max}")
-            }
+            // Each says how it ends: at midnight by itself, now by the operator's reset, or for
+            // good by the config key.
+            Self::DailyTrades { today, max, bot } => write!(
+                f,
+                "daily_limit_reached: {today} trades today, [strategy.{bot}] max_trades_per_day \
+                 is {max}; it resets at midnight ([market] timezone), or now with POST \
+                 /api/reset-daily (admin)"
+            ),
             Self::ConsecutiveLosses { count, max } => write!(
                 f,
                 "daily_limit_reached: {count} consecutive losses today, \
-                 risk.max_consecutive_losses is {max}"
+                 [risk] max_consecutive_losses is {max}; it resets at midnight ([market] \
+                 timezone), or now with POST /api/reset-daily (admin)"
             ),
         }
     }
@@ -92,7 +98,8 @@ impl Execution {
         let counters = self.counters()?;
         let max = self.strategy_keys(bot).max_trades_per_day;
         if counters.trades_today >= i64::from(max) {
-            return Ok(Some(EntryBlock::DailyTrades { today: counters.trades_today, max }));
+            let bot = bot.to_string();
+            return Ok(Some(EntryBlock::DailyTrades { today: counters.trades_today, max, bot }));
         }
         let max = self.inner.config.risk.max_consecutive_losses;
         if max > 0 && counters.consecutive_losses >= i64::from(max) {
@@ -111,11 +118,13 @@ mod tests {
 
     #[test]
     fn each_block_names_its_code_first() {
-        let trades = EntryBlock::DailyTrades { today: 2, max: 2 };
+        let trades = EntryBlock::DailyTrades { today: 2, max: 2, bot: "mr_combined".into() };
         assert_eq!(trades.code(), "daily_limit_reached");
         assert_eq!(
             trades.to_string(),
-            "daily_limit_reached: 2 trades today, max_trades_per_day is 2"
+            "daily_limit_reached: 2 trades today, [strategy.mr_combined] max_trades_per_day is \
+             2; it resets at midnight ([market] timezone), or now with POST /api/reset-daily \
+             (admin)"
         );
         let losses = EntryBlock::ConsecutiveLosses { count: 3, max: 3 };
         assert!(losses.to_string().starts_with("daily_limit_reached: 3 consecutive losses"));

@@ -91,6 +91,11 @@ impl ServerHandler for Tools {
         let Some(caller) = caller_of(&context) else {
             return Err(ErrorData::invalid_request("the call carries no admitted caller", None));
         };
+        tracing::info!(
+            tool = %request.name,
+            agent = caller.agent.map_or("open access", |a| a.as_str()),
+            "MCP tool call"
+        );
         let arguments = request.arguments.unwrap_or_default();
         // The call runs as the caller: the API's auth layer checks its scope and agent as it
         // would over HTTP, so a tool the token cannot use answers 403.

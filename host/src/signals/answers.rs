@@ -21,6 +21,12 @@ pub enum CreateStatus {
     TradeExistsSkipped,
     /// A sell signal without an open position.
     NoPositionSellSkipped,
+    /// A buy while the daily trade limit or the consecutive-loss limit blocks new entries:
+    /// confirm would refuse it, so the boss is not asked (`reason` says which limit and how
+    /// it is lifted).
+    DailyLimitSkipped,
+    /// A buy while the drawdown pause blocks new entries (`reason` says since when and why).
+    DrawdownPausedSkipped,
     /// Created without asking the boss, to be confirmed at once (scan-and-signal only, with
     /// `[signals] allow_auto_confirm`).
     AutoConfirmed,
@@ -35,6 +41,8 @@ impl CreateStatus {
             CreateStatus::DuplicateSkipped => "duplicate_skipped",
             CreateStatus::TradeExistsSkipped => "trade_exists_skipped",
             CreateStatus::NoPositionSellSkipped => "no_position_sell_skipped",
+            CreateStatus::DailyLimitSkipped => "daily_limit_skipped",
+            CreateStatus::DrawdownPausedSkipped => "drawdown_paused_skipped",
             CreateStatus::AutoConfirmed => "auto_confirmed",
         }
     }
@@ -49,6 +57,10 @@ pub struct CreateAnswer {
     pub status: CreateStatus,
     pub ev: Option<f64>,
     pub confidence: Option<u32>,
+    /// Why a skip happened, when the status alone does not say it (`daily_limit_skipped`,
+    /// `drawdown_paused_skipped`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// What the execution of a confirmed signal produced.

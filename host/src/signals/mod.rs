@@ -50,7 +50,12 @@ pub enum SignalError {
     Executing(String),
     /// Its ev or confidence fails the confirm gates: the boss is not asked to approve a
     /// signal confirm would refuse.
-    #[error("the signal's scores fail the confirm gates: {0}")]
+    #[error(
+        "the signal's scores fail the confirm gates: {0}. The service computes them from the \
+         checklist and sl_pct/tp_pct: confidence = round(10 x passed/total), ev = 100 x (p x \
+         tp_pct/sl_pct - (1 - p)) with p = 0.6 x passed/total (docs/signals.md); 9 of 10 \
+         passed with tp_pct/sl_pct 2.5 gives ev 89 and confidence 9"
+    )]
     BelowGates(String),
     /// `[signals] approval = "boss"` and the boss has not said YES to the signal as it is.
     #[error("{0}")]
@@ -201,9 +206,24 @@ impl Signals {
             status,
             ev: None,
             confidence: None,
+            reason: None,
         };
         if self.pending_for(&symbol) {
             return Ok(skipped(CreateStatus::DuplicateSkipped));
+        }
+        // The boss is never asked to approve what confirm would refuse: a buy while new
+        // entries are blocked (daily limits, the drawdown pause) is skipped, saying why.
+        if input.direction == Direction::Buy
+            && let Some(block) =
+                self.inner.execution.entry_block(&input.bot).map_err(ExecutionError::from)?
+        {
+            let status = match block {
+                crate::execution::EntryBlock::DrawdownPaused(_) => {
+                    CreateStatus::DrawdownPausedSkipped
+                }
+                _ => CreateStatus::DailyLimitSkipped,
+            };
+            return Ok(CreateAnswer { reason: Some(block.to_string()), ..skipped(status) });
         }
         self.inner.execution.symbol_rules(&symbol).await?;
         let position =
@@ -242,6 +262,7 @@ impl Signals {
                     status: CreateStatus::AutoConfirmed,
                     ev: Some(ev),
                     confidence: Some(confidence),
+                    reason: None,
                 });
             }
         };
@@ -273,7 +294,8 @@ impl Signals {
             ),
             "ok",
         );
-        Ok(CreateAnswer { ok: true, symbol, status, ev: Some(ev), confidence: Some(confidence) })
+        let (ev, confidence) = (Some(ev), Some(confidence));
+        Ok(CreateAnswer { ok: true, symbol, status, ev, confidence, reason: None })
     }
 
     fn pending_for(&self, symbol: &str) -> bool {
@@ -532,7 +554,12 @@ impl Signals {
                         tp_pct,
                         TradeSource::Signal,
                         &signal.id,
-                        format!("signal {} {symbol} confirmed", signal.id),
+                        // The journal's record of the entry says where the signal came from.
+                        format!(
+                            "signal {} {symbol} confirmed ({})",
+                            signal.id,
+                            signal.origin.describe()
+                        ),
                     );
                     plan.tier = i.tier.map(|t| t.as_str().to_string());
                     execution.open_trade(&plan).await.map(|t| TradeResult {
@@ -591,10 +618,13 @@ impl Signals {
         }
         drop(state);
         let status = if answer.ok { "ok" } else { "error" };
+        // Who confirmed: the acting request's agent (the token's), when an API call did.
+        let by = crate::audit::Acting::current().map(|a| format!(" by {}", a.agent));
         self.inner.dashboard.record(
             "coo",
             &format!(
-                "signal {symbol} confirmed: {}",
+                "signal {symbol} confirmed{}: {}",
+                by.unwrap_or_default(),
                 answer.reason.as_deref().unwrap_or("executed")
             ),
             status,

@@ -84,7 +84,13 @@ where
     let published = S::describe().default_config;
     assert_eq!(published, serde_json::to_string(&C::default()).unwrap(), "publish every key");
     let value: Value = serde_json::from_str(&published).unwrap();
-    assert_eq!(&value, pinned, "the published keys and defaults changed");
+    assert_eq!(
+        &value, pinned,
+        "the published keys and defaults changed: the config's `Default` (left) no longer \
+         matches the `default_config: json!(...)` pin of `contract_tests!` in this plugin's \
+         src/lib.rs (right). If the change is meant, copy the left value into the pin: operators' \
+         [strategy.<name>] sections are read against these keys"
+    );
     assert_eq!(crate::config::parse::<C>(&published), Ok(C::default()));
     assert_eq!(crate::config::parse::<C>("{}"), Ok(C::default()));
 }

@@ -70,6 +70,9 @@ async fn an_agent_places_nothing_until_the_boss_presses_yes_on_the_services_mess
     assert!(refused["detail"].as_str().unwrap().contains(&id), "{refused}");
     let (status, refused) = post(&t, TRADE, &agents.coo, json!(null)).await;
     assert_eq!((status, refused["error"].as_str()), (403, Some("approval_required")), "{refused}");
+    let earlier = TRADE.replace("/api/trade", "/trade");
+    let (status, refused) = post(&t, &earlier, &agents.coo, json!(null)).await;
+    assert_eq!((status, refused["error"].as_str()), (403, Some("approval_required")), "{refused}");
     assert_eq!(t.order_requests(), 0, "the exchange received nothing");
 
     t.wait_until_polling().await;

@@ -262,3 +262,31 @@ async fn other_hosts_other_origins_and_form_posts_change_nothing() {
     assert_eq!(card(&after), "rebound", "the card read above is the one posted to");
     host.app.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beyond_loopback_the_service_needs_a_token_or_an_explicit_off_which_health_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config =
+        spotbot::config::Config::parse("[scheduler]\nenabled = false\n", "t.toml".as_ref())
+            .unwrap();
+    config.server.addr = "0.0.0.0:0".into();
+    config.server.data_dir = dir.path().display().to_string();
+    spotbot_tests::keep_on_loopback(&mut config);
+    let clock =
+        || -> spotbot::clock::SharedClock { std::sync::Arc::new(spotbot::clock::SystemClock) };
+
+    let refused = spotbot::app::start(config.clone(), clock()).await.err().expect("refused");
+    let why = format!("{refused:#}");
+    assert!(why.contains("beyond loopback") && why.contains("spotbot token create"), "{why}");
+
+    // Written explicitly, off starts, and says so at start and on every health answer (read
+    // here over loopback only).
+    config.api.auth = Some(spotbot::config::AuthMode::Off);
+    let app = spotbot::app::start(config, clock()).await.expect("starts with auth = off");
+    let url = format!("http://127.0.0.1:{}/api/health", app.addr.port());
+    let health: Value =
+        spotbot_tests::http_client().get(url).send().await.unwrap().json().await.unwrap();
+    assert_eq!(health["auth"], "off", "{health}");
+    assert!(health["warning"].as_str().unwrap().contains("anyone who reaches the port can trade"));
+    app.stop().await.unwrap();
+}

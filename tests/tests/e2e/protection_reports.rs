@@ -121,15 +121,15 @@ async fn a_drawdown_above_15_percent_alerts_once_and_pauses_entries_until_resume
     }
 
     // Every entry path refuses with the pause, and nothing reaches the exchange.
+    // A signal is not even put to the boss while paused.
     let orders_before = t.orders().len();
-    t.create_signal(good_signal("BNBUSDT")).await;
-    let (status, confirm) = t.confirm("BNBUSDT").await;
-    assert_eq!(status, 200, "{confirm}");
+    let (status, skipped) = t.post("/api/signal", good_signal("BNBUSDT")).await;
+    assert_eq!(status, 200, "{skipped}");
     assert_eq!(
-        (confirm["ok"].as_bool(), confirm["status"].as_str()),
-        (Some(false), Some("pending"))
+        (skipped["ok"].as_bool(), skipped["status"].as_str()),
+        (Some(false), Some("drawdown_paused_skipped"))
     );
-    assert!(confirm["reason"].as_str().unwrap().starts_with("drawdown_paused:"), "{confirm}");
+    assert!(skipped["reason"].as_str().unwrap().starts_with("drawdown_paused:"), "{skipped}");
     let trade =
         "/api/trade?symbol=BNBUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9";
     let (status, refused) = t.post_empty(trade).await;

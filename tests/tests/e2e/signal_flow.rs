@@ -157,6 +157,7 @@ async fn signals_under_the_gates_are_refused_before_the_boss_is_asked() {
     assert_eq!((status, body["error"].as_str()), (422, Some("signal_below_gates")), "{body}");
     let detail = body["detail"].as_str().unwrap();
     assert!(detail.contains("ev -100 must be > 25") && detail.contains("confidence 0"), "{body}");
+    assert!(detail.contains("computes them from the checklist"), "says how: {body}");
     let (_, list) = t.get("/api/signal/list").await;
     assert_eq!(list["signals"].as_array().unwrap().len(), 0, "nothing stored: {list}");
     assert!(t.messenger.sent().is_empty(), "the boss was not asked");
@@ -296,6 +297,10 @@ async fn the_daily_trade_limit_blocks_entries_until_reset_daily() {
     assert_eq!(body, json!({"ok": true, "trades_today_before": 0, "trades_today_after": 0}));
     for round in 0..5 {
         let symbol = if round % 2 == 0 { "ETHUSDT" } else { "SOLUSDT" };
+        if round == 4 {
+            // Asked while one trade of the day was left.
+            t.create_signal(good_signal("XRPUSDT")).await;
+        }
         let (status, body) = t
             .post_empty(&format!("/api/trade?symbol={symbol}&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=8"))
             .await;
@@ -303,11 +308,25 @@ async fn the_daily_trade_limit_blocks_entries_until_reset_daily() {
         let (status, body) = t.post_empty(&format!("/api/close?symbol={symbol}")).await;
         assert_eq!(status, 200, "round {round}: {body}");
     }
-    t.create_signal(good_signal("ETHUSDT")).await;
-    let (status, answer) = t.confirm("ETHUSDT").await;
+    let (status, answer) = t.confirm("XRPUSDT").await;
     assert_eq!(status, 200);
     assert_eq!(answer["ok"], false, "{answer}");
-    assert!(answer["reason"].as_str().unwrap().starts_with("daily_limit_reached"), "{answer}");
+    let reason = answer["reason"].as_str().unwrap();
+    assert!(reason.starts_with("daily_limit_reached"), "{answer}");
+    assert!(reason.contains("POST /api/reset-daily") && reason.contains("max_trades_per_day"));
+
+    // A new signal now is not put to the boss: confirm would refuse it.
+    let asked = t.messenger.sent().len();
+    let (status, skipped) = t.post("/api/signal", good_signal("ETHUSDT")).await;
+    assert_eq!(status, 200, "{skipped}");
+    assert_eq!(
+        (skipped["ok"].as_bool(), skipped["status"].as_str()),
+        (Some(false), Some("daily_limit_skipped")),
+        "{skipped}"
+    );
+    assert!(skipped["reason"].as_str().unwrap().contains("POST /api/reset-daily"), "{skipped}");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(t.messenger.sent().len(), asked, "the boss was not asked");
     let (status, body) = t
         .post_empty(
             "/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=8",
@@ -318,7 +337,7 @@ async fn the_daily_trade_limit_blocks_entries_until_reset_daily() {
 
     let (_, reset) = t.post_empty("/api/reset-daily").await;
     assert_eq!(reset, json!({"ok": true, "trades_today_before": 5, "trades_today_after": 0}));
-    let (_, answer) = t.confirm("ETHUSDT").await;
+    let (_, answer) = t.confirm("XRPUSDT").await;
     assert_eq!(answer["ok"], true, "{answer}");
     assert_eq!(t.orders_of("MARKET", "BUY").len(), 6);
 }
@@ -417,10 +436,15 @@ async fn the_consecutive_loss_limit_stops_new_entries() {
         )
         .await;
     assert_eq!(status, 200, "{body}");
+    // Asked before the loss; confirmed after it.
+    t.create_signal(good_signal("SOLUSDT")).await;
     t.set_price("ETHUSDT", "2970");
     let (_, closed) = t.post_empty("/api/close?symbol=ETHUSDT").await;
     assert!(closed["pnl"].as_f64().unwrap() < 0.0, "a loss: {closed}");
-    t.create_signal(good_signal("SOLUSDT")).await;
+    // A new signal now is not put to the boss at all.
+    let (status, skipped) = t.post("/api/signal", good_signal("XRPUSDT")).await;
+    assert_eq!((status, skipped["status"].as_str()), (200, Some("daily_limit_skipped")));
+    assert!(skipped["reason"].as_str().unwrap().contains("max_consecutive_losses"), "{skipped}");
     let (_, answer) = t.confirm("SOLUSDT").await;
     assert_eq!(answer["ok"], false, "{answer}");
     let reason = answer["reason"].as_str().unwrap();
