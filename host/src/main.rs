@@ -57,7 +57,8 @@ enum Command {
         data_dir: Option<PathBuf>,
     },
     /// Fill the outcome fields (price 1h/4h/24h after, MFE/MAE, reach/reversal flags) of
-    /// stored pump alerts, through the running service (it owns the database).
+    /// stored pump alerts, through the running service (it owns the database). A service that
+    /// needs tokens gets the one in SPOTBOT_API_TOKEN (scope propose or above).
     PumpOutcomes {
         #[arg(long, default_value = "config.toml")]
         config: PathBuf,
@@ -407,7 +408,11 @@ fn pump_outcomes(base_url: &str) -> anyhow::Result<String> {
     runtime.block_on(async {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let url = format!("{}/api/pump-momentum/outcomes", base_url.trim_end_matches('/'));
-        let request = reqwest::Client::new().post(&url).header("content-type", "application/json");
+        let mut request =
+            reqwest::Client::new().post(&url).header("content-type", "application/json");
+        if let Ok(token) = std::env::var("SPOTBOT_API_TOKEN") {
+            request = request.bearer_auth(token.trim());
+        }
         let response = request.send().await.map_err(|err| {
             anyhow::anyhow!(
                 "the service does not answer at {url} ({err}); start it, or pass --url. While \

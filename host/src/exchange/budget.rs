@@ -183,6 +183,10 @@ pub struct Budget {
     /// Reads refused so far: outside the windows' lock because the API's rate-limit layer
     /// reads it twice on every request.
     refused_reads: AtomicU64,
+    /// Until when (exchange time, ms) the last refused read was told to wait: a read of
+    /// weight 20 is refused at 719 of 720 used, where the share alone does not look spent,
+    /// and the 429's `Retry-After` must still say the time it really needs.
+    refused_until_ms: std::sync::atomic::AtomicI64,
 }
 
 fn ms_to(next_boundary_ms: i64, now_ms: i64) -> Duration {
@@ -202,6 +206,7 @@ impl Budget {
             limits: Mutex::new(Limits::default()),
             windows: Mutex::new(Windows::default()),
             refused_reads: AtomicU64::new(0),
+            refused_until_ms: std::sync::atomic::AtomicI64::new(0),
         }
     }
 
@@ -229,6 +234,7 @@ impl Budget {
             Class::Read => {
                 if w.used() + weight > share(limits.weight_per_minute, self.read_share_pct) {
                     self.refused_reads.fetch_add(1, Ordering::Relaxed);
+                    self.refused_until_ms.fetch_max(next_minute, Ordering::Relaxed);
                     return Admission::Refuse(ms_to(next_minute, now_ms));
                 }
             }
@@ -272,13 +278,16 @@ impl Budget {
         w.reported += weight;
     }
 
-    /// When reads are refused now: how long until the next minute gives them weight again.
+    /// When reads are refused now (the share is spent, or a read was refused for its weight
+    /// in this minute): how long until the next minute gives them weight again.
     pub fn reads_blocked_for(&self, now_ms: i64) -> Option<Duration> {
         let limits = self.limits();
         let mut w = self.windows();
         w.roll(now_ms);
-        (w.used() >= share(limits.weight_per_minute, self.read_share_pct))
-            .then(|| ms_to((w.minute + 1) * 60_000, now_ms))
+        let next_minute = (w.minute + 1) * 60_000;
+        let refused = self.refused_until_ms.load(Ordering::Relaxed) > now_ms;
+        (refused || w.used() >= share(limits.weight_per_minute, self.read_share_pct))
+            .then(|| ms_to(next_minute, now_ms))
     }
 
     pub fn usage(&self, now_ms: i64) -> BudgetUse {
@@ -373,6 +382,25 @@ mod tests {
         assert_eq!(budget.admit(Class::Money, 1, true, t), Admission::Go);
         assert_eq!(budget.usage(t).refused_reads, 1);
         assert_eq!(budget.admit(Class::Read, 2, false, t + MINUTE), Admission::Go, "new minute");
+    }
+
+    #[test]
+    fn a_read_refused_for_its_weight_reports_the_wait_it_really_needs() {
+        let budget = Budget::new(60);
+        let t = 10 * MINUTE + 35_000;
+        // 3599 of the 3600 share used: a read of 20 does not fit, a read of 1 would.
+        budget.answered(0, false, Reported { weight_1m: Some(3_599), ..Reported::default() }, t);
+        assert_eq!(budget.reads_blocked_for(t), None, "nothing refused yet");
+        assert_eq!(
+            budget.admit(Class::Read, 20, false, t),
+            Admission::Refuse(Duration::from_millis(25_000))
+        );
+        assert_eq!(
+            budget.reads_blocked_for(t + 1_000),
+            Some(Duration::from_millis(24_000)),
+            "the 429's Retry-After is the time to the next minute, not 1 s"
+        );
+        assert_eq!(budget.reads_blocked_for(t + 25_000), None, "the next minute");
     }
 
     #[test]
