@@ -325,7 +325,9 @@ async fn run(iterations: usize, warmup: usize) {
         assert_eq!((status, &created["ok"]), (200, &json!(true)), "{created}");
 
         let before = sim.sim.requests().len();
-        let request = http.post(format!("{host}/api/signal/{symbol}/confirm"));
+        let request = http
+            .post(format!("{host}/api/signal/{symbol}/confirm"))
+            .header("content-type", "application/json");
         let window_start = unix_micros();
         let started = Instant::now();
         let response = request.send().await.expect("confirm");

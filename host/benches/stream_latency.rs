@@ -92,8 +92,16 @@ impl Rig {
             "{}/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9",
             self.app.base_url()
         );
-        let answer: Value =
-            self.http.post(url).send().await.expect("trade").json().await.expect("json");
+        let answer: Value = self
+            .http
+            .post(url)
+            .header("content-type", "application/json")
+            .send()
+            .await
+            .expect("trade")
+            .json()
+            .await
+            .expect("json");
         assert_eq!(answer["ok"], true, "{answer}");
     }
 

@@ -160,10 +160,12 @@ impl Rig {
 
     /// The buy the tests confirm: ETHUSDT, 2 % stop, 5 % target.
     fn trade(&self, host: &Process) -> reqwest::RequestBuilder {
-        self.http.post(format!(
-            "{}/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9",
-            host.base
-        ))
+        self.http
+            .post(format!(
+                "{}/api/trade?symbol=ETHUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9",
+                host.base
+            ))
+            .header("content-type", "application/json")
     }
 
     async fn trades(&self, host: &Process, path: &str) -> Value {

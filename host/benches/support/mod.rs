@@ -32,7 +32,8 @@ pub fn signal(symbol: &str, price: i64) -> Value {
 
 /// POSTs `body` (or nothing) to `url`: the status and the JSON answer.
 pub async fn post(http: &reqwest::Client, url: String, body: Option<Value>) -> (u16, Value) {
-    let request = http.post(url);
+    // The API requires the JSON media type on every POST, a body or not.
+    let request = http.post(url).header("content-type", "application/json");
     let request = match body {
         Some(body) => request.json(&body),
         None => request,

@@ -97,7 +97,9 @@ async fn dashboard_page_earlier() -> Html<&'static str> {
 /// one `changed` and one `prices` per 250 ms; a comment every 15 s keeps proxies from closing
 /// the stream. The stream ends when the service stops; browsers reconnect after 3 s.
 #[utoipa::path(get, path = "/api/dashboard/events", tag = "dashboard",
-    responses((status = 200, description = "An endless stream of server-sent events",
+    responses((status = 200, description = "An endless stream of server-sent events; the \
+        schema describes one event (OpenAPI 3.1 tools read a `text/event-stream` schema per \
+        event, OpenAPI 3.2 calls it `itemSchema`)",
         content_type = "text/event-stream", body = String)))]
 async fn live_events(
     State(state): State<AppState>,
@@ -109,6 +111,40 @@ async fn live_events(
         feed: state.feed.as_ref(),
     });
     Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+/// The per-event schema of `GET /api/dashboard/events`: `event` one of the stream's names,
+/// `data` the JSON text of its payload, `retry` the reconnection delay when sent. Written
+/// into the document after utoipa (which has no attribute for a per-event schema).
+pub(super) fn document_live_events(document: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let Some(item) = document.paths.paths.get_mut("/api/dashboard/events") else { return };
+    let Some(operation) = item.get.as_mut() else { return };
+    let Some(utoipa::openapi::RefOr::T(ok)) = operation.responses.responses.get_mut("200") else {
+        return;
+    };
+    let Some(utoipa::openapi::RefOr::T(content)) = ok.content.get_mut("text/event-stream") else {
+        return;
+    };
+    let names = crate::dashboard::live::EVENTS.map(serde_json::Value::from);
+    let event = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(names))
+        .description(Some("`path`, `changed` or `prices` (docs/dashboard.md)"));
+    let data = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .content_media_type("application/json")
+        .description(Some("The event's payload as JSON text"));
+    let id = ObjectBuilder::new().schema_type(Type::String);
+    let retry = ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(0));
+    let schema = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property("event", event)
+        .property("data", data)
+        .property("id", id)
+        .property("retry", retry)
+        .required("data");
+    content.schema = Some(utoipa::openapi::RefOr::T(schema.into()));
 }
 
 /// The daily footer: orders and entries today against the limit, wins and losses, the
@@ -156,4 +192,21 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(footer))
         .routes(routes!(trade_panels))
         .routes(routes!(pnl_curve))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_live_view_is_documented_per_event_with_the_names_it_sends() {
+        let document = serde_json::to_value(super::super::document()).unwrap();
+        let ok = &document["paths"]["/api/dashboard/events"]["get"]["responses"]["200"];
+        let event = &ok["content"]["text/event-stream"]["schema"];
+        assert_eq!(event["type"], "object", "{event}");
+        assert_eq!(event["required"], serde_json::json!(["data"]));
+        assert_eq!(
+            event["properties"]["event"]["enum"],
+            serde_json::json!(crate::dashboard::live::EVENTS)
+        );
+        assert_eq!(event["properties"]["data"]["contentMediaType"], "application/json");
+    }
 }

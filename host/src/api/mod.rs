@@ -79,6 +79,7 @@ fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .split_for_parts();
     error::document_common_errors(&mut document);
     auth::document_security(&mut document);
+    dashboard::document_live_events(&mut document);
     (router, document)
 }
 

@@ -219,6 +219,10 @@ impl Auth {
         let Some(route) = route else {
             return Ok(Caller::anonymous());
         };
+        if routes::needs_of(method, route).is_none() && routes::listed_path(route) {
+            // A method the route does not have: the router answers 405 and nothing runs.
+            return Ok(Caller::anonymous());
+        }
         let needs = needs(method, route);
         let changes_state = *method != Method::GET && *method != Method::HEAD
             || matches!(needs, Needs::Scope(s) if s > Scope::Read);

@@ -66,6 +66,9 @@ pub const ROUTES: &[RouteNeeds] = &[
     read("/metrics"),
     // The MCP endpoint: listing tools needs a token; each call meets this table as its route.
     scoped("POST", "/mcp", Scope::Read),
+    // The MCP service answers every method itself (the router never answers 405 there).
+    scoped("GET", "/mcp", Scope::Read),
+    scoped("DELETE", "/mcp", Scope::Read),
     // Dashboard: the page is public and asks for a token; its data is read.
     public("GET", "/api/dashboard"),
     public("GET", "/dashboard"),
@@ -153,6 +156,12 @@ static BY_ROUTE: LazyLock<HashMap<(&'static str, &'static str), Needs>> =
 pub fn needs_of(method: &Method, path: &str) -> Option<Needs> {
     let method = if method == Method::HEAD { "GET" } else { method.as_str() };
     BY_ROUTE.get(&(method, path)).copied()
+}
+
+/// Whether the table has a row for `path` with any method: a request with another method is
+/// answered 405 by the router, whatever the caller.
+pub fn listed_path(path: &str) -> bool {
+    ROUTES.iter().any(|r| r.path == path)
 }
 
 /// What a route needs, `admin` when the table has no row (closed by default).

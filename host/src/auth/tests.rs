@@ -181,6 +181,15 @@ fn other_hosts_other_origins_and_form_posts_are_refused_in_every_mode() {
     assert!(matches!(get(&auth, "/api/trailing", &img), Err(Refusal::CrossSite(_))));
     assert!(get(&auth, "/api/state", &img).is_ok());
 
+    // A method the route does not have is the router's 405, whoever asks.
+    let put = auth.admit(
+        &Method::PUT,
+        Some("/api/closeall"),
+        &"/api/closeall".parse().unwrap(),
+        &headers(&[]),
+        None,
+    );
+    assert_eq!(put, Ok(Caller::anonymous()));
     assert_eq!(close(&headers(&[])), Err(Refusal::NotJson));
     assert_eq!(close(&headers(&[("content-type", "text/plain")])), Err(Refusal::NotJson));
     assert!(close(&headers(&[("content-type", "application/json; charset=utf-8")])).is_ok());

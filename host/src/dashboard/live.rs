@@ -253,14 +253,14 @@ impl Session {
 
     fn path(&self) -> Event {
         let status = self.links.as_ref().map(|l| l.borrow().clone());
-        json_event("path", &PathMessage::of(status.as_ref()))
+        json_event(PATH, &PathMessage::of(status.as_ref()))
     }
 
     /// Queues what gathered since the last flush.
     fn flush(&mut self) {
         if !self.changed.is_empty() {
             let panels = std::mem::take(&mut self.changed);
-            self.queue.push_back(json_event("changed", &serde_json::json!({ "panels": panels })));
+            self.queue.push_back(json_event(CHANGED, &serde_json::json!({ "panels": panels })));
         }
         if self.prices.is_empty() {
             return;
@@ -286,7 +286,7 @@ impl Session {
             })
             .collect();
         if !trades.is_empty() {
-            self.queue.push_back(json_event("prices", &serde_json::json!({ "trades": trades })));
+            self.queue.push_back(json_event(PRICES, &serde_json::json!({ "trades": trades })));
         }
     }
 }
@@ -307,6 +307,12 @@ async fn next_link_change(links: Option<&mut watch::Receiver<FeedStatus>>) -> Op
         None => std::future::pending().await,
     }
 }
+
+/// The event names of the stream, in the API document's per-event schema too.
+pub const PATH: &str = "path";
+pub const CHANGED: &str = "changed";
+pub const PRICES: &str = "prices";
+pub const EVENTS: [&str; 3] = [PATH, CHANGED, PRICES];
 
 fn json_event(name: &str, data: &impl Serialize) -> Event {
     let data = serde_json::to_string(data).unwrap_or_else(|_| "{}".to_string());
