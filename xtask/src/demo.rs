@@ -85,6 +85,13 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     println!("  dashboard: http://{API_ADDR}/api/dashboard");
     println!("  API:       http://{API_ADDR}/api   (OpenAPI: http://{API_ADDR}/api/openapi.json)");
     println!("  plugins/: {}", loaded_plugins()?);
+    if let Some(simulator) = paper_simulator()? {
+        println!(
+            "  exchange simulator (the paper market; docs/exchange-simulator.md): {simulator}\n\
+             \x20   move a price: curl -s -XPOST -H 'content-type: application/json' \
+             {simulator}/sim/price -d '{{\"symbol\":\"ETHUSDT\",\"price\":\"3100\"}}'"
+        );
+    }
     println!(
         "    curl -s -XPOST -H 'content-type: application/json' http://{API_ADDR}/api/mr-combined/scan-and-signal"
     );
@@ -124,6 +131,16 @@ fn loaded_plugins() -> anyhow::Result<String> {
         })
         .collect();
     Ok(if names.is_empty() { "none loaded".into() } else { names.join(", ") })
+}
+
+/// The in-process simulator's address, from `GET /api/status` (it listens on a free port).
+fn paper_simulator() -> anyhow::Result<Option<String>> {
+    let (code, body) = http::request(API_ADDR, "GET", "/api/status", None)?;
+    if code != 200 {
+        return Ok(None);
+    }
+    let status: serde_json::Value = serde_json::from_str(&body)?;
+    Ok(status["config"]["paper_simulator"].as_str().map(str::to_string))
 }
 
 /// Each of the demo's fixed addresses can be bound, or an error naming the one in use, what

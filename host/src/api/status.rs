@@ -69,6 +69,11 @@ pub struct ConfigSummary {
     pub watchlist: Vec<String>,
     /// Whether the messenger token and chat id are set (their values are never shown).
     pub messenger_configured: bool,
+    /// In paper mode: the in-process exchange simulator's base URL (loopback). Its admin
+    /// routes move the synthetic market, e.g. `POST /sim/price {"symbol", "price"}`
+    /// (docs/exchange-simulator.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paper_simulator: Option<String>,
 }
 
 impl ConfigSummary {
@@ -90,6 +95,7 @@ impl ConfigSummary {
             timezone: config.market.timezone.clone(),
             watchlist: config.market.watchlist.clone(),
             messenger_configured: state.messenger.is_configured(),
+            paper_simulator: state.paper.as_ref().map(|sim| sim.base_url()),
         }
     }
 }

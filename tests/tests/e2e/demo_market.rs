@@ -51,4 +51,21 @@ async fn in_the_paper_market_both_strategies_answer_right_after_start() {
     assert_eq!(status, 200, "{market}");
     assert_eq!(market["scanned"], 5, "{market}");
     assert_eq!(market["cached"], 5, "the MR scan already computed the watchlist's contexts");
+
+    // The demo's banner names the simulator (from the status) and how to move its market.
+    let (status, answer) = host.get("/api/status").await;
+    assert_eq!(status, 200, "{answer}");
+    let simulator = answer["config"]["paper_simulator"].as_str().expect("paper mode");
+    assert!(simulator.starts_with("http://127.0.0.1:"), "{simulator}");
+    let moved = host
+        .http
+        .post(format!("{simulator}/sim/price"))
+        .json(&json!({"symbol": "ETHUSDT", "price": "4321"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(moved.status().is_success(), "{:?}", moved.text().await);
+    let state: serde_json::Value =
+        host.http.get(format!("{simulator}/sim/state")).send().await.unwrap().json().await.unwrap();
+    assert!(state.to_string().contains("4321"), "the simulator's market moved: {state}");
 }

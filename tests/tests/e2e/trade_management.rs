@@ -247,6 +247,7 @@ async fn status_shows_counters_trades_and_config_without_any_secret() {
     assert_eq!(config["max_trading_usdt"], 0.0);
     assert_eq!(config["timezone"], "UTC");
     assert_eq!(config["messenger_configured"], true);
+    assert_eq!(config.get("paper_simulator"), None, "only in paper mode");
     assert!(config["watchlist"].as_array().unwrap().contains(&"ETHUSDT".into()), "{config}");
 
     let text = answer.to_string();
