@@ -65,6 +65,16 @@ impl Process {
     }
 }
 
+/// A test that fails part-way must not leave its service running on the machine (a failed
+/// run once left six behind): whatever ends the test stops the child. After `kill_9` this
+/// finds it already reaped and does nothing.
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 async fn wait_until(what: &str, timeout: Duration, mut check: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
     while !check() {
