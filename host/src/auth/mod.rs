@@ -295,11 +295,6 @@ impl Auth {
         Ok(())
     }
 
-    /// Where the tokens are kept.
-    pub fn tokens_file(&self) -> &TokenFile {
-        &self.file
-    }
-
     fn check_host(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
         if host_allowed(host, &self.allowed_hosts) {
