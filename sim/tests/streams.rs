@@ -456,6 +456,27 @@ async fn market_streams_push_book_tickers_and_trades_raw_or_combined() {
     assert_eq!(request(&mut raw, json!("not an object")).await["code"], 2);
 }
 
+/// The host marks its price link live as soon as it is connected and moves on: a price that
+/// changes right then is a trade it must see (the baseline is taken during the handshake and
+/// the SUBSCRIBE, not at the connection's first poll).
+#[tokio::test]
+async fn a_price_change_right_after_connecting_or_subscribing_is_a_trade() {
+    let x = start().await;
+    let mut ws = x.connect("/stream?streams=ethusdt@trade").await;
+    x.rest.sim.set_price("ETHUSDT", 2900.into()).expect("price");
+    let trade = next_json(&mut ws).await;
+    assert_eq!(
+        (trade["stream"].as_str(), trade["data"]["p"].as_str()),
+        (Some("ethusdt@trade"), Some("2900.00000000"))
+    );
+
+    let subscribe = json!({"method": "SUBSCRIBE", "params": ["btcusdt@trade"], "id": 1});
+    assert_eq!(request(&mut ws, subscribe).await, json!({"result": null, "id": 1}));
+    x.rest.sim.set_price("BTCUSDT", 61_000.into()).expect("price");
+    let trade = next_json(&mut ws).await;
+    assert_eq!(trade["data"]["p"], "61000.00000000", "{trade}");
+}
+
 #[tokio::test]
 async fn an_unknown_path_is_refused_at_the_handshake() {
     let x = start().await;

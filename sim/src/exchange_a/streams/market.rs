@@ -32,6 +32,9 @@ pub(super) struct MarketStreams {
     sequences: Arc<Sequences>,
     /// Per symbol: the best bid/ask last sent, and the last price seen.
     last_top: HashMap<String, [Decimal; 4]>,
+    /// Per symbol of a trade stream: the price when it was opened or subscribed, then the last
+    /// one pushed. Taken before the client hears it is connected (the handshake, the SUBSCRIBE
+    /// reply), so a price change right after that is a trade the client sees.
     last_price: HashMap<String, Decimal>,
 }
 
@@ -42,8 +45,28 @@ enum Kind {
 }
 
 impl MarketStreams {
-    pub fn new(streams: Vec<String>, combined: bool, sequences: Arc<Sequences>) -> Self {
-        Self { streams, combined, sequences, last_top: HashMap::new(), last_price: HashMap::new() }
+    /// Opens `streams` now (call it during the handshake: see `last_price`).
+    pub fn new(sim: &Sim, streams: Vec<String>, combined: bool, sequences: Arc<Sequences>) -> Self {
+        let mut opened = Self {
+            streams,
+            combined,
+            sequences,
+            last_top: HashMap::new(),
+            last_price: HashMap::new(),
+        };
+        for name in opened.streams.clone() {
+            opened.note_price(sim, &name);
+        }
+        opened
+    }
+
+    /// Records the current price of a trade stream's symbol as the one last seen.
+    fn note_price(&mut self, sim: &Sim, name: &str) {
+        let Some((symbol, Kind::Trade)) = parse(sim, name) else { return };
+        let e = sim.engine();
+        let Ok(rules) = e.rules(&symbol) else { return };
+        let price = e.market.price(rules, sim.now_ms());
+        self.last_price.entry(symbol).or_insert(price);
     }
 
     /// The stream names of a `/ws/<stream>` path or a `streams=a/b` query.
@@ -81,6 +104,7 @@ impl MarketStreams {
                         if self.streams.len() >= MAX_STREAMS {
                             return invalid("too many streams");
                         }
+                        self.note_price(sim, &name);
                         self.streams.push(name);
                     }
                 }

@@ -104,15 +104,26 @@ fn route(path: &str, query: &str) -> Option<Route> {
     }
 }
 
+/// A connection's service, opened during the handshake.
+enum Opened {
+    WsApi { query: String },
+    Market(market::MarketStreams),
+}
+
 async fn connection(stream: TcpStream, sim: Sim, sequences: Arc<market::Sequences>) {
-    let mut chosen = None;
+    let mut opened = None;
     // The signature is tungstenite's handshake callback's.
     #[allow(clippy::result_large_err)]
     let pick = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
         let uri = req.uri();
         match route(uri.path(), uri.query().unwrap_or("")) {
-            Some(r) => {
-                chosen = Some(r);
+            Some(Route::WsApi { query }) => {
+                opened = Some(Opened::WsApi { query });
+                Ok(resp)
+            }
+            Some(Route::Market { streams, combined }) => {
+                let service = market::MarketStreams::new(&sim, streams, combined, sequences);
+                opened = Some(Opened::Market(service));
                 Ok(resp)
             }
             None => {
@@ -123,15 +134,12 @@ async fn connection(stream: TcpStream, sim: Sim, sequences: Arc<market::Sequence
         }
     };
     let Ok(ws) = tokio_tungstenite::accept_hdr_async(stream, pick).await else { return };
-    match chosen {
-        Some(Route::WsApi { query }) => {
+    match opened {
+        Some(Opened::WsApi { query }) => {
             let service = ws_api::WsApi::open(&sim, &query);
             link::run(ws, sim, service).await;
         }
-        Some(Route::Market { streams, combined }) => {
-            let service = market::MarketStreams::new(streams, combined, sequences);
-            link::run(ws, sim, service).await;
-        }
+        Some(Opened::Market(service)) => link::run(ws, sim, service).await,
         None => {}
     }
 }
