@@ -155,7 +155,9 @@ async fn pump_scan(state: AppState) -> Outcome {
     if state.plugins.get(PUMP_MOMENTUM).is_none() {
         return Outcome::Skipped(format!("no {PUMP_MOMENTUM} plugin loaded"));
     }
-    match state.scans.pump_scan(AgentName::Scout.as_str()).await {
+    // The service's own scan: its reads are paced within the read share, never refused.
+    let scan = state.scans.pump_scan(AgentName::Scout.as_str());
+    match crate::exchange::budget::in_background(scan).await {
         Ok(answer) => {
             let summary = format!(
                 "pump scan: {} symbols, {} alerts, {} not notified",
@@ -180,7 +182,7 @@ async fn pump_outcomes(state: AppState) -> Outcome {
     if let Some(skipped) = no_exchange(&state) {
         return skipped;
     }
-    match state.scans.pump_outcomes().await {
+    match crate::exchange::budget::in_background(state.scans.pump_outcomes()).await {
         Ok(report) => {
             let summary =
                 format!("pump outcomes: {} updated, {} complete", report.updated, report.completed);

@@ -3,29 +3,17 @@
 //! every watchlist symbol with a signal or a skip and its reason, and Pump Momentum scans its
 //! liquidity-filtered universe.
 
-use std::path::PathBuf;
-
 use serde_json::json;
 
-fn plugins_toml(dir: &tempfile::TempDir) -> String {
-    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("plugins");
-    for file in ["mr_combined.wasm", "pump_momentum.wasm"] {
-        let from = built.join(file);
-        assert!(from.exists(), "{} is missing: run `cargo xtask plugins`", from.display());
-        std::fs::copy(&from, dir.path().join(file)).unwrap();
-    }
-    format!("[plugins]\ndir = {:?}\n", dir.path().display().to_string())
-}
+use crate::plugin_support::workspace_plugins;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_the_paper_market_both_strategies_answer_right_after_start() {
     let rig = crate::license_support::Rig::new().await;
     // The paper simulator runs on the wall clock, as in the demo: so does everyone here.
     rig.clock.set(chrono::Utc::now());
-    let plugins = tempfile::tempdir().unwrap();
-    let host = rig
-        .licensed_host(&format!("[exchange]\nmode = \"paper\"\n{}", plugins_toml(&plugins)))
-        .await;
+    let (_plugins, plugins_toml) = workspace_plugins(&["mr_combined.wasm", "pump_momentum.wasm"]);
+    let host = rig.licensed_host(&format!("[exchange]\nmode = \"paper\"\n{plugins_toml}")).await;
     let (_, list) = host.get("/api/strategies").await;
     let loaded: Vec<&str> =
         list["plugins"].as_array().unwrap().iter().filter_map(|p| p["name"].as_str()).collect();

@@ -24,6 +24,7 @@ mod dashboard_auth;
 mod dashboard_live;
 mod dashboard_page;
 mod dashboard_state;
+mod demo_budget;
 mod demo_market;
 mod earlier_routes;
 mod exchange_b_streams;

@@ -14,6 +14,8 @@ use spotbot::clock::Clock as _;
 use spotbot::plugins::{Limits, Runtime, StandalonePlugin};
 use spotbot_sdk::Strategy as _;
 use spotbot_tests::contract::{built_plugin, view};
+
+use crate::plugin_support::workspace_plugins;
 use spotbot_tests::scripted::script;
 
 /// How long a reload may take in a test build (compile + describe + canary).
@@ -194,17 +196,6 @@ async fn the_request_route_returns_exactly_what_the_plugin_receives() {
     assert_eq!((status, body["error"].as_str()), (422, Some("invalid_query")), "{body}");
     let (status, body) = h.get("/api/strategies/nope/request").await;
     assert_eq!((status, body["error"].as_str()), (404, Some("plugin_not_found")), "{body}");
-}
-
-/// A plugins folder holding components from the workspace's `plugins/` (what `cargo xtask
-/// plugins` builds), and the config lines pointing at it.
-fn workspace_plugins(files: &[&str]) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    for file in files {
-        std::fs::write(dir.path().join(file), built_plugin(file)).unwrap();
-    }
-    let toml = format!("[plugins]\ndir = {:?}\n", dir.path().display().to_string());
-    (dir, toml)
 }
 
 fn standalone(file: &str) -> StandalonePlugin {

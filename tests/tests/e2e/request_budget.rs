@@ -4,23 +4,9 @@
 //! confirm and a close still reach the exchange, and the exchange never answers 429 or 418 —
 //! on both exchanges (exchange B's budget is its 1200 weight a minute).
 
-use std::path::PathBuf;
-
+use crate::plugin_support::workspace_plugins;
 use crate::trading_support::{Trading, Venue, d, good_signal};
 use futures_util::future::join_all;
-
-/// A plugins folder with the built ta_trend and pump_momentum components (`cargo xtask
-/// plugins`), and its config lines.
-fn plugins() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    for file in ["ta_trend.wasm", "pump_momentum.wasm"] {
-        let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plugins").join(file);
-        assert!(built.exists(), "{} is missing: run `cargo xtask plugins`", built.display());
-        std::fs::copy(&built, dir.path().join(file)).unwrap();
-    }
-    let toml = format!("[plugins]\ndir = {:?}\n", dir.path().display().to_string());
-    (dir, toml)
-}
 
 const READS: [(&str, &str); 4] = [
     ("GET", "/api/portfolio"),
@@ -65,7 +51,7 @@ async fn on_exchange_b_a_burst_of_reads_gets_429_while_the_money_paths_reach_it(
 }
 
 async fn burst_then_money_paths(venue: Venue) {
-    let (_plugins, plugins_toml) = plugins();
+    let (_plugins, plugins_toml) = workspace_plugins(&["ta_trend.wasm", "pump_momentum.wasm"]);
     let t = Trading::start_on(venue, &format!("\n{plugins_toml}")).await;
     t.buy("ETHUSDT").await;
 

@@ -22,6 +22,7 @@ const GRACE_LEFT: &str = "spotbot_license_grace_remaining_seconds";
 const SIGNALS: &str = "spotbot_signals";
 const WEIGHT: &str = "spotbot_exchange_request_weight";
 const REFUSED_READS: &str = "spotbot_exchange_refused_reads_total";
+const BACKGROUND_WAITS: &str = "spotbot_exchange_background_waits_total";
 
 /// The protection states an open trade can be in, each always exposed (zero when none), so
 /// an alert on `unprotected > 0` has a series to read.
@@ -48,7 +49,8 @@ fn describe(metrics: &Metrics) {
         (
             WEIGHT,
             "Exchange request weight per minute: used, limit, money_limit (the ceiling of \
-             orders and protection), read_limit (agent reads' share)",
+             orders and protection), read_limit (agent reads' share), background_limit (the \
+             part of it the scheduled scans may use before they wait for the next minute)",
         ),
     ];
     for (name, help) in gauges {
@@ -57,6 +59,10 @@ fn describe(metrics: &Metrics) {
     metrics.describe_counter(
         REFUSED_READS,
         "Agent reads refused with 429 because the read share of the budget was spent",
+    );
+    metrics.describe_counter(
+        BACKGROUND_WAITS,
+        "Reads of scheduled scans that waited for the next minute (the scan paced, not failed)",
     );
 }
 
@@ -89,11 +95,13 @@ pub(super) fn read(metrics: &Metrics, state: &AppState) -> Result<(), StoreError
             ("limit", budget.weight_limit),
             ("money_limit", budget.money_limit),
             ("read_limit", budget.read_limit),
+            ("background_limit", budget.background_limit),
         ] {
             let label = vec![Label::from_static_parts("kind", kind)];
             metrics.gauge(WEIGHT, label).set(value as f64);
         }
         metrics.counter(REFUSED_READS, vec![]).absolute(budget.refused_reads);
+        metrics.counter(BACKGROUND_WAITS, vec![]).absolute(budget.background_waits);
     }
     Ok(())
 }

@@ -74,6 +74,17 @@ fn build_guests(dest: &Path) {
 }
 
 /// The bytes of a built guest, by package name (e.g. `guest-loop`, `strategy-template`).
+/// A plugins folder holding the workspace's built strategy `files` (`cargo xtask plugins`:
+/// `mr_combined.wasm`, `pump_momentum.wasm`, ...), and the `[plugins]` lines that point at it.
+pub fn workspace_plugins(files: &[&str]) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    for file in files {
+        std::fs::write(dir.path().join(file), spotbot_tests::contract::built_plugin(file)).unwrap();
+    }
+    let toml = format!("[plugins]\ndir = {:?}\n", dir.path().display().to_string());
+    (dir, toml)
+}
+
 pub fn wasm(package: &str) -> Vec<u8> {
     std::fs::read(guests_dir().join(file_of(package))).unwrap()
 }

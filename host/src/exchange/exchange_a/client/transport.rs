@@ -32,9 +32,10 @@ impl ExchangeAClient {
     }
 
     /// Refuses locally while banned or inside a Retry-After window that is too long to wait,
-    /// then asks the request budget: a read past its share is refused without sending, a money
-    /// request at its ceiling waits for the window to roll over. A request held back unsent
-    /// comes with its outcome for the metrics.
+    /// then asks the request budget: a read past its share is refused without sending, a
+    /// background read waits for the next minute, a money request at its ceiling waits for
+    /// the window to roll over. A request held back unsent comes with its outcome for the
+    /// metrics.
     async fn respect_limits(
         &self,
         method: &Method,
@@ -62,9 +63,10 @@ impl ExchangeAClient {
         let weight = weights::weight(method, path, params);
         let order = weights::places_order(method, path);
         let refused = |error| Err((ExchangeOutcome::BudgetRefused, error));
-        match self.budget.admit(budget::current_class(), weight, order, self.server_now_ms()) {
+        let class = budget::current_class();
+        match self.budget.admit_paced(class, weight, order, || self.server_now_ms()).await {
             Admission::Go => Ok(Admitted { weight, order }),
-            Admission::Refuse(retry_after) if budget::current_class() == budget::Class::Read => {
+            Admission::Refuse(retry_after) if class == budget::Class::Read => {
                 refused(budget::refused(retry_after))
             }
             Admission::Refuse(retry_after) => refused(ExchangeError::RateLimited { retry_after }),

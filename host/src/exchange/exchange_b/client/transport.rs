@@ -27,13 +27,13 @@ const EXCHANGE: &str = "/exchange";
 
 impl ExchangeBClient {
     /// Waits out (or refuses during) a running Retry-After, then asks the request budget: a
-    /// read past its share is refused unsent, a money request at its ceiling waits for the
-    /// window to roll over.
+    /// read past its share is refused unsent, a background read waits for the next minute, a
+    /// money request at its ceiling waits for the window to roll over.
     async fn admit(&self, weight: u64, order: bool) -> Result<Admitted, ExchangeError> {
         self.wait_out(&self.blocked_until_ms).await?;
         let admitted = Admitted { weight, order };
         let class = budget::current_class();
-        match self.budget.admit(class, weight, order, self.clock.now_ms()) {
+        match self.budget.admit_paced(class, weight, order, || self.clock.now_ms()).await {
             Admission::Go => Ok(admitted),
             Admission::Refuse(wait) if class == budget::Class::Read => Err(budget::refused(wait)),
             Admission::Refuse(wait) => Err(ExchangeError::RateLimited { retry_after: wait }),
@@ -195,7 +195,7 @@ impl ExchangeBClient {
         let list: Vec<T> = self.info(kind, fields).await?;
         let extra = weights::surcharge(kind, list.len());
         if extra > 0 {
-            self.budget.charge(extra, self.clock.now_ms());
+            self.budget.charge(budget::current_class(), extra, self.clock.now_ms());
         }
         Ok(list)
     }
