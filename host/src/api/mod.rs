@@ -27,6 +27,7 @@ mod status;
 mod strategies;
 mod trades;
 mod trading;
+mod whoami;
 
 use std::sync::Arc;
 
@@ -58,6 +59,7 @@ struct ApiDoc;
 fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     let (router, mut document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(health::routes())
+        .merge(whoami::routes())
         .merge(audit::routes())
         .merge(dashboard::routes())
         .merge(license::routes())

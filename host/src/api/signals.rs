@@ -29,6 +29,7 @@ impl From<SignalError> for ApiError {
                 ApiError::new(StatusCode::GONE, "signal_expired", detail)
             }
             SignalError::Executing(_) => ApiError::conflict("signal_executing", detail),
+            SignalError::Changed { .. } => ApiError::conflict("signal_changed", detail),
             SignalError::BelowGates(_) => ApiError::unprocessable("signal_below_gates", detail),
             SignalError::ApprovalRequired(_) => {
                 ApiError::new(StatusCode::FORBIDDEN, "approval_required", detail)
@@ -47,6 +48,18 @@ impl From<SignalError> for ApiError {
 pub struct SymbolPath {
     /// Exchange symbol, e.g. BTCUSDT.
     pub symbol: Symbol,
+}
+
+/// Which signal a confirm or reject is meant for.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SignalIdQuery {
+    /// The id of the signal the caller saw (`GET /api/signal/list`): when the symbol's pending
+    /// signal is another one now (replaced by a newer signal), nothing happens and the answer
+    /// is 403 `approval_required` (confirm) or 409 `signal_changed` (reject). Without it, the
+    /// symbol's current signal.
+    #[param(min_length = 1, max_length = 32, pattern = "^[0-9a-z]+$")]
+    pub signal_id: Option<String>,
 }
 
 /// Creates a pending signal (unless a skip rule applies) and sends the approval request to
@@ -149,7 +162,7 @@ async fn get_one(
 /// limits unmet: `ok: false`, nothing placed, the signal stays pending. A repeated confirm
 /// answers from the first one and places nothing.
 #[utoipa::path(post, path = "/api/signal/{symbol}/confirm",
-    operation_id = "confirm_signal", tag = "signal flow", params(SymbolPath),
+    operation_id = "confirm_signal", tag = "signal flow", params(SymbolPath, SignalIdQuery),
     responses(
         (status = 200, description = "Executed, or refused with ok=false (gates, limits, order refused)", body = ConfirmAnswer),
         (status = 403, description = "`approval_required`: the boss has not approved this \
@@ -164,10 +177,12 @@ async fn confirm(
     State(state): State<AppState>,
     caller: Caller,
     ApiPath(path): ApiPath<SymbolPath>,
+    ApiQuery(query): ApiQuery<SignalIdQuery>,
 ) -> Result<Json<ConfirmAnswer>, ApiError> {
     let symbol = path.symbol.as_str();
     let by = caller.label();
-    Ok(Json(state.signals.confirm(symbol, approver_of(&caller), &by, None).await?))
+    let id = query.signal_id.as_deref();
+    Ok(Json(state.signals.confirm(symbol, approver_of(&caller), &by, id).await?))
 }
 
 /// The answer of reject.
@@ -180,17 +195,19 @@ pub struct RejectAnswer {
 
 /// Rejects a pending signal (boss said NO); it stays in memory as skipped until cleanup.
 #[utoipa::path(post, path = "/api/signal/{symbol}/reject",
-    operation_id = "reject_signal", tag = "signal flow", params(SymbolPath),
+    operation_id = "reject_signal", tag = "signal flow", params(SymbolPath, SignalIdQuery),
     responses(
         (status = 200, description = "Skipped", body = RejectAnswer),
         (status = 404, description = "No signal for the symbol", body = ErrorBody),
-        (status = 409, description = "Not pending, or being executed", body = ErrorBody),
+        (status = 409, description = "Not pending, being executed, or (`signal_changed`) not \
+            the signal `signal_id` names", body = ErrorBody),
     ))]
 async fn reject(
     State(state): State<AppState>,
     ApiPath(path): ApiPath<SymbolPath>,
+    ApiQuery(query): ApiQuery<SignalIdQuery>,
 ) -> Result<Json<RejectAnswer>, ApiError> {
-    let status = state.signals.reject(path.symbol.as_str())?;
+    let status = state.signals.reject(path.symbol.as_str(), query.signal_id.as_deref())?;
     Ok(Json(RejectAnswer { ok: true, symbol: path.symbol.into_string(), status }))
 }
 

@@ -202,7 +202,7 @@ async fn history(
     ))]
 async fn stats(State(state): State<AppState>) -> Result<Json<TradeStats>, ApiError> {
     let rows = chronological(state.execution.book())?;
-    Ok(Json(TradeStats::of(&rows, &state.config.market.quote_asset)))
+    Ok(Json(TradeStats::of(&rows, crate::exchange::account_currency(&state.config))))
 }
 
 /// The answer of sync.

@@ -60,6 +60,7 @@ pub const ROUTES: &[RouteNeeds] = &[
     public("GET", "/health"),
     public("GET", "/api/openapi.json"),
     read("/api/health/check"),
+    read("/api/auth/me"),
     read("/api/license/status"),
     scoped("POST", "/api/license/register", ADMIN),
     scoped("POST", "/api/license/activate", ADMIN),

@@ -8,15 +8,17 @@ use std::sync::LazyLock;
 const PAGE: &str = include_str!("assets/page.html");
 const STYLE: &str = include_str!("assets/page.css");
 const SCRIPT: &str = include_str!("assets/page.js");
+const ACTIONS: &str = include_str!("assets/actions.js");
 const CHART_STYLE: &str = include_str!("assets/vendor/uPlot.min.css");
 const CHART_SCRIPT: &str = include_str!("assets/vendor/uPlot.iife.min.js");
 
 /// Where `page.html` takes each part; every marker is present exactly once.
-const PARTS: [(&str, &str); 4] = [
+const PARTS: [(&str, &str); 5] = [
     ("/*CHART_STYLE*/", CHART_STYLE),
     ("/*STYLE*/", STYLE),
     ("/*CHART_SCRIPT*/", CHART_SCRIPT),
     ("/*SCRIPT*/", SCRIPT),
+    ("/*ACTIONS*/", ACTIONS),
 ];
 
 /// The assembled page.

@@ -58,7 +58,7 @@ pub struct Footer {
     pub max_consecutive_losses: u32,
     /// `[risk] max_trading_usdt`: the capital base cap; 0 means no cap.
     pub trading_cap: f64,
-    /// `[market] quote_asset`.
+    /// The account's currency (`[market] quote_asset` on exchange A, USDC on exchange B).
     pub currency: String,
     /// Why new entries are blocked now (`daily_limit_reached: …`, `drawdown_paused: …`), or
     /// null when they are allowed.
@@ -96,7 +96,7 @@ impl Footer {
             consecutive_losses: counters.consecutive_losses,
             max_consecutive_losses: config.risk.max_consecutive_losses,
             trading_cap: json_amount(config.risk.max_trading_usdt),
-            currency: config.market.quote_asset.clone(),
+            currency: crate::exchange::account_currency(config).to_string(),
             entries_blocked: execution.entry_block(DEFAULT_STRATEGY)?.map(|b| b.to_string()),
         })
     }
@@ -326,7 +326,7 @@ impl PnlCurve {
         }
         let skip = points.len().saturating_sub(PNL_POINTS);
         Ok(PnlCurve {
-            currency: config.market.quote_asset.clone(),
+            currency: crate::exchange::account_currency(config).to_string(),
             points: points.split_off(skip),
             total: json_amount(cumulative),
         })

@@ -427,6 +427,17 @@ impl ExchangeError {
     }
 }
 
+/// The currency the account's amounts are in on the active exchange of `config`: `[market]
+/// quote_asset` on exchange A, USDC on exchange B (whose pairs all quote USDC while the
+/// service names its symbols `<BASE>USDT`). Known without asking the exchange, so every tile,
+/// report and message names the same currency as `GET /api/portfolio`.
+pub fn account_currency(config: &crate::config::Config) -> &str {
+    match config.exchange.active {
+        crate::config::ExchangeName::ExchangeA => &config.market.quote_asset,
+        crate::config::ExchangeName::ExchangeB => exchange_b::symbols::QUOTE_TOKEN,
+    }
+}
+
 /// The asset the account holds its quote in: the quote of `reference_symbol` as the exchange
 /// lists it (exchange A: USDT; exchange B: USDC, while the service still names its symbols
 /// `<BASE>USDT`), or `fallback` when the exchange cannot say.

@@ -166,7 +166,7 @@ impl Execution {
                 entry_px: closed.trade.entry_px.normalize().to_string(),
                 exit_px: closed.exit_px.normalize().to_string(),
                 pnl: format!("{:.2}", pnl.to_f64().unwrap_or(0.0)),
-                currency: self.inner.config.market.quote_asset.clone(),
+                currency: crate::exchange::account_currency(&self.inner.config).to_string(),
                 bot: closed.trade.bot.clone(),
             }),
             what,

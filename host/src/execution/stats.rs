@@ -56,7 +56,8 @@ pub struct Aggregate {
 /// `GET /api/trades/stats`: the whole history and each strategy's share of it.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct TradeStats {
-    /// The quote asset every amount is in (`[market] quote_asset`).
+    /// The currency every amount is in (`[market] quote_asset` on exchange A, USDC on
+    /// exchange B).
     pub currency: String,
     #[serde(flatten)]
     pub overall: Aggregate,

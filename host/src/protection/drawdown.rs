@@ -50,7 +50,8 @@ pub struct DrawdownStatus {
     /// False when equity could not be measured now (`error` says why); the pause state is the
     /// stored one either way.
     pub ok: bool,
-    /// The quote asset every amount is in (`[market] quote_asset`).
+    /// The currency every amount is in (`[market] quote_asset` on exchange A, USDC on
+    /// exchange B).
     pub currency: String,
     /// Quote balance + open positions at market; null when it could not be measured.
     #[schema(required = true)]

@@ -148,7 +148,7 @@ impl Protection {
     }
 
     fn currency(&self) -> &str {
-        &self.inner.config.market.quote_asset
+        crate::exchange::account_currency(&self.inner.config)
     }
 
     fn now_iso(&self) -> String {

@@ -48,6 +48,12 @@ pub enum SignalError {
     Expired { symbol: String, age_s: i64 },
     #[error("the signal for {0} is being executed right now")]
     Executing(String),
+    /// The caller named a signal that is no longer the symbol's pending one.
+    #[error(
+        "signal {asked} is no longer the signal for {symbol} (it is {now} now): nothing was \
+         changed; look at the new one first"
+    )]
+    Changed { symbol: String, asked: String, now: String },
     /// Its ev or confidence fails the confirm gates: the boss is not asked to approve a
     /// signal confirm would refuse.
     #[error(
@@ -390,10 +396,19 @@ impl Signals {
     }
 
     /// The boss said NO.
-    pub fn reject(&self, symbol: &str) -> Result<SignalStatus, SignalError> {
+    pub fn reject(&self, symbol: &str, signal_id: Option<&str>) -> Result<SignalStatus, SignalError> {
         let mut state = self.state();
         let slot =
             state.slots.get_mut(symbol).ok_or_else(|| SignalError::NotFound(symbol.into()))?;
+        if let Some(id) = signal_id
+            && id != slot.signal.id
+        {
+            return Err(SignalError::Changed {
+                symbol: symbol.into(),
+                asked: id.into(),
+                now: slot.signal.id.clone(),
+            });
+        }
         if slot.executing {
             return Err(SignalError::Executing(symbol.into()));
         }

@@ -467,7 +467,7 @@ impl Poller {
             return Outcome { reply: reply(false, detail), settled: true };
         }
         match decision {
-            Decision::No => match self.signals.reject(symbol) {
+            Decision::No => match self.signals.reject(symbol, id) {
                 Ok(_) => Outcome {
                     reply: reply(true, "rejected; nothing is placed".into()),
                     settled: true,

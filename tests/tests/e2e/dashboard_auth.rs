@@ -98,9 +98,10 @@ async fn with_tokens_the_dashboard_asks_for_one_and_then_shows_the_live_state() 
     );
     browser.eval(&sign_in).await.unwrap();
     // After the reload the tab keeps the token: the form stays hidden and the live view runs.
-    let live = "document.getElementById('signin').hidden \
-                && document.getElementById('connection').dataset.state === 'live' \
-                && !document.getElementById('signout').hidden";
+    // Null-safe: the page may be between the reload's unload and its new document.
+    let live = "document.getElementById('signin')?.hidden \
+                && document.getElementById('connection')?.dataset.state === 'live' \
+                && document.getElementById('signout')?.hidden === false";
     browser.wait_for(live, Duration::from_secs(10)).await.unwrap();
     let posted = host
         .http

@@ -248,7 +248,7 @@ async fn the_dashboard_renders_every_panel_and_follows_agent_reports_without_con
         .await
         .unwrap();
     let left = browser
-        .eval("document.querySelector('#signals tbody tr').lastChild.textContent")
+        .eval("document.querySelector('#signals tbody tr').cells[7].textContent")
         .await
         .unwrap();
     let left = left.as_str().unwrap();

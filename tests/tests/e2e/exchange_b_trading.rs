@@ -279,6 +279,14 @@ async fn the_portfolio_and_the_history_sync_read_exchange_b() {
     assert!(text.contains("USDC") && text.contains("ETH"), "{portfolio}");
     // The account's quote is USDC on exchange B: counted one for one, not as an unpriced coin.
     assert_eq!(portfolio["currency"], "USDC", "{portfolio}");
+    // Every other figure names the same currency: the dashboard's tiles, curve and footer,
+    // protection and the statistics.
+    for route in
+        ["/api/protection", "/api/dashboard/footer", "/api/dashboard/pnl", "/api/trades/stats"]
+    {
+        let (_, body) = t.get(route).await;
+        assert_eq!(body["currency"], "USDC", "{route}: {body}");
+    }
     let balance = portfolio["balance"].as_f64().unwrap();
     assert!((9_990.0..10_000.0).contains(&balance), "10 000 less the fees: {portfolio}");
     let (status, synced) = t.post_empty("/api/trades/sync").await;

@@ -20,6 +20,7 @@ mod boss_approval;
 mod chaos;
 mod close_positions;
 mod damaged_answers;
+mod dashboard_actions;
 mod dashboard_auth;
 mod dashboard_live;
 mod dashboard_page;

@@ -206,10 +206,13 @@ function renderSignals() {
     const left = SIGNAL_WINDOW_S - age;
     // Where the checklist came from: a plugin's scan (scored by the service) or an agent's own.
     const source = s.origin ? s.origin.source + ' · ' + s.origin.by : '';
-    return row([s.symbol, s.direction, s.bot, el('td', source, s.origin && s.origin.source === 'agent' ? 'warn' : ''),
+    const tr = row([s.symbol, s.direction, s.bot, el('td', source, s.origin && s.origin.source === 'agent' ? 'warn' : ''),
       num(s.ev.toFixed(1)), num(s.confidence),
-      num(duration(age).replace('expired', '0s')), num(duration(left), left < 60 ? 'warn' : '')]);
-  }), 'No signal waiting for the boss.', 8);
+      num(duration(age).replace('expired', '0s')), num(duration(left), left < 60 ? 'warn' : ''),
+      signalActions(s)]);
+    tr.dataset.symbol = s.symbol;
+    return tr;
+  }), 'No signal waiting for the boss.', 9);
 }
 
 // ---- open trades and their charts (on change; 10 s while prices are polled) ----
@@ -234,10 +237,12 @@ function renderTrades() {
     const pnl = t.unrealised_pnl === null ? '–'
       : money(t.unrealised_pnl) + ' (' + money(t.unrealised_pct) + '%)';
     const tr = row([t.symbol, t.bot, num(price(t.size)), num(price(t.entry_px)), num(price(t.price)),
-      num(price(t.sl_px)), num(price(t.tp_px)), trailing, num(pnl, signClass(t.unrealised_pnl)), protection]);
+      num(price(t.sl_px)), num(price(t.tp_px)), trailing, num(pnl, signClass(t.unrealised_pnl)), protection,
+      tradeActions(t)]);
     tr.dataset.symbol = t.symbol;
     return tr;
-  }), 'No open trade.', 10);
+  }), 'No open trade.', 11);
+  $('act-closeall').hidden = openTrades.length === 0;
   const open = new Set(openTrades.map((t) => t.symbol));
   for (const [symbol, chart] of tradeCharts) {
     if (!open.has(symbol)) {
@@ -456,16 +461,18 @@ async function refreshEntries() {
 function renderEntries(unavailable) {
   if (pendingEntries === null) {
     $('entries-count').textContent = '';
-    if (unavailable !== undefined) fillTable('entries', [], unavailable || 'Not readable now.', 6);
+    if (unavailable !== undefined) fillTable('entries', [], unavailable || 'Not readable now.', 7);
     return;
   }
   const now = serverNow();
   $('entries-count').textContent = pendingEntries.length ? String(pendingEntries.length) : '';
   fillTable('entries', pendingEntries.map((e) => {
     const left = (Date.parse(e.expires_at) - now) / 1000;
-    return row([e.symbol, num(price(e.entry_px)), num(price(e.sl_px)), num(price(e.tp_px)),
-      num(price(e.size)), num(duration(left), left < 3600 ? 'warn' : '')]);
-  }), 'No LIMIT entry waiting to fill.', 6);
+    const tr = row([e.symbol, num(price(e.entry_px)), num(price(e.sl_px)), num(price(e.tp_px)),
+      num(price(e.size)), num(duration(left), left < 3600 ? 'warn' : ''), entryActions(e)]);
+    tr.dataset.symbol = e.symbol;
+    return tr;
+  }), 'No LIMIT entry waiting to fill.', 7);
 }
 
 // ---- recent orders (30 s) ----
@@ -507,9 +514,12 @@ async function refreshAudit() {
 
 // ---- footer, license and exchange (30 s) ----
 
+let footer = null; // the last footer read: the reset's confirmation states its counts
+
 async function refreshFooter() {
   const { status, body } = await api('/api/dashboard/footer');
   if (status !== 200 || !body) return;
+  footer = body;
   $('exchange').textContent = body.exchange + ' · ' + body.mode;
   $('f-orders').textContent = body.orders_today;
   $('f-trades').textContent = body.trades_today + ' / ' + body.max_trades_per_day;
@@ -524,6 +534,11 @@ async function refreshFooter() {
   }
   $('blocked').hidden = !body.entries_blocked;
   $('blocked-detail').textContent = body.entries_blocked || '';
+  // The way out of each block, next to it: the daily limit resets, the drawdown pause resumes.
+  const code = (body.entries_blocked || '').split(':')[0];
+  $('act-reset-blocked').hidden = code !== 'daily_limit_reached';
+  $('act-resume').hidden = code !== 'drawdown_paused';
+  $('act-reset').hidden = false;
 }
 
 async function refreshLicense() {
@@ -671,26 +686,26 @@ function follow() {
 
 // ---- start ----
 
-// The first state poll sets the service's clock offset before any countdown is drawn.
-refreshState().catch(() => {}).finally(() => {
-  follow();
-  every(3, refreshState, never);
-  every(3, refreshSignals, never);
-  // Prices come with the live view only while the exchange's price stream is followed.
-  every(10, refreshTrades, () => !live.pricesStreamed);
-  every(30, refreshEntries, never);
-  every(30, refreshOrders, never);
-  every(30, refreshAudit, always);
-  every(30, refreshFooter, never);
-  every(30, refreshPnl, never);
-  every(30, refreshLicense, never);
-  every(30, refreshSummary, always);
-  every(300, refreshNews, always);
-  // Belt and braces: a change the live view did not announce (a signal that expired, a
-  // figure computed on read) shows within a minute.
-  setInterval(() => { if (live.connected) refreshAll(); }, 60000);
-  setInterval(() => { renderSignals(); renderEntries(); }, 1000);
-});
+// Every panel is read at once, so the first paint shows what the first reads return without
+// waiting for the live view (or for one slow read). The service's clock offset comes with the
+// state read; countdowns are drawn again every second, so they take it up as soon as it is in.
+every(3, refreshState, never);
+every(3, refreshSignals, never);
+// Prices come with the live view only while the exchange's price stream is followed.
+every(10, refreshTrades, () => !live.pricesStreamed);
+every(30, refreshEntries, never);
+every(30, refreshOrders, never);
+every(30, refreshAudit, always);
+every(30, refreshFooter, never);
+every(30, refreshPnl, never);
+every(30, refreshLicense, never);
+every(30, refreshSummary, always);
+every(300, refreshNews, always);
+follow();
+// Belt and braces: a change the live view did not announce (a signal that expired, a
+// figure computed on read) shows within a minute.
+setInterval(() => { if (live.connected) refreshAll(); }, 60000);
+setInterval(() => { renderSignals(); renderEntries(); }, 1000);
 window.addEventListener('resize', () => {
   for (const { plot, node } of tradeCharts.values()) {
     plot.setSize({ width: Math.max(240, node.clientWidth), height: chartHeight() });
