@@ -227,7 +227,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         config: config.clone(),
         clock: clock.clone(),
     });
-    let tz = config.market.timezone.parse().unwrap_or(chrono_tz::Tz::UTC);
+    let tz = config.market.tz();
     let reporting = Reporting { dashboard: dashboard.clone(), metrics: metrics.clone() };
     let scheduler = Scheduler::new(&config.scheduler, tz, clock.clone(), JOBS, reporting);
     let news = Arc::new(News::new(&config.news, clock.clone()));

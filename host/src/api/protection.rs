@@ -11,10 +11,12 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
-use super::extract::ApiQuery;
+use super::extract::{ApiQuery, bounded_number};
 use crate::activity::AgentName;
 use crate::auth::Caller;
-use crate::protection::{DrawdownStatus, HealthReport, ProtectionError, ReportOutcome, Resumed};
+use crate::protection::{
+    DrawdownStatus, EquitySeries, HealthReport, ProtectionError, ReportOutcome, Resumed,
+};
 
 impl From<ProtectionError> for ApiError {
     fn from(err: ProtectionError) -> Self {
@@ -42,6 +44,36 @@ impl From<ProtectionError> for ApiError {
     ))]
 async fn drawdown(State(state): State<AppState>) -> Json<DrawdownStatus> {
     Json(state.protection.drawdown_check().await)
+}
+
+/// Query of `GET /api/equity`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EquityQuery {
+    /// Days back from now, 1-730 (default 7).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 730)]
+    pub days: Option<String>,
+    /// Points at most, 10-5000 (default 1000): a longer range keeps the last point of each of
+    /// that many equal spans.
+    #[param(value_type = Option<u32>, minimum = 10, maximum = 5000)]
+    pub points: Option<String>,
+}
+
+/// The account's equity over time, from the equity measured every minute (one point a minute
+/// for the last 14 days, one an hour before that, kept two years), oldest first.
+#[utoipa::path(get, path = "/api/equity", tag = "protection", params(EquityQuery),
+    responses(
+        (status = 200, description = "The series", body = EquitySeries),
+        (status = 422, description = "`invalid_query`: days is not 1-730 or points not 10-5000", body = ErrorBody),
+        (status = 500, description = "The store could not be read", body = ErrorBody),
+    ))]
+async fn equity(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<EquityQuery>,
+) -> Result<Json<EquitySeries>, ApiError> {
+    let days = bounded_number("days", q.days.as_deref(), 7, 1..=730)?;
+    let points = bounded_number("points", q.points.as_deref(), 1000, 10..=5000)?;
+    Ok(Json(state.protection.equity_series(days, points as usize)?))
 }
 
 /// Query of `POST /api/protection/resume`.
@@ -129,6 +161,7 @@ async fn health_check(
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(drawdown))
+        .routes(routes!(equity))
         .routes(routes!(resume))
         .routes(routes!(report))
         .routes(routes!(health_check))

@@ -150,6 +150,30 @@ pub struct HistoryQuery {
     /// empty.
     #[param(value_type = Option<u64>, minimum = 0)]
     pub offset: Option<String>,
+    /// Only the trades of this strategy (`bot`; `synced` for trades copied from the exchange).
+    #[param(max_length = 64, pattern = "^[a-z0-9_]+$")]
+    pub bot: Option<String>,
+    /// Only the trades of this symbol.
+    pub symbol: Option<crate::exchange::Symbol>,
+    /// Only trades closed on or after this day, `YYYY-MM-DD` in `[market] timezone`.
+    #[param(value_type = Option<String>, format = Date)]
+    pub from: Option<String>,
+    /// Only trades closed on or before this day, `YYYY-MM-DD` in `[market] timezone`.
+    #[param(value_type = Option<String>, format = Date)]
+    pub to: Option<String>,
+}
+
+/// A day of a history filter, or 422 naming the field.
+fn day(name: &str, text: Option<&str>) -> Result<Option<chrono::NaiveDate>, ApiError> {
+    text.map(|t| {
+        chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d").map_err(|_| {
+            ApiError::unprocessable(
+                "invalid_query",
+                format!("`{name}` must be a day as YYYY-MM-DD, got {t:?}"),
+            )
+        })
+    })
+    .transpose()
 }
 
 /// A page of the closed-trade history.
@@ -159,19 +183,20 @@ pub struct HistoryPage {
     pub trades: Vec<HistoryRow>,
     /// Rows in this page.
     pub count: usize,
-    /// Rows in the whole history.
+    /// Rows of the whole history that pass the filters.
     pub total: usize,
     pub limit: u64,
     pub offset: u64,
 }
 
-/// Closed trades, newest first (by the time they closed), a page at a time.
+/// Closed trades, newest first (by the time they closed), a page at a time, optionally of one
+/// strategy, one symbol and a range of days.
 #[utoipa::path(get, path = "/api/trades/history",
     operation_id = "trade_history", tag = "trade management", params(HistoryQuery),
     responses(
         (status = 200, description = "One page of closed trades", body = HistoryPage),
-        (status = 422, description = "`invalid_query`: limit is not 1-200 or offset is below 0 \
-            (the detail names it)", body = ErrorBody),
+        (status = 422, description = "`invalid_query`: limit is not 1-200, offset is below 0, \
+            or from/to is not a YYYY-MM-DD day (the detail names it)", body = ErrorBody),
         (status = 500, description = "The store could not be read", body = ErrorBody),
     ))]
 async fn history(
@@ -180,7 +205,21 @@ async fn history(
 ) -> Result<Json<HistoryPage>, ApiError> {
     let limit = bounded_number("limit", q.limit.as_deref(), 50, 1..=200)?;
     let offset = whole_number("offset", q.offset.as_deref(), 0)?;
-    let rows = chronological(state.execution.book())?;
+    let (from, to) = (day("from", q.from.as_deref())?, day("to", q.to.as_deref())?);
+    let tz = state.config.market.tz();
+    let closed_on = |row: &ClosedTrade| {
+        chrono::DateTime::parse_from_rfc3339(&row.closed_at)
+            .ok()
+            .map(|t| t.with_timezone(&tz).date_naive())
+    };
+    let mut rows = chronological(state.execution.book())?;
+    rows.retain(|row| {
+        let on = closed_on(row);
+        q.bot.as_ref().is_none_or(|bot| *bot == row.trade.bot)
+            && q.symbol.as_ref().is_none_or(|s| s.as_str() == row.trade.symbol)
+            && from.is_none_or(|from| on.is_some_and(|on| on >= from))
+            && to.is_none_or(|to| on.is_some_and(|on| on <= to))
+    });
     let total = rows.len();
     let trades: Vec<HistoryRow> = rows
         .iter()
@@ -202,7 +241,8 @@ async fn history(
     ))]
 async fn stats(State(state): State<AppState>) -> Result<Json<TradeStats>, ApiError> {
     let rows = chronological(state.execution.book())?;
-    Ok(Json(TradeStats::of(&rows, crate::exchange::account_currency(&state.config))))
+    let currency = crate::exchange::account_currency(&state.config);
+    Ok(Json(TradeStats::of(&rows, currency, state.config.market.tz())))
 }
 
 /// The answer of sync.

@@ -112,6 +112,7 @@ pub const ROUTES: &[RouteNeeds] = &[
     scoped("POST", "/api/status/report", PROPOSE),
     // Protection: measuring may pause entries (never trades); resuming is the operator's.
     read("/api/protection"),
+    read("/api/equity"),
     scoped("POST", "/api/protection/resume", ADMIN),
     // Trade management: reading is read; adding trades for the service to manage is execute.
     read("/api/trades"),

@@ -305,6 +305,13 @@ pub struct MarketConfig {
     pub universe_max_symbols: u32,
 }
 
+impl MarketConfig {
+    /// `timezone` as a zone (validated when the config is read; UTC should it not parse).
+    pub fn tz(&self) -> chrono_tz::Tz {
+        self.timezone.parse().unwrap_or(chrono_tz::Tz::UTC)
+    }
+}
+
 impl Default for MarketConfig {
     fn default() -> Self {
         Self {

@@ -255,7 +255,7 @@ impl Execution {
             timing,
             metrics,
         } = parts;
-        let tz = config.market.timezone.parse().unwrap_or(Tz::UTC);
+        let tz = config.market.tz();
         let exchange_name = match &exchange {
             Some(e) => e.name(),
             None => config.exchange.active.as_str(),

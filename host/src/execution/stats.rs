@@ -64,6 +64,66 @@ pub struct TradeStats {
     /// The same statistics per strategy (`bot` of the trade; `synced` for trades copied from
     /// the exchange by `POST /api/trades/sync`).
     pub by_bot: BTreeMap<String, Aggregate>,
+    /// The same statistics per symbol.
+    pub by_symbol: BTreeMap<String, Aggregate>,
+    /// Pnl per day the trades closed on (`[market] timezone`), oldest first, the last
+    /// [`DAYS`] days that had a closed trade.
+    pub daily: Vec<PeriodPnl>,
+    /// Pnl per week (Monday to Sunday, `[market] timezone`), oldest first, the last [`WEEKS`]
+    /// weeks that had a closed trade.
+    pub weekly: Vec<PeriodPnl>,
+}
+
+/// Days of `daily` at most.
+pub const DAYS: usize = 90;
+/// Weeks of `weekly` at most.
+pub const WEEKS: usize = 104;
+
+/// The closed trades of one day or week.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct PeriodPnl {
+    /// The first day of the period, `YYYY-MM-DD` in `[market] timezone`.
+    #[schema(example = "2026-11-23")]
+    pub start: String,
+    pub count: usize,
+    pub wins: usize,
+    pub losses: usize,
+    /// Net pnl of the trades that closed in the period.
+    pub pnl: f64,
+}
+
+/// The Monday of `day`'s week.
+fn week_start(day: chrono::NaiveDate) -> chrono::NaiveDate {
+    use chrono::Datelike;
+    day - chrono::Days::new(u64::from(day.weekday().num_days_from_monday()))
+}
+
+/// The pnl of `closes` (closing time, pnl) per period, the period of a day given by
+/// `start_of`, days in `tz`; the last `keep` periods.
+fn per_period(
+    closes: &[(&str, Decimal)],
+    start_of: fn(chrono::NaiveDate) -> chrono::NaiveDate,
+    tz: chrono_tz::Tz,
+    keep: usize,
+) -> Vec<PeriodPnl> {
+    let mut periods: BTreeMap<chrono::NaiveDate, Vec<Decimal>> = BTreeMap::new();
+    for (closed_at, pnl) in closes {
+        let Ok(at) = DateTime::parse_from_rfc3339(closed_at) else { continue };
+        let day = at.with_timezone(&tz).date_naive();
+        periods.entry(start_of(day)).or_default().push(*pnl);
+    }
+    let skip = periods.len().saturating_sub(keep);
+    periods
+        .into_iter()
+        .skip(skip)
+        .map(|(start, pnls)| PeriodPnl {
+            start: start.to_string(),
+            count: pnls.len(),
+            wins: pnls.iter().filter(|p| **p > Decimal::ZERO).count(),
+            losses: pnls.iter().filter(|p| **p < Decimal::ZERO).count(),
+            pnl: json_amount(pnls.iter().sum()),
+        })
+        .collect()
 }
 
 impl Aggregate {
@@ -104,17 +164,26 @@ impl Aggregate {
 }
 
 impl TradeStats {
-    /// The statistics of `rows`, given in the order the trades closed.
-    pub fn of(rows: &[ClosedTrade], currency: &str) -> Self {
+    /// The statistics of `rows`, given in the order the trades closed; days and weeks are
+    /// those of `tz`.
+    pub fn of(rows: &[ClosedTrade], currency: &str, tz: chrono_tz::Tz) -> Self {
         let pnls: Vec<Decimal> = rows.iter().map(|r| r.pnl).collect();
-        let mut per_bot: BTreeMap<String, Vec<Decimal>> = BTreeMap::new();
-        for row in rows {
-            per_bot.entry(row.trade.bot.clone()).or_default().push(row.pnl);
-        }
+        let closes: Vec<(&str, Decimal)> =
+            rows.iter().map(|r| (r.closed_at.as_str(), r.pnl)).collect();
+        let grouped = |key: fn(&ClosedTrade) -> &str| {
+            let mut groups: BTreeMap<String, Vec<Decimal>> = BTreeMap::new();
+            for row in rows {
+                groups.entry(key(row).to_string()).or_default().push(row.pnl);
+            }
+            groups.into_iter().map(|(name, pnls)| (name, Aggregate::of(&pnls))).collect()
+        };
         TradeStats {
             currency: currency.to_string(),
             overall: Aggregate::of(&pnls),
-            by_bot: per_bot.into_iter().map(|(bot, pnls)| (bot, Aggregate::of(&pnls))).collect(),
+            by_bot: grouped(|r| &r.trade.bot),
+            by_symbol: grouped(|r| &r.trade.symbol),
+            daily: per_period(&closes, |day| day, tz, DAYS),
+            weekly: per_period(&closes, week_start, tz, WEEKS),
         }
     }
 }
@@ -145,6 +214,26 @@ mod tests {
 
     fn pnls(list: &[&str]) -> Vec<Decimal> {
         list.iter().map(|s| d(s)).collect()
+    }
+
+    #[test]
+    fn days_and_weeks_are_those_of_the_market_s_time_zone() {
+        let tokyo: chrono_tz::Tz = "Asia/Tokyo".parse().unwrap();
+        // Sunday 2026-03-01 23:30 UTC is Monday 08:30 in Tokyo: the same day and week as the
+        // Monday close; the Saturday close is the week before.
+        let closes = [
+            ("2026-02-28T10:00:00Z", d("-4")),
+            ("2026-03-01T23:30:00Z", d("10")),
+            ("2026-03-02T03:00:00Z", d("5")),
+        ];
+        let daily = per_period(&closes, |day| day, tokyo, DAYS);
+        let starts: Vec<&str> = daily.iter().map(|p| p.start.as_str()).collect();
+        assert_eq!(starts, ["2026-02-28", "2026-03-02"]);
+        assert_eq!((daily[1].count, daily[1].pnl), (2, 15.0));
+        let weekly = per_period(&closes, week_start, tokyo, WEEKS);
+        let weeks: Vec<(&str, f64)> = weekly.iter().map(|p| (p.start.as_str(), p.pnl)).collect();
+        assert_eq!(weeks, [("2026-02-23", -4.0), ("2026-03-02", 15.0)]);
+        assert_eq!(per_period(&closes, |day| day, tokyo, 1).len(), 1, "only the last days");
     }
 
     #[test]

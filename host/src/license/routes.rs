@@ -109,6 +109,7 @@ pub const ROUTES: &[RouteRule] = &[
     // Protection: the drawdown watch. Measuring is free (the pause it may start only stops
     // entries); resuming entries changes what the bot will act on.
     rule("GET", "/api/protection", "protection", false, "measures; may only pause entries"),
+    rule("GET", "/api/equity", "protection", false, "reads only"),
     rule("POST", "/api/protection/resume", "protection", true, "resumes automated entries"),
     // Trade management.
     rule("GET", "/api/trades", "trade management", false, READ),

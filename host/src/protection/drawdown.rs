@@ -37,6 +37,19 @@ struct Mark {
     high_water_mark: Option<Decimal>,
 }
 
+/// The account's equity over a range (`GET /api/equity`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct EquitySeries {
+    /// The currency of every amount.
+    pub currency: String,
+    /// The range, epoch ms.
+    pub from: i64,
+    pub to: i64,
+    /// Oldest first; one a minute for the last two weeks, one an hour before, fewer when the
+    /// range holds more than the points asked for.
+    pub points: Vec<super::equity_series::EquityPoint>,
+}
+
 /// The mark and execution's pause, as one measurement sees them.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct State {
@@ -166,7 +179,9 @@ impl Protection {
         let now = self.now_iso();
         let max_pct = self.inner.config.protection.max_drawdown_pct;
         let currency = self.currency().to_string();
+        let now_ms = self.inner.clock.now_ms();
         let applied = self.inner.store.write(|w| {
+            super::equity_series::record(w, now_ms, equity.total())?;
             let mut state = read(w)?;
             let before = state.clone();
             let started = apply(&mut state, equity.total(), max_pct, &now, &currency);
@@ -195,6 +210,16 @@ impl Protection {
             }
             Err(err) => self.stored_status(err.to_string()),
         }
+    }
+
+    /// The equity series of the last `days` days, at most `points` points (see
+    /// [`super::equity_series`]).
+    pub fn equity_series(&self, days: u64, points: usize) -> Result<EquitySeries, ProtectionError> {
+        let to = self.inner.clock.now_ms();
+        let from = to
+            .saturating_sub(i64::try_from(days).unwrap_or(i64::MAX / 2).saturating_mul(86_400_000));
+        let points = self.inner.store.read(|r| super::equity_series::read(r, from, to, points))?;
+        Ok(EquitySeries { currency: self.currency().to_string(), from, to, points })
     }
 
     /// Clears the pause and sets the high-water mark to the equity of now. Fails, changing

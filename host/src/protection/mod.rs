@@ -8,6 +8,7 @@
 //!
 //! - [`equity`]: the account's value in the quote asset (balance plus positions at market).
 //! - [`drawdown`]: equity against its high-water mark, the pause, and resuming.
+//! - [`equity_series`]: the equity of every minute, kept bounded, for the equity chart.
 //! - [`report`]: the daily PnL report (`POST /api/status/report`, 21:00).
 //! - [`health`]: the health check (exchange, clock, license, stops, messenger).
 //! - [`trailing`]: the protection run, every minute: exits the exchange made, gapped stops,
@@ -18,6 +19,7 @@
 
 mod drawdown;
 mod equity;
+pub mod equity_series;
 mod health;
 pub mod reactions;
 mod report;
@@ -29,7 +31,7 @@ use std::sync::Arc;
 
 use chrono_tz::Tz;
 
-pub use drawdown::{DrawdownStatus, Resumed};
+pub use drawdown::{DrawdownStatus, EquitySeries, Resumed};
 pub use health::{Check, Finding, HealthReport, MAX_CLOCK_SKEW_MS, Verdict};
 pub use report::{DailyReport, OpenPosition, ReportOutcome};
 pub use trailing::{GapRow, TrailSettings, TrailUpdate, TrailingReport};
@@ -107,7 +109,7 @@ impl std::fmt::Debug for Protection {
 
 impl Protection {
     pub fn new(parts: Parts) -> Self {
-        let tz = parts.config.market.timezone.parse().unwrap_or(Tz::UTC);
+        let tz = parts.config.market.tz();
         Self {
             inner: Arc::new(Inner {
                 execution: parts.execution,

@@ -396,7 +396,11 @@ impl Signals {
     }
 
     /// The boss said NO.
-    pub fn reject(&self, symbol: &str, signal_id: Option<&str>) -> Result<SignalStatus, SignalError> {
+    pub fn reject(
+        &self,
+        symbol: &str,
+        signal_id: Option<&str>,
+    ) -> Result<SignalStatus, SignalError> {
         let mut state = self.state();
         let slot =
             state.slots.get_mut(symbol).ok_or_else(|| SignalError::NotFound(symbol.into()))?;

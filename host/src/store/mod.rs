@@ -288,8 +288,22 @@ fn all_documents<T: DeserializeOwned>(
     open: &impl ReadableTable<&'static str, &'static [u8]>,
     table: KeyedTable,
 ) -> Result<Vec<(String, T)>, StoreError> {
+    range_documents(open, table, "", None)
+}
+
+/// Documents whose key is in `from..to` (`to` None: to the end), in key order.
+fn range_documents<T: DeserializeOwned>(
+    open: &impl ReadableTable<&'static str, &'static [u8]>,
+    table: KeyedTable,
+    from: &str,
+    to: Option<&str>,
+) -> Result<Vec<(String, T)>, StoreError> {
+    let entries = match to {
+        Some(to) => open.range::<&str>(from..to),
+        None => open.range::<&str>(from..),
+    };
     let mut out = Vec::new();
-    for entry in open.iter().map_err(db_err)? {
+    for entry in entries.map_err(db_err)? {
         let (key, value) = entry.map_err(db_err)?;
         out.push((key.value().to_string(), decode(table.name(), value.value())?));
     }
@@ -320,6 +334,16 @@ impl Reader {
         table: KeyedTable,
     ) -> Result<Vec<(String, T)>, StoreError> {
         all_documents(&self.tx.open_table(table).map_err(db_err)?, table)
+    }
+
+    /// The documents of a keyed table whose key is in `from..to`, in key order.
+    pub fn range<T: DeserializeOwned>(
+        &self,
+        table: KeyedTable,
+        from: &str,
+        to: &str,
+    ) -> Result<Vec<(String, T)>, StoreError> {
+        range_documents(&self.tx.open_table(table).map_err(db_err)?, table, from, Some(to))
     }
 
     /// Documents of a sequenced table, newest first, after skipping `offset`, at most `limit`.
@@ -489,6 +513,16 @@ impl Writer<'_> {
     ) -> Result<Vec<(String, T)>, StoreError> {
         let t = self.tx.open_table(table).map_err(db_err)?;
         all_documents(&t, table)
+    }
+
+    /// The documents of a keyed table whose key is in `from..to`, in key order.
+    pub fn range<T: DeserializeOwned>(
+        &self,
+        table: KeyedTable,
+        from: &str,
+        to: &str,
+    ) -> Result<Vec<(String, T)>, StoreError> {
+        range_documents(&self.tx.open_table(table).map_err(db_err)?, table, from, Some(to))
     }
 
     pub fn put(

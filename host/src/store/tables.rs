@@ -54,6 +54,10 @@ pub const PROTECTION: KeyedTable = TableDefinition::new("protection");
 /// drawdown watch sets and clears (schema 3; schema 2 kept the pause in `protection`).
 pub const ENTRY_PAUSE: KeyedTable = TableDefinition::new("entry_pause");
 
+/// The account's equity over time, keyed by the minute (20-digit epoch ms): one point a minute,
+/// thinned to one an hour after 14 days, deleted after two years (`protection::equity_series`).
+pub const EQUITY_SERIES: KeyedTable = TableDefinition::new("equity_series");
+
 /// The audit log of money and operator actions: append-only, never edited through the API.
 pub const AUDIT: SequencedTable = TableDefinition::new("audit");
 
@@ -70,6 +74,7 @@ pub const KEYED_TABLES: &[KeyedTable] = &[
     SYNCED_FILLS,
     PROTECTION,
     ENTRY_PAUSE,
+    EQUITY_SERIES,
 ];
 
 pub const SEQUENCED_TABLES: &[SequencedTable] = &[CLOSED_TRADES, PUMP_ALERTS, ORDER_JOURNAL, AUDIT];

@@ -394,3 +394,33 @@ async fn the_health_check_flags_an_unprotected_trade_a_skewed_clock_and_unreacha
     assert_eq!(alerts.len(), 4, "{alerts:?}");
     assert!(alerts[3].contains("exchange: exchange_a unreachable"), "{}", alerts[3]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_minute_s_equity_is_kept_and_read_back_as_a_series() {
+    let t = Trading::start_synced("").await;
+    t.buy("ETHUSDT").await;
+    let state = t.host.app.state.clone();
+    // Five minutes of the scheduler's drawdown check; ETH rises 1 % a minute.
+    for minute in 1..=5 {
+        t.rig.clock.advance(chrono::Duration::seconds(60));
+        t.set_price("ETHUSDT", &(3000 + 30 * minute).to_string());
+        state.scheduler.tick(&state).await;
+    }
+    let (status, series) = t.get("/api/equity?days=1").await;
+    assert_eq!(status, 200, "{series}");
+    assert_eq!(series["currency"], "USDT");
+    let points = series["points"].as_array().unwrap();
+    assert_eq!(points.len(), 5, "one point a minute: {series}");
+    let times: Vec<i64> = points.iter().map(|p| p["time"].as_i64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[1] - w[0] == 60_000), "{times:?}");
+    let equity: Vec<f64> = points.iter().map(|p| f(&p["equity"])).collect();
+    assert!(equity.windows(2).all(|w| w[1] > w[0]), "equity rises with ETH: {equity:?}");
+    let (_, measured) = t.get("/api/protection").await;
+    assert!(close_to(f(&measured["equity"]), equity[4], 0.01), "{measured} vs {equity:?}");
+    // Downsampled on request; bad ranges are named.
+    let (_, thin) = t.get("/api/equity?days=1&points=10").await;
+    assert!(thin["points"].as_array().unwrap().len() <= 10, "{thin}");
+    let (status, refused) = t.get("/api/equity?days=0").await;
+    assert_eq!((status, refused["error"].as_str()), (422, Some("invalid_query")), "{refused}");
+    assert!(refused["detail"].as_str().unwrap().contains("days"), "{refused}");
+}

@@ -7,7 +7,7 @@
 
 use crate::trading_support::{BOT_TOKEN, KEY, SECRET, Trading, d};
 use rust_decimal::Decimal;
-use serde_json::Value;
+use serde_json::{Value, json};
 use spotbot::exchange::{Exchange, NewOrder, Qty, Side};
 use spotbot_sim::{Fault, FaultKind};
 use spotbot_tests::fake_messenger::Fault as MessengerFault;
@@ -122,6 +122,7 @@ async fn stats_after_a_win_and_a_loss() {
     assert_eq!((none["count"].as_u64(), none["currency"].as_str()), (Some(0), Some("USDT")));
     assert!(none["win_rate"].is_null() && none["profit_factor"].is_null(), "{none}");
     assert_eq!(none["by_bot"], serde_json::json!({}));
+    assert_eq!((none["daily"].clone(), none["weekly"].clone()), (json!([]), json!([])));
 
     let win = f(&round_trip(&t, "3060").await["pnl"]);
     let loss = f(&round_trip(&t, "2970").await["pnl"]);
@@ -129,7 +130,7 @@ async fn stats_after_a_win_and_a_loss() {
 
     let (status, stats) = t.get("/api/trades/stats").await;
     assert_eq!(status, 200, "{stats}");
-    for scope in [&stats, &stats["by_bot"]["mr_combined"]] {
+    for scope in [&stats, &stats["by_bot"]["mr_combined"], &stats["by_symbol"]["ETHUSDT"]] {
         assert_eq!(
             (scope["count"].as_u64(), scope["wins"].as_u64(), scope["losses"].as_u64()),
             (Some(2), Some(1), Some(1)),
@@ -148,6 +149,14 @@ async fn stats_after_a_win_and_a_loss() {
         assert!(close_to(f(&scope["max_drawdown"]), -loss), "{stats}");
     }
     assert_eq!(stats["by_bot"].as_object().unwrap().len(), 1, "{stats}");
+    // Both closed on the test clock's day (2026-03-02, a Monday): one day, one week.
+    for period in ["daily", "weekly"] {
+        let rows = stats[period].as_array().unwrap();
+        assert_eq!(rows.len(), 1, "{period}: {stats}");
+        assert_eq!(rows[0]["start"], "2026-03-02", "{period}: {stats}");
+        assert_eq!((rows[0]["count"].as_u64(), rows[0]["wins"].as_u64()), (Some(2), Some(1)));
+        assert!(close_to(f(&rows[0]["pnl"]), win + loss), "{stats}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -400,4 +409,39 @@ async fn an_entry_above_the_symbols_market_maximum_is_capped_and_says_so() {
         .unwrap_or_else(|| panic!("no cap in the log: {state}"));
     let action = capped["action"].as_str().unwrap();
     assert!(action.contains("capped to 0.1 ETH") && action.contains("MARKET_LOT_SIZE"), "{action}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_history_filters_by_strategy_symbol_and_days() {
+    let t = Trading::start().await;
+    round_trip(&t, "3060").await;
+    t.rig.advance_hours(24);
+    round_trip(&t, "2970").await;
+    t.buy("SOLUSDT").await;
+    assert_eq!(t.post_empty("/api/close?symbol=SOLUSDT").await.0, 200);
+    let page = |query: &'static str| {
+        let t = &t;
+        async move {
+            let (status, page) = t.get(&format!("/api/trades/history?{query}")).await;
+            assert_eq!(status, 200, "{query}: {page}");
+            let symbols: Vec<String> = page["trades"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["symbol"].as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(page["total"].as_u64(), Some(symbols.len() as u64), "{page}");
+            symbols
+        }
+    };
+    assert_eq!(page("").await, ["SOLUSDT", "ETHUSDT", "ETHUSDT"]);
+    assert_eq!(page("symbol=ETHUSDT").await, ["ETHUSDT", "ETHUSDT"]);
+    assert_eq!(page("bot=mr_combined&symbol=SOLUSDT").await, ["SOLUSDT"]);
+    assert!(page("bot=ta_trend").await.is_empty());
+    // The test clock starts on 2026-03-02; the second day holds the loss and SOL.
+    assert_eq!(page("to=2026-03-02").await, ["ETHUSDT"]);
+    assert_eq!(page("from=2026-03-03&to=2026-03-03").await, ["SOLUSDT", "ETHUSDT"]);
+    let (status, error, detail) = error_of(&t, "/api/trades/history?from=03/03/2026").await;
+    assert_eq!((status, error.as_str()), (422, "invalid_query"), "{detail}");
+    assert!(detail.contains("`from`"), "{detail}");
 }
