@@ -8,16 +8,18 @@ use std::sync::LazyLock;
 const PAGE: &str = include_str!("assets/page.html");
 const STYLE: &str = include_str!("assets/page.css");
 const SCRIPT: &str = include_str!("assets/page.js");
+const HISTORY: &str = include_str!("assets/history.js");
 const ACTIONS: &str = include_str!("assets/actions.js");
 const CHART_STYLE: &str = include_str!("assets/vendor/uPlot.min.css");
 const CHART_SCRIPT: &str = include_str!("assets/vendor/uPlot.iife.min.js");
 
 /// Where `page.html` takes each part; every marker is present exactly once.
-const PARTS: [(&str, &str); 5] = [
+const PARTS: [(&str, &str); 6] = [
     ("/*CHART_STYLE*/", CHART_STYLE),
     ("/*STYLE*/", STYLE),
     ("/*CHART_SCRIPT*/", CHART_SCRIPT),
     ("/*SCRIPT*/", SCRIPT),
+    ("/*HISTORY*/", HISTORY),
     ("/*ACTIONS*/", ACTIONS),
 ];
 

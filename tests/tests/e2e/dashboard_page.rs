@@ -243,6 +243,34 @@ async fn the_dashboard_renders_every_panel_and_follows_agent_reports_without_con
         .wait_for("document.querySelectorAll('#orders tbody tr:not(.empty)').length >= 10", within)
         .await
         .unwrap();
+    // The history: both closed trades (newest first), their figures per strategy and symbol,
+    // the day's profit bar, and the equity chart.
+    let history = "[...document.querySelectorAll('#history tbody tr:not(.empty)')]\
+                   .map((r) => r.cells[1].textContent + ' ' + r.cells[7].textContent).join(', ')";
+    browser.wait_for(&format!("{history}.includes('SOLUSDT')"), within).await.unwrap();
+    let shown = browser.eval(history).await.unwrap();
+    let (_, api) = t.get("/api/trades/history").await;
+    let pnl = |i: usize| api["trades"][i]["pnl"].as_f64().unwrap();
+    let expected = format!("SOLUSDT {:+.2}, SOLUSDT {:+.2}", pnl(0), pnl(1));
+    assert_eq!(shown, expected.as_str(), "the page shows the history route's rows");
+    assert_eq!(browser.eval(&text_of("#history-page")).await.unwrap(), "1–2 of 2");
+    let stats = browser.eval(&text_of("#stats tbody")).await.unwrap();
+    for name in ["All trades", "By strategy", "mr_combined", "By symbol", "SOLUSDT", "50.0%"] {
+        assert!(stats.as_str().unwrap().contains(name), "{name} in {stats}");
+    }
+    browser.wait_for("document.querySelector('#bars-chart canvas')", within).await.unwrap();
+    browser.wait_for("document.querySelector('#equity-chart canvas')", within).await.unwrap();
+    // A filter narrows the table to what the route answers for it.
+    let filter = "document.getElementById('history-from').value = '2026-03-03'; \
+                  document.getElementById('history-filter').dispatchEvent(new Event('change')); true";
+    browser.eval(filter).await.unwrap();
+    browser
+        .wait_for(
+            &format!("{}.includes('No closed trade matches')", text_of("#history tbody")),
+            within,
+        )
+        .await
+        .unwrap_or_else(|_| panic!("no trade closed from 2026-03-03 on"));
     browser
         .wait_for(&format!("{}.includes('XRPUSDT')", text_of("#signals tbody")), within)
         .await
