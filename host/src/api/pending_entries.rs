@@ -98,7 +98,7 @@ fn take_profit_pct(q: &ManualQuery, sl_pct: Decimal) -> Result<Decimal, ApiError
         (status = 200, description = "The entry is on the book (or filled at once)", body = ManualAnswer),
         (status = 409, description = "A trade or a pending entry for the symbol exists, the \
             daily trade / consecutive-loss limit is reached, or new entries are paused by the \
-            drawdown limit (`drawdown_paused`)", body = ErrorBody),
+            drawdown limit (`drawdown_paused`) or the boss (`entries_paused`)", body = ErrorBody),
         (status = 422, description = "A parameter is missing or invalid (rr not 1:N, neither \
             rr nor tp_pct, entry price off the tick, ...), the symbol is unknown, or the order \
             cannot satisfy the filters (min notional, held coin for a sell)", body = ErrorBody),

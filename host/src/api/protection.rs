@@ -15,7 +15,7 @@ use super::extract::{ApiQuery, bounded_number};
 use crate::activity::AgentName;
 use crate::auth::Caller;
 use crate::protection::{
-    DrawdownStatus, EquitySeries, HealthReport, ProtectionError, ReportOutcome, Resumed,
+    DrawdownStatus, EquitySeries, HealthReport, Paused, ProtectionError, ReportOutcome, Resumed,
 };
 
 impl From<ProtectionError> for ApiError {
@@ -76,7 +76,26 @@ async fn equity(
     Ok(Json(state.protection.equity_series(days, points as usize)?))
 }
 
-/// Query of `POST /api/protection/resume`.
+/// Pauses new entries until `POST /api/protection/resume`: every entry path (confirm, trade,
+/// manual entries, scans) is refused with 409 `entries_paused`, and signals are skipped
+/// (`entries_paused_skipped`) instead of asking the boss; exits, stops and trailing go on.
+/// Pausing while paused changes nothing (`newly_paused: false`).
+#[utoipa::path(post, path = "/api/protection/pause",
+    operation_id = "pause_entries", tag = "protection", params(ResumeQuery),
+    responses(
+        (status = 200, description = "Entries are paused", body = Paused),
+        (status = 500, description = "The store could not be written", body = ErrorBody),
+    ))]
+async fn pause(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiQuery(q): ApiQuery<ResumeQuery>,
+) -> Result<Json<Paused>, ApiError> {
+    let agent = caller.agent_or(q.agent, AgentName::Coo);
+    Ok(Json(state.protection.pause_entries(agent, &caller.label())?))
+}
+
+/// Query of `POST /api/protection/resume` and `POST /api/protection/pause`.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ResumeQuery {
@@ -84,8 +103,8 @@ pub struct ResumeQuery {
     pub agent: Option<AgentName>,
 }
 
-/// Clears the drawdown pause and sets the high-water mark to the equity of now, so entries
-/// pause again only after a new fall of the limit from here. Also answers 200 when entries
+/// Clears the drawdown pause and the boss's pause and sets the high-water mark to the equity
+/// of now, so entries pause again only after a new fall of the limit from here. Also answers 200 when entries
 /// were not paused (`was_paused: false`; the mark is reset all the same).
 #[utoipa::path(post, path = "/api/protection/resume",
     operation_id = "resume_entries", tag = "protection", params(ResumeQuery),
@@ -163,6 +182,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(drawdown))
         .routes(routes!(equity))
         .routes(routes!(resume))
+        .routes(routes!(pause))
         .routes(routes!(report))
         .routes(routes!(health_check))
 }

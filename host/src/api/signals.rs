@@ -68,7 +68,8 @@ pub struct SignalIdQuery {
     operation_id = "create_signal", tag = "signal flow", request_body = SignalInput,
     responses(
         (status = 200, description = "Created (pending, messenger_failed) or skipped \
-            (duplicate_skipped, daily_limit_skipped, drawdown_paused_skipped with a `reason`, \
+            (duplicate_skipped, daily_limit_skipped, drawdown_paused_skipped and \
+            entries_paused_skipped with a `reason`, \
             trade_exists_skipped, no_position_sell_skipped); a skipped signal is not put to \
             the boss", body = CreateAnswer),
         (status = 403, description = "`agent_signals_off`: the service accepts only \

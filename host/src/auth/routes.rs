@@ -114,6 +114,7 @@ pub const ROUTES: &[RouteNeeds] = &[
     read("/api/protection"),
     read("/api/equity"),
     scoped("POST", "/api/protection/resume", ADMIN),
+    scoped("POST", "/api/protection/pause", ADMIN),
     // Trade management: reading is read; adding trades for the service to manage is execute.
     read("/api/trades"),
     read("/api/trades/history"),

@@ -111,6 +111,7 @@ pub const ROUTES: &[RouteRule] = &[
     rule("GET", "/api/protection", "protection", false, "measures; may only pause entries"),
     rule("GET", "/api/equity", "protection", false, "reads only"),
     rule("POST", "/api/protection/resume", "protection", true, "resumes automated entries"),
+    rule("POST", "/api/protection/pause", "protection", false, "only stops new entries"),
     // Trade management.
     rule("GET", "/api/trades", "trade management", false, READ),
     rule("GET", "/api/trades/history", "trade management", false, READ),

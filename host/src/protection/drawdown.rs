@@ -113,6 +113,18 @@ pub struct Resumed {
     pub protection: DrawdownStatus,
 }
 
+/// The answer of `POST /api/protection/pause`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Paused {
+    pub ok: bool,
+    /// This call paused entries (false: they were paused already, since `since`).
+    pub newly_paused: bool,
+    /// ISO 8601 time the pause started.
+    pub since: String,
+    /// What entries are refused with (`entries_paused: ...`).
+    pub reason: String,
+}
+
 /// The fall below the mark in percent; 0 at or above it (or without a positive mark).
 fn drawdown_pct(high_water_mark: Decimal, equity: Decimal) -> Decimal {
     if high_water_mark <= Decimal::ZERO || equity >= high_water_mark {
@@ -222,14 +234,24 @@ impl Protection {
         Ok(EquitySeries { currency: self.currency().to_string(), from, to, points })
     }
 
-    /// Clears the pause and sets the high-water mark to the equity of now. Fails, changing
+    /// Pauses new entries for the boss until someone resumes them (`by` names who).
+    pub fn pause_entries(&self, agent: AgentName, by: &str) -> Result<Paused, ProtectionError> {
+        let (pause, newly) = self.inner.execution.pause_entries(by)?;
+        let what = if newly { "entries paused" } else { "entries were paused already" };
+        self.log(agent.as_str(), &format!("{what} by {by}"), "ok");
+        Ok(Paused { ok: true, newly_paused: newly, since: pause.since, reason: pause.reason })
+    }
+
+    /// Clears the pauses (the drawdown's and the boss's) and sets the high-water mark to the
+    /// equity of now. Fails, changing
     /// nothing, when equity cannot be measured: a mark must be a real measurement.
     pub async fn resume_entries(&self, agent: AgentName) -> Result<Resumed, ProtectionError> {
         let equity = self.measure().await?;
         let total = equity.total();
         let (state, was_paused) = self.inner.store.write(|w| {
             let mut state = read(w)?;
-            let was_paused = state.pause.take().is_some();
+            let by_boss = limits::operator_resume_in(w)?;
+            let was_paused = state.pause.take().is_some() || by_boss;
             state.high_water_mark = Some(total);
             write(w, &state)?;
             Ok((state, was_paused))

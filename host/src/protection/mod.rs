@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use chrono_tz::Tz;
 
-pub use drawdown::{DrawdownStatus, EquitySeries, Resumed};
+pub use drawdown::{DrawdownStatus, EquitySeries, Paused, Resumed};
 pub use health::{Check, Finding, HealthReport, MAX_CLOCK_SKEW_MS, Verdict};
 pub use report::{DailyReport, OpenPosition, ReportOutcome};
 pub use trailing::{GapRow, TrailSettings, TrailUpdate, TrailingReport};

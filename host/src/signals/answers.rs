@@ -27,6 +27,8 @@ pub enum CreateStatus {
     DailyLimitSkipped,
     /// A buy while the drawdown pause blocks new entries (`reason` says since when and why).
     DrawdownPausedSkipped,
+    /// A buy while the boss has paused new entries (`reason` says since when and by whom).
+    EntriesPausedSkipped,
     /// Created without asking the boss, to be confirmed at once (scan-and-signal only, with
     /// `[signals] allow_auto_confirm`).
     AutoConfirmed,
@@ -43,6 +45,7 @@ impl CreateStatus {
             CreateStatus::NoPositionSellSkipped => "no_position_sell_skipped",
             CreateStatus::DailyLimitSkipped => "daily_limit_skipped",
             CreateStatus::DrawdownPausedSkipped => "drawdown_paused_skipped",
+            CreateStatus::EntriesPausedSkipped => "entries_paused_skipped",
             CreateStatus::AutoConfirmed => "auto_confirmed",
         }
     }
@@ -58,7 +61,7 @@ pub struct CreateAnswer {
     pub ev: Option<f64>,
     pub confidence: Option<u32>,
     /// Why a skip happened, when the status alone does not say it (`daily_limit_skipped`,
-    /// `drawdown_paused_skipped`).
+    /// `drawdown_paused_skipped`, `entries_paused_skipped`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }

@@ -227,6 +227,9 @@ impl Signals {
                 crate::execution::EntryBlock::DrawdownPaused(_) => {
                     CreateStatus::DrawdownPausedSkipped
                 }
+                crate::execution::EntryBlock::OperatorPaused(_) => {
+                    CreateStatus::EntriesPausedSkipped
+                }
                 _ => CreateStatus::DailyLimitSkipped,
             };
             return Ok(CreateAnswer { reason: Some(block.to_string()), ..skipped(status) });

@@ -150,6 +150,18 @@ async fn the_boss_approves_closes_cancels_and_resets_from_the_page() {
     confirm_action(&browser, "#act-reset", &["go back to 0"]).await;
     audit_row(&t, &admin, "POST /api/reset-daily").await;
 
+    // Pause, then resume from the banner the pause raises.
+    confirm_action(&browser, "#act-pause", &["No new entry until you resume", "stops"]).await;
+    let banner = "!document.getElementById('blocked').hidden \
+                  && !document.getElementById('act-resume').hidden";
+    browser.wait_for(banner, WAIT).await.unwrap();
+    let (_, footer) = get(&t, &admin, "/api/dashboard/footer").await;
+    let blocked = footer["entries_blocked"].as_str().unwrap();
+    assert!(blocked.starts_with("entries_paused: new entries paused by boss (token "), "{blocked}");
+    confirm_action(&browser, "#act-resume", &["entries_paused", "allowed again"]).await;
+    browser.wait_for("document.getElementById('blocked').hidden", WAIT).await.unwrap();
+    audit_row(&t, &admin, "POST /api/protection/resume").await;
+
     confirm_action(&browser, "#act-closeall", &["XRPUSDT at market"]).await;
     assert_eq!(orders(&t, "XRPUSDT", "MARKET", "SELL").len(), 1, "close all sold XRPUSDT");
     let (_, open) = get(&t, &admin, "/api/trades").await;

@@ -424,3 +424,38 @@ async fn every_minute_s_equity_is_kept_and_read_back_as_a_series() {
     assert_eq!((status, refused["error"].as_str()), (422, Some("invalid_query")), "{refused}");
     assert!(refused["detail"].as_str().unwrap().contains("days"), "{refused}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_boss_pauses_entries_until_resumed_and_exits_go_on() {
+    let t = Trading::start_with("").await;
+    t.buy("ETHUSDT").await;
+    let (status, paused) = t.post_empty("/api/protection/pause").await;
+    assert_eq!(status, 200, "{paused}");
+    assert_eq!(paused["newly_paused"], true, "{paused}");
+    assert!(paused["reason"].as_str().unwrap().starts_with("entries_paused: "), "{paused}");
+    let (_, again) = t.post_empty("/api/protection/pause").await;
+    assert_eq!(
+        (again["newly_paused"].clone(), again["since"].clone()),
+        (json!(false), paused["since"].clone())
+    );
+
+    let trade =
+        "/api/trade?symbol=SOLUSDT&direction=buy&bot=mr_combined&sl=2&tp=5&ev=30&confidence=9";
+    let (status, refused) = t.post_empty(trade).await;
+    assert_eq!((status, refused["error"].as_str()), (409, Some("entries_paused")), "{refused}");
+    let (_, skipped) = t.post("/api/signal", good_signal("SOLUSDT")).await;
+    assert_eq!(skipped["status"], "entries_paused_skipped", "{skipped}");
+    let (_, footer) = t.get("/api/dashboard/footer").await;
+    assert!(footer["entries_blocked"].as_str().unwrap().starts_with("entries_paused"), "{footer}");
+    // Exits go on while paused.
+    let (status, closed) = t.post_empty("/api/close?symbol=ETHUSDT").await;
+    assert_eq!(status, 200, "{closed}");
+    // A rising equity mark does not lift the boss's pause; resuming does.
+    t.get("/api/protection").await;
+    assert_eq!(t.post_empty(trade).await.0, 409);
+    let (status, resumed) = t.post_empty("/api/protection/resume").await;
+    assert_eq!((status, resumed["was_paused"].clone()), (200, json!(true)), "{resumed}");
+    let (status, placed) = t.post_empty(trade).await;
+    assert_eq!(status, 200, "{placed}");
+    assert_eq!(t.orders_of("MARKET", "BUY").len(), 2, "ETH's entry and SOL's after the resume");
+}

@@ -100,7 +100,8 @@ impl EarlierTrade {
         (status = 404, description = "sell without an open position", body = ErrorBody),
         (status = 409, description = "`trade_exists`: a trade for the symbol is open; \
             `daily_limit_reached`: the daily trade / consecutive-loss limit is reached; \
-            `drawdown_paused`: new entries are paused by the drawdown limit", body = ErrorBody),
+            `drawdown_paused`: new entries are paused by the drawdown limit; `entries_paused`: \
+            the boss paused them", body = ErrorBody),
         (status = 422, description = "a parameter is missing or invalid, ev <= 25, \
             confidence < 8, unknown symbol, or the order cannot satisfy the filters", body = ErrorBody),
         (status = 502, description = "the exchange refused, or the outcome is unknown and is \

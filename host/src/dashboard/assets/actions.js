@@ -188,6 +188,16 @@ async function resetDaily() {
 $('act-reset').addEventListener('click', resetDaily);
 $('act-reset-blocked').addEventListener('click', resetDaily);
 
+$('act-pause').addEventListener('click', async () => {
+  const lines = [
+    'No new entry until you resume: confirms, trades, LIMIT entries and scans are refused, and '
+      + 'signals are not sent for approval.',
+    'The ' + openTrades.length + ' open trades keep their stops, targets and trailing; closing still works.',
+  ];
+  if (!await ask('Pause new entries?', lines, 'Pause entries')) return;
+  await act('/api/protection/pause', (b) => (b.newly_paused ? 'Entries paused.' : 'Entries were paused already.'));
+});
+
 $('act-resume').addEventListener('click', async () => {
   const lines = [
     (footer && footer.entries_blocked) || 'New entries are paused.',

@@ -537,7 +537,9 @@ async function refreshFooter() {
   // The way out of each block, next to it: the daily limit resets, the drawdown pause resumes.
   const code = (body.entries_blocked || '').split(':')[0];
   $('act-reset-blocked').hidden = code !== 'daily_limit_reached';
-  $('act-resume').hidden = code !== 'drawdown_paused';
+  const paused = code === 'drawdown_paused' || code === 'entries_paused';
+  $('act-resume').hidden = !paused;
+  $('act-pause').hidden = paused;
   $('act-reset').hidden = false;
 }
 
