@@ -65,6 +65,8 @@ pub const CHANGES: &[(&str, &str)] = &[
     ("POST", "/api/pump-momentum/outcomes"),
     ("POST", "/api/trades/sync"),
     ("POST", "/api/signal/{symbol}/reject"),
+    // Stops new entries only: nothing is placed, moved or closed.
+    ("POST", "/api/protection/pause"),
     ("POST", "/api/signal/cleanup"),
     ("POST", "/api/strategies/{name}/scan"),
     ("DELETE", "/api/strategies/{name}/state"),
