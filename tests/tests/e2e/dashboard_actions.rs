@@ -13,6 +13,7 @@ use spotbot::auth::Scope;
 use spotbot::auth::tokens::TokenFile;
 use spotbot_tests::browser::{Browser, INSTALL_HINT, chromium_path};
 
+use crate::plugin_support::workspace_plugins;
 use crate::trading_support::{Trading, good_signal};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -83,7 +84,8 @@ async fn audit_row(t: &Trading, token: &str, route: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_boss_approves_closes_cancels_and_resets_from_the_page() {
-    let t = Trading::start_with("").await;
+    let (_plugins, plugins_toml) = workspace_plugins(&["mr_combined.wasm"]);
+    let t = Trading::start_with(&plugins_toml).await;
     t.buy("ETHUSDT").await;
     let manual = "/api/trade/manual?symbol=SOLUSDT&direction=buy&entry_px=140&sl_pct=2&tp_pct=4";
     let (status, entry) = t.post_empty(manual).await;
@@ -97,6 +99,15 @@ async fn the_boss_approves_closes_cancels_and_resets_from_the_page() {
     let browser = launch().await;
     sign_in(&browser, &t, &admin, "boss · admin").await;
     assert!(browser.eval("document.body.classList.contains('can-act')").await.unwrap() == true);
+    // The strategies panel lists the loaded plugin with its canary, as GET /api/strategies.
+    let plugin = "document.querySelector(\"#strategies tr[data-plugin='mr_combined']\")";
+    browser.wait_for(plugin, WAIT).await.unwrap();
+    let shown = browser.eval(&format!("{plugin}.textContent")).await.unwrap();
+    let (_, list) = get(&t, &admin, "/api/strategies").await;
+    let version = list["plugins"][0]["version"].as_str().unwrap();
+    for part in ["loaded", "ok · ", version, "0 / 0"] {
+        assert!(shown.as_str().unwrap().contains(part), "{part} in {shown}");
+    }
 
     // Approve: the boss's own YES on exactly this signal; the entry and its OCO reach the
     // exchange.

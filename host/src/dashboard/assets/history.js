@@ -1,7 +1,7 @@
 // History: the equity curve (GET /api/equity), profit per day or week and the figures per
 // strategy and per symbol (GET /api/trades/stats), and the closed trades a page at a time with
 // filters (GET /api/trades/history). The same figures an agent reads; re-read when a trade
-// closes, and every minute.
+// closes, and every minute. Also the plugins that produce the trades (GET /api/strategies).
 'use strict';
 
 // ---- equity over time ----
@@ -157,6 +157,28 @@ $('history-older').addEventListener('click', () => {
   refreshHistory().catch(() => {});
 });
 
+// ---- strategies: the plugins folder ----
+
+async function refreshStrategies() {
+  const { status, body } = await api('/api/strategies');
+  if (status !== 200 || !body) return;
+  $('strategies-dir').textContent = body.dir;
+  const when = (iso) => (iso ? new Date(iso).toLocaleString() : '–');
+  fillTable('strategies', body.plugins.map((p) => {
+    const serving = p.status === 'loaded';
+    const canary = p.canary ? p.canary.outcome + ' · ' + p.canary.duration_ms.toFixed(1) + ' ms' : '–';
+    const scan = p.last_scan;
+    const statusClass = serving ? 'pos' : p.status === 'stale' ? 'warn' : 'neg';
+    const tr = row([p.name || p.file, p.version || '–', el('td', p.status, statusClass),
+      el('td', canary, p.canary && p.canary.outcome !== 'ok' ? 'warn' : ''),
+      scan ? when(scan.at) + ' · ' + scan.outcome + ' · ' + scan.symbols + ' symbols' : 'not yet',
+      num(scan ? scan.duration_ms.toFixed(1) + ' ms' : '–'), num(p.scans.ok + ' / ' + p.scans.failed),
+      el('td', p.last_error ? p.last_error + ' (' + p.last_error_source + ', ' + when(p.last_error_at) + ')' : '', 'wrap warn')]);
+    tr.dataset.plugin = p.name || p.file;
+    return tr;
+  }), 'No plugin in the folder.', 8);
+}
+
 // A closed trade (the live view's `pnl` panel) changes the history and its figures; equity
 // gets a point a minute.
 const historyPanels = () => Promise.all([refreshStats(), refreshHistory()]);
@@ -164,6 +186,8 @@ const pnlPanel = REFRESH.pnl;
 REFRESH.pnl = () => Promise.all([pnlPanel(), historyPanels()]);
 every(60, historyPanels, never);
 every(60, refreshEquity, always);
+// A plugin loads, is refused or scans: seen within 30 s.
+every(30, refreshStrategies, always);
 window.addEventListener('resize', () => {
   for (const [plot, id] of [[equityPlot, 'equity-chart'], [barsPlot, 'bars-chart']]) {
     if (plot) plot.setSize({ width: Math.max(240, $(id).clientWidth), height: chartHeight() });
