@@ -15,8 +15,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
-use super::extract::{ApiJson, ApiPath};
+use super::extract::{ApiJson, ApiPath, ApiQuery, whole_number};
 use crate::activity::{AgentName, AgentStatus, DashboardSnapshot};
+use crate::dashboard::chart::{ChartError, TradeChart};
 use crate::dashboard::live::Sources;
 use crate::dashboard::panels::{Footer, PnlCurve, TradePanels};
 
@@ -181,6 +182,70 @@ async fn pnl_curve(State(state): State<AppState>) -> Result<Json<PnlCurve>, ApiE
     Ok(Json(PnlCurve::read(&state.execution, &state.config)?))
 }
 
+/// Query of `GET /api/dashboard/chart`.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ChartQuery {
+    pub symbol: crate::exchange::Symbol,
+    /// The trade's opening, epoch ms.
+    #[param(value_type = u64, minimum = 0)]
+    pub from: String,
+    /// The trade's closing, epoch ms (not before `from`).
+    #[param(value_type = u64, minimum = 0)]
+    pub to: String,
+}
+
+impl From<ChartError> for ApiError {
+    fn from(err: ChartError) -> Self {
+        let detail = err.to_string();
+        match err {
+            // The rate-limit layer answers 429 instead when a read was refused by the budget.
+            ChartError::Exchange(_) => {
+                ApiError::new(axum::http::StatusCode::BAD_GATEWAY, "exchange_error", detail)
+            }
+            ChartError::Store(_) => ApiError::internal(detail),
+        }
+    }
+}
+
+/// A closed trade's chart: the candles from before its entry to after its exit (15-minute
+/// candles for a trade of up to two days, coarser for longer ones, 300 at most) and every stop
+/// its protection had, for the history table of the dashboard.
+#[utoipa::path(get, path = "/api/dashboard/chart", tag = "dashboard", params(ChartQuery),
+    responses(
+        (status = 200, description = "The chart", body = TradeChart),
+        (status = 422, description = "`invalid_query`: from/to are not epoch ms, or to is \
+            before from", body = ErrorBody),
+        (status = 502, description = "The exchange did not answer", body = ErrorBody),
+        (status = 503, description = "No exchange client", body = ErrorBody),
+    ))]
+async fn chart(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<ChartQuery>,
+) -> Result<Json<TradeChart>, ApiError> {
+    let from = whole_number("from", Some(&q.from), 0)?;
+    let to = whole_number("to", Some(&q.to), 0)?;
+    if to < from {
+        return Err(ApiError::unprocessable("invalid_query", "`to` must not be before `from`"));
+    }
+    let Some(market) = state.market.as_ref() else {
+        return Err(ApiError::service_unavailable(
+            "exchange_unavailable",
+            "no exchange client for the active exchange",
+        ));
+    };
+    let (from, to) =
+        (i64::try_from(from).unwrap_or(i64::MAX), i64::try_from(to).unwrap_or(i64::MAX));
+    let chart = crate::dashboard::chart::window(
+        market.exchange().as_ref(),
+        &state.execution,
+        q.symbol.as_str(),
+        from,
+        to,
+    );
+    Ok(Json(chart.await?))
+}
+
 #[allow(deprecated)]
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -192,6 +257,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(footer))
         .routes(routes!(trade_panels))
         .routes(routes!(pnl_curve))
+        .routes(routes!(chart))
 }
 
 #[cfg(test)]

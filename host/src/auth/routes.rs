@@ -78,6 +78,7 @@ pub const ROUTES: &[RouteNeeds] = &[
     read("/api/dashboard/footer"),
     read("/api/dashboard/trades"),
     read("/api/dashboard/pnl"),
+    read("/api/dashboard/chart"),
     read("/api/dashboard/events"),
     // News and portfolio.
     read("/api/news"),

@@ -3,6 +3,7 @@
 //! [`crate::activity`], and the live view that tells an open page what changed. Above every
 //! area it reads; nothing below depends on it.
 
+pub mod chart;
 pub mod live;
 pub mod page;
 pub mod panels;

@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 
 const PAGE: &str = include_str!("assets/page.html");
 const STYLE: &str = include_str!("assets/page.css");
+const CHARTS: &str = include_str!("assets/charts.js");
 const SCRIPT: &str = include_str!("assets/page.js");
 const HISTORY: &str = include_str!("assets/history.js");
 const ACTIONS: &str = include_str!("assets/actions.js");
@@ -14,10 +15,11 @@ const CHART_STYLE: &str = include_str!("assets/vendor/uPlot.min.css");
 const CHART_SCRIPT: &str = include_str!("assets/vendor/uPlot.iife.min.js");
 
 /// Where `page.html` takes each part; every marker is present exactly once.
-const PARTS: [(&str, &str); 6] = [
+const PARTS: [(&str, &str); 7] = [
     ("/*CHART_STYLE*/", CHART_STYLE),
     ("/*STYLE*/", STYLE),
     ("/*CHART_SCRIPT*/", CHART_SCRIPT),
+    ("/*CHARTS*/", CHARTS),
     ("/*SCRIPT*/", SCRIPT),
     ("/*HISTORY*/", HISTORY),
     ("/*ACTIONS*/", ACTIONS),

@@ -9,13 +9,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
+use chrono::DateTime;
 use rust_decimal::Decimal;
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::config::{Config, DEFAULT_STRATEGY};
-use crate::execution::journal::{JournalEntry, OrderKind, Outcome};
 use crate::execution::stats::chronological;
 use crate::execution::{Direction, Execution, Trade, TradeView};
 use crate::market::{CandleCache, Timeframe};
@@ -236,7 +235,7 @@ async fn panel(
         trigger_pct: json_amount(settings.trigger_pct),
         distance_pct: json_amount(settings.distance_pct),
         active: settings.enabled && profit_pct.is_some_and(|p| p >= settings.trigger_pct),
-        stops: stops(execution, trade)?,
+        stops: super::chart::stops_of(execution, trade)?,
     };
     Ok(TradePanel {
         trade: trade.view(),
@@ -244,47 +243,8 @@ async fn panel(
         unrealised_pnl: unrealised.map(|u| u.pnl_amount()),
         unrealised_pct: unrealised.and_then(|u| u.pct_amount()),
         trailing,
-        candles: series
-            .iter()
-            .map(|k| ChartCandle {
-                time: k.open_time,
-                open: json_amount(k.open.0),
-                high: json_amount(k.high.0),
-                low: json_amount(k.low.0),
-                close: json_amount(k.close.0),
-            })
-            .collect(),
+        candles: series.iter().map(super::chart::candle).collect(),
     })
-}
-
-/// Stops of the OCO lists placed for `trade` since it opened, from the order journal. The
-/// journal is read back only to the trade's opening (it is in time order), so a poll costs
-/// the trade's own orders, not the whole history. A trade without a readable opening time has
-/// no history to show.
-fn stops(execution: &Execution, trade: &Trade) -> Result<Vec<PricePoint>, StoreError> {
-    let Ok(opened) = DateTime::parse_from_rfc3339(&trade.opened_at) else {
-        return Ok(Vec::new());
-    };
-    let mut points: Vec<PricePoint> = execution
-        .journal()
-        .since(opened.to_utc())?
-        .iter()
-        .filter(|e| {
-            e.symbol == trade.symbol && matches!(e.kind, OrderKind::Oco | OrderKind::WatchedStop)
-        })
-        .filter(|e| matches!(e.outcome, Outcome::Placed { .. }))
-        .filter_map(stop_point)
-        .map(|(t, price)| PricePoint { time: t.timestamp_millis(), price })
-        .collect();
-    points.reverse();
-    Ok(points)
-}
-
-fn stop_point(entry: &JournalEntry) -> Option<(DateTime<Utc>, f64)> {
-    let time = DateTime::parse_from_rfc3339(&entry.created_at).ok()?.to_utc();
-    let stop = entry.request.get("stop_price")?;
-    let price = stop.as_str().and_then(|s| s.parse().ok()).or_else(|| stop.as_f64())?;
-    Some((time, price))
 }
 
 /// One closed trade on the cumulative PnL curve.

@@ -68,6 +68,7 @@ pub const ROUTES: &[RouteRule] = &[
     rule("GET", "/api/dashboard/footer", "dashboard", false, READ),
     rule("GET", "/api/dashboard/trades", "dashboard", false, READ),
     rule("GET", "/api/dashboard/pnl", "dashboard", false, READ),
+    rule("GET", "/api/dashboard/chart", "dashboard", false, READ),
     rule("GET", "/api/dashboard/events", "dashboard", false, READ),
     // News and portfolio.
     rule("GET", "/api/news", "news and portfolio", false, SPEC),

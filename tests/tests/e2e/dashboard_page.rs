@@ -259,6 +259,38 @@ async fn the_dashboard_renders_every_panel_and_follows_agent_reports_without_con
         assert!(stats.as_str().unwrap().contains(name), "{name} in {stats}");
     }
     browser.wait_for("document.querySelector('#bars-chart canvas')", within).await.unwrap();
+    // A closed trade picked in the history is drawn with the candles around it, as the chart
+    // route answers them.
+    let row = api["trades"][0].clone();
+    let ms = |field: &str| {
+        chrono::DateTime::parse_from_rfc3339(row[field].as_str().unwrap())
+            .unwrap()
+            .timestamp_millis()
+    };
+    let route = format!(
+        "/api/dashboard/chart?symbol=SOLUSDT&from={}&to={}",
+        ms("opened_at"),
+        ms("closed_at")
+    );
+    let (status, chart) = t.get(&route).await;
+    assert_eq!(status, 200, "{chart}");
+    assert_eq!(chart["timeframe"], "15m", "{chart}");
+    assert!(chart["candles"].as_array().unwrap().len() >= 16, "the margins around the trade");
+    assert!(!chart["stops"].as_array().unwrap().is_empty(), "its OCO's stop: {chart}");
+    browser.eval("document.querySelector('#history tbody tr').click(); true").await.unwrap();
+    browser.wait_for("document.querySelector('#history-chart canvas')", within).await.unwrap();
+    let title = browser.eval(&text_of("#history-chart-title")).await.unwrap();
+    assert!(title.as_str().unwrap().starts_with("SOLUSDT · 15m candles · buy"), "{title}");
+    // The stop line steps at the time the stop moved, between two candles' opens.
+    let model = "JSON.stringify(tradeChartData({candles: [\
+          {time: 0, open: 10, high: 11, low: 9, close: 10.5}, \
+          {time: 900000, open: 10.5, high: 12, low: 10, close: 11.5}], \
+        stops: [{time: 0, price: 9.5}, {time: 300000, price: 10.2}], entry_px: 10, sl_px: 9.5, \
+        tp_px: 12, marks: []}))";
+    let data: Value =
+        serde_json::from_str(browser.eval(model).await.unwrap().as_str().unwrap()).unwrap();
+    assert_eq!(data[0], json!([0, 300, 900]), "the move's time is a point of its own");
+    assert_eq!(data[4], json!([9.5, 10.2, 10.2]), "the stop line steps at 300 s, not at 900 s");
     browser.wait_for("document.querySelector('#equity-chart canvas')", within).await.unwrap();
     // A filter narrows the table to what the route answers for it.
     let filter = "document.getElementById('history-from').value = '2026-03-03'; \

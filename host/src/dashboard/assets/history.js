@@ -139,12 +139,45 @@ async function refreshHistory() {
     const tr = row([dateTime(t.closed_at), t.symbol, t.direction, t.bot, num(price(t.size)),
       num(price(t.entry_px)), num(price(t.exit_px)), num(money(t.pnl), signClass(t.pnl)), t.reason]);
     tr.dataset.symbol = t.symbol;
+    tr.className = 'pickable';
+    tr.title = 'Show this trade on a chart';
+    tr.addEventListener('click', () => showClosedTrade(t).catch(() => {}));
     return tr;
   }), 'No closed trade matches.', 9);
   const last = Math.min(body.offset + body.count, body.total);
   $('history-page').textContent = body.total ? (body.offset + 1) + '–' + last + ' of ' + body.total : '';
   $('history-newer').disabled = body.offset === 0;
   $('history-older').disabled = last >= body.total;
+}
+
+// ---- a closed trade on a chart ----
+
+let closedChart = null;
+
+/** Draws `t` (a history row) with the candles around it, its stops, its entry and its exit. */
+async function showClosedTrade(t) {
+  const from = Date.parse(t.opened_at);
+  const to = Date.parse(t.closed_at);
+  const { status, body } = await api('/api/dashboard/chart?symbol=' + encodeURIComponent(t.symbol)
+    + '&from=' + from + '&to=' + to);
+  const card = $('history-chart-card');
+  card.hidden = false;
+  if (status !== 200 || !body) {
+    $('history-chart-title').textContent = t.symbol + ': no chart (' + ((body && body.detail) || status) + ')';
+    return;
+  }
+  const title = $('history-chart-title');
+  title.textContent = t.symbol + ' · ' + body.timeframe + ' candles · ' + t.direction + ' ' + price(t.size)
+    + ' at ' + price(t.entry_px) + ' → ' + price(t.exit_px) + ' (' + t.reason.replace('_', ' ') + ', '
+    + money(t.pnl) + ')';
+  title.append(chartKey());
+  const model = {
+    candles: body.candles, stops: body.stops, entry_px: t.entry_px, sl_px: null, tp_px: null,
+    marks: [{ time: from, price: t.entry_px, kind: 'entry' }, { time: to, price: t.exit_px, kind: 'exit' }],
+  };
+  card.dataset.symbol = t.symbol;
+  if (closedChart) closedChart.update(model);
+  else closedChart = new TradeChart($('history-chart'), model);
 }
 
 $('history-filter').addEventListener('change', () => { historyOffset = 0; refreshHistory().catch(() => {}); });
@@ -189,7 +222,8 @@ every(60, refreshEquity, always);
 // A plugin loads, is refused or scans: seen within 30 s.
 every(30, refreshStrategies, always);
 window.addEventListener('resize', () => {
-  for (const [plot, id] of [[equityPlot, 'equity-chart'], [barsPlot, 'bars-chart']]) {
+  const closed = closedChart && closedChart.plot;
+  for (const [plot, id] of [[equityPlot, 'equity-chart'], [barsPlot, 'bars-chart'], [closed, 'history-chart']]) {
     if (plot) plot.setSize({ width: Math.max(240, $(id).clientWidth), height: chartHeight() });
   }
 });

@@ -6,9 +6,6 @@
 'use strict';
 
 const SIGNAL_WINDOW_S = 300; // a signal can be confirmed for 5 minutes
-const COLORS = {
-  up: '#3fb950', down: '#f85149', entry: '#8b949e', sl: '#f85149', tp: '#3fb950', pnl: '#d29922',
-};
 
 const $ = (id) => document.getElementById(id);
 
@@ -218,7 +215,7 @@ function renderSignals() {
 // ---- open trades and their charts (on change; 10 s while prices are polled) ----
 
 let openTrades = [];
-const tradeCharts = new Map(); // symbol -> {plot, node, trade}
+const tradeCharts = new Map(); // symbol -> {node, view: TradeChart}
 
 async function refreshTrades() {
   const { status, body } = await api('/api/dashboard/trades');
@@ -246,7 +243,7 @@ function renderTrades() {
   const open = new Set(openTrades.map((t) => t.symbol));
   for (const [symbol, chart] of tradeCharts) {
     if (!open.has(symbol)) {
-      chart.plot.destroy();
+      chart.view.plot.destroy();
       chart.node.remove();
       tradeCharts.delete(symbol);
     }
@@ -273,116 +270,30 @@ function applyPrices(prices) {
   renderTrades();
 }
 
-/** The stop in force at each candle: the last stop placed at or before it. */
-function stopLine(times, stops, fallback) {
-  let i = 0;
-  let current = stops.length ? stops[0].price : fallback;
-  return times.map((x) => {
-    while (i < stops.length && stops[i].time / 1000 <= x) current = stops[i++].price;
-    return current;
-  });
-}
-
-/** Draws each candle (wick and body) of `chart.trade` under the lines. */
-function candlePlugin(chart) {
-  // Drawn with the axes, before the series: the entry, stop and target lines stay on top.
-  return { hooks: { drawAxes: (u) => {
-    const candles = chart.trade.candles;
-    const xs = u.data[0];
-    if (xs.length === 0) return;
-    const ctx = u.ctx;
-    const x = (i) => u.valToPos(xs[i], 'x', true);
-    const y = (v) => u.valToPos(v, 'y', true);
-    const step = xs.length > 1 ? (x(xs.length - 1) - x(0)) / (xs.length - 1) : 8;
-    const body = Math.max(1, step * 0.6);
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
-    ctx.clip();
-    candles.forEach((k, i) => {
-      ctx.strokeStyle = ctx.fillStyle = k.close >= k.open ? COLORS.up : COLORS.down;
-      ctx.lineWidth = 1;
-      ctx.beginPath();
-      ctx.moveTo(Math.round(x(i)), y(k.high));
-      ctx.lineTo(Math.round(x(i)), y(k.low));
-      ctx.stroke();
-      const top = Math.min(y(k.open), y(k.close));
-      ctx.fillRect(x(i) - body / 2, top, body, Math.max(1, Math.abs(y(k.open) - y(k.close))));
-    });
-    ctx.restore();
-  } } };
-}
-
-function tradeChartData(t) {
-  const times = t.candles.map((c) => c.time / 1000);
-  return [
-    times,
-    t.candles.map((c) => c.high),
-    t.candles.map((c) => c.low),
-    times.map(() => t.entry_px),
-    stopLine(times, t.trailing.stops, t.sl_px),
-    times.map(() => t.tp_px),
-  ];
+/** An open trade as its chart shows it: its candles, stops and levels, the entry marked. */
+function chartModel(t) {
+  return {
+    candles: t.candles, stops: t.trailing.stops, entry_px: t.entry_px, sl_px: t.sl_px, tp_px: t.tp_px,
+    marks: [{ time: Date.parse(t.opened_at), price: t.entry_px, kind: 'entry' }],
+  };
 }
 
 function drawTradeChart(t) {
-  const data = tradeChartData(t);
   let chart = tradeCharts.get(t.symbol);
   if (!chart) {
     const node = el('div', null, 'chart-card');
     node.dataset.symbol = t.symbol;
     const target = el('div', null, 'chart');
     const title = el('h3', t.symbol + ' · 15m candles, last 24 h');
-    const key = el('span', null, 'key');
-    for (const [name, color] of [['entry', COLORS.entry], ['stop', COLORS.sl], ['target', COLORS.tp]]) {
-      const item = el('span', ' ― ' + name);
-      item.style.color = color;
-      key.append(item);
-    }
-    title.append(key);
+    title.append(chartKey());
     node.append(title, target);
     $('trade-charts').append(node);
-    chart = { node, trade: t };
-    const hidden = { paths: () => null, points: { show: false } };
-    const options = chartOptions(target, [
-      { label: 'High', ...hidden },
-      { label: 'Low', ...hidden },
-      { label: 'Entry', stroke: COLORS.entry, dash: [4, 4], points: { show: false } },
-      { label: 'SL', stroke: COLORS.sl, paths: uPlot.paths.stepped({ align: 1 }), points: { show: false } },
-      { label: 'TP', stroke: COLORS.tp, dash: [4, 4], points: { show: false } },
-    ]);
-    options.legend = { show: false };
-    options.plugins = [candlePlugin(chart)];
-    chart.plot = new uPlot(options, data, target);
+    chart = { node, view: new TradeChart(target, chartModel(t)) };
     tradeCharts.set(t.symbol, chart);
+  } else {
+    chart.view.update(chartModel(t));
   }
-  chart.trade = t;
-  plotData(chart.plot, data);
-  chart.node.classList.toggle('no-data', data[0].length === 0);
-}
-
-/** Sets `data` and widens the x axis to at least an hour around it: uPlot's own range for
- * one point (or points a few seconds apart) spans years. */
-function plotData(plot, data) {
-  plot.setData(data);
-  const xs = data[0];
-  if (xs.length === 0 || xs[xs.length - 1] - xs[0] >= 3600) return;
-  const mid = (xs[0] + xs[xs.length - 1]) / 2;
-  plot.setScale('x', { min: mid - 1800, max: mid + 1800 });
-}
-
-const chartHeight = () => (window.innerWidth <= 720 ? 200 : 260);
-
-function chartOptions(target, series) {
-  const axis = { stroke: '#8b949e', grid: { stroke: '#222a33' }, ticks: { stroke: '#222a33' } };
-  return {
-    width: Math.max(240, target.clientWidth || 320),
-    height: chartHeight(),
-    scales: { x: { time: true } },
-    series: [{}, ...series],
-    axes: [axis, { ...axis, size: 70 }],
-    legend: { live: false },
-  };
+  chart.node.classList.toggle('no-data', t.candles.length === 0);
 }
 
 // ---- the account: equity, balance, drawdown (on change, at most every 5 s; 30 s) ----
@@ -709,8 +620,8 @@ follow();
 setInterval(() => { if (live.connected) refreshAll(); }, 60000);
 setInterval(() => { renderSignals(); renderEntries(); }, 1000);
 window.addEventListener('resize', () => {
-  for (const { plot, node } of tradeCharts.values()) {
-    plot.setSize({ width: Math.max(240, node.clientWidth), height: chartHeight() });
+  for (const { view, node } of tradeCharts.values()) {
+    view.plot.setSize({ width: Math.max(240, node.clientWidth), height: chartHeight() });
   }
   if (pnlPlot) pnlPlot.setSize({ width: Math.max(240, $('pnl-chart').clientWidth), height: chartHeight() });
 });
