@@ -15,7 +15,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
-use super::extract::{ApiJson, ApiPath, ApiQuery, whole_number};
+use super::extract::{ApiJson, ApiPath, ApiQuery, bounded_number};
 use crate::activity::{AgentName, AgentStatus, DashboardSnapshot};
 use crate::dashboard::chart::{ChartError, TradeChart};
 use crate::dashboard::live::Sources;
@@ -182,16 +182,19 @@ async fn pnl_curve(State(state): State<AppState>) -> Result<Json<PnlCurve>, ApiE
     Ok(Json(PnlCurve::read(&state.execution, &state.config)?))
 }
 
+/// The last millisecond of the year 9999.
+const LAST_MS: u64 = 253_402_300_799_999;
+
 /// Query of `GET /api/dashboard/chart`.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ChartQuery {
     pub symbol: crate::exchange::Symbol,
     /// The trade's opening, epoch ms.
-    #[param(value_type = u64, minimum = 0)]
+    #[param(value_type = u64, minimum = 0, maximum = 253402300799999_u64)]
     pub from: String,
-    /// The trade's closing, epoch ms (not before `from`).
-    #[param(value_type = u64, minimum = 0)]
+    /// The trade's closing, epoch ms (given before `from`, the two are swapped).
+    #[param(value_type = u64, minimum = 0, maximum = 253402300799999_u64)]
     pub to: String,
 }
 
@@ -199,6 +202,9 @@ impl From<ChartError> for ApiError {
     fn from(err: ChartError) -> Self {
         let detail = err.to_string();
         match err {
+            ChartError::Exchange(crate::exchange::ExchangeError::InvalidSymbol { .. }) => {
+                ApiError::not_found("symbol_not_found", detail)
+            }
             // The rate-limit layer answers 429 instead when a read was refused by the budget.
             ChartError::Exchange(_) => {
                 ApiError::new(axum::http::StatusCode::BAD_GATEWAY, "exchange_error", detail)
@@ -214,8 +220,10 @@ impl From<ChartError> for ApiError {
 #[utoipa::path(get, path = "/api/dashboard/chart", tag = "dashboard", params(ChartQuery),
     responses(
         (status = 200, description = "The chart", body = TradeChart),
-        (status = 422, description = "`invalid_query`: from/to are not epoch ms, or to is \
-            before from", body = ErrorBody),
+        (status = 404, description = "`symbol_not_found`: the active exchange does not list \
+            the symbol", body = ErrorBody),
+        (status = 422, description = "`invalid_query`: from/to are not epoch ms up to the year \
+            9999", body = ErrorBody),
         (status = 502, description = "The exchange did not answer", body = ErrorBody),
         (status = 503, description = "No exchange client", body = ErrorBody),
     ))]
@@ -223,11 +231,11 @@ async fn chart(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<ChartQuery>,
 ) -> Result<Json<TradeChart>, ApiError> {
-    let from = whole_number("from", Some(&q.from), 0)?;
-    let to = whole_number("to", Some(&q.to), 0)?;
-    if to < from {
-        return Err(ApiError::unprocessable("invalid_query", "`to` must not be before `from`"));
-    }
+    // Up to 9999-12-31T23:59:59.999Z: every time a trade can have.
+    let from = bounded_number("from", Some(&q.from), 0, 0..=LAST_MS)?;
+    let to = bounded_number("to", Some(&q.to), 0, 0..=LAST_MS)?;
+    // The window between the two times, whichever is given first.
+    let (from, to) = (from.min(to), from.max(to));
     let Some(market) = state.market.as_ref() else {
         return Err(ApiError::service_unavailable(
             "exchange_unavailable",

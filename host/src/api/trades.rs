@@ -196,7 +196,8 @@ pub struct HistoryPage {
     responses(
         (status = 200, description = "One page of closed trades", body = HistoryPage),
         (status = 422, description = "`invalid_query`: limit is not 1-200, offset is below 0, \
-            or from/to is not a YYYY-MM-DD day (the detail names it)", body = ErrorBody),
+            from/to is not a YYYY-MM-DD day, or bot is not a strategy name (the detail names \
+            it)", body = ErrorBody),
         (status = 500, description = "The store could not be read", body = ErrorBody),
     ))]
 async fn history(
@@ -206,6 +207,16 @@ async fn history(
     let limit = bounded_number("limit", q.limit.as_deref(), 50, 1..=200)?;
     let offset = whole_number("offset", q.offset.as_deref(), 0)?;
     let (from, to) = (day("from", q.from.as_deref())?, day("to", q.to.as_deref())?);
+    if let Some(bot) = &q.bot
+        && (bot.is_empty()
+            || bot.len() > 64
+            || !bot.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'))
+    {
+        return Err(ApiError::unprocessable(
+            "invalid_query",
+            format!("`bot` must be a strategy name (a-z, 0-9, _), got {bot:?}"),
+        ));
+    }
     let tz = state.config.market.tz();
     let closed_on = |row: &ClosedTrade| {
         chrono::DateTime::parse_from_rfc3339(&row.closed_at)

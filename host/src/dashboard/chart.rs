@@ -57,10 +57,11 @@ pub async fn window(
     from_ms: i64,
     to_ms: i64,
 ) -> Result<TradeChart, ChartError> {
-    let timeframe = timeframe_for(to_ms - from_ms);
+    let span = to_ms.saturating_sub(from_ms).max(0);
+    let timeframe = timeframe_for(span);
     let step = timeframe.duration_ms();
-    let count = ((to_ms - from_ms) / step + 2 * MARGIN_CANDLES).clamp(1, MAX_CANDLES);
-    let end = to_ms + MARGIN_CANDLES * step;
+    let count = (span / step).saturating_add(2 * MARGIN_CANDLES).clamp(1, MAX_CANDLES);
+    let end = to_ms.saturating_add(MARGIN_CANDLES * step);
     let klines = exchange.klines(symbol, timeframe.as_str(), count as u32, Some(end)).await?;
     let from = DateTime::from_timestamp_millis(from_ms).unwrap_or_default();
     let to = DateTime::from_timestamp_millis(to_ms).unwrap_or_default();

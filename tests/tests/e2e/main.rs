@@ -22,6 +22,7 @@ mod close_positions;
 mod damaged_answers;
 mod dashboard_actions;
 mod dashboard_auth;
+mod dashboard_first_paint;
 mod dashboard_live;
 mod dashboard_page;
 mod dashboard_state;
