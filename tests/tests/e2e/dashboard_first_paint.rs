@@ -7,7 +7,6 @@
 use std::time::Duration;
 
 use rust_decimal::Decimal;
-use spotbot::clock::Clock as _;
 use spotbot_tests::browser::{Browser, INSTALL_HINT, chromium_path};
 
 use crate::trading_support::Trading;
