@@ -208,6 +208,17 @@ pub fn page(report: &Report) -> String {
     }
     let why = &report.why_no_trade;
     row("Why no trade", esc(&why.run.describe()));
+    if !why.run.skips.is_empty() {
+        // Each kind of skip with its count and one full reason, most frequent first.
+        let mut kinds: Vec<(&String, &usize)> = why.run.skips.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let mut table = String::new();
+        for (kind, n) in kinds {
+            let example = why.run.skip_examples.get(kind).map_or(String::new(), |e| esc(e));
+            let _ = write!(table, "{n} × {}<br><small>e.g. {example}</small><br>", esc(kind));
+        }
+        row("Skips by kind", table);
+    }
     if why.by_symbol.len() > 1 {
         for (symbol, counts) in &why.by_symbol {
             row(&format!("… {symbol}"), esc(&counts.describe()));

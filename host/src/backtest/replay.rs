@@ -580,7 +580,7 @@ impl Replay {
                 bail!("plugin {}: {err}", self.name)
             }
             Err(err) => {
-                *self.scan_errors.entry(err.to_string()).or_default() += 1;
+                self.scan_error(err.to_string());
                 return Ok(false);
             }
         };
@@ -658,6 +658,13 @@ impl Replay {
     }
 
     /// Counts a buy result the service did not open, by the gate that refused it.
+    /// Counts a failed scan or exit by its message (at most 200 characters, and
+    /// [`super::why::MAX_KINDS`] messages: a plugin's error text must not grow the report).
+    fn scan_error(&mut self, message: String) {
+        let message: String = message.chars().take(200).collect();
+        super::why::add_one(&mut self.scan_errors, &message);
+    }
+
     fn not_opened(&mut self, symbol: &str, gate: &str, detail: String) {
         self.counts.not_opened(gate, detail);
         self.why.refused(symbol, gate);
@@ -716,9 +723,7 @@ impl Replay {
         let cause = format!("backtest: {} sell result at {}", self.name, iso(t));
         match self.execution.close(&r.symbol, &cause).await {
             Ok(_) => self.counts.exits += 1,
-            Err(err) => {
-                *self.scan_errors.entry(format!("exit of {}: {err}", r.symbol)).or_default() += 1
-            }
+            Err(err) => self.scan_error(format!("exit of {}: {err}", r.symbol)),
         }
     }
 

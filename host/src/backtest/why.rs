@@ -3,6 +3,13 @@
 //! its buys, and the steps a symbol was not scanned because its market had no candle (closed).
 //! A run without trades is a question ("is the strategy wrong, or the data?"): these counts
 //! answer it in the summary, the JSON and the HTML.
+//!
+//! Reasons are counted by their **kind**, not their text: a plugin that writes numbers in its
+//! reasons (`newest close 137.8800 vs 137.8800`) would otherwise make every skip a line of its
+//! own. A kind is the reason's part before the first `:`, with every number written `#`
+//! (`newest close # vs #`); one full reason is kept per kind as its example. Every count map
+//! keeps at most [`MAX_KINDS`] kinds (later ones are counted under [`OTHER`]), and the summary
+//! names the [`SHOWN_KINDS`] most frequent, so the report stays small whatever a plugin writes.
 
 use std::collections::BTreeMap;
 
@@ -10,11 +17,23 @@ use serde::Serialize;
 
 use crate::plugins::model::ScanResult;
 
+/// Kinds a count map keeps at most; the kinds seen after them are counted under [`OTHER`].
+pub const MAX_KINDS: usize = 64;
+/// The key of the kinds past [`MAX_KINDS`].
+pub const OTHER: &str = "(other kinds)";
+/// Kinds a summary line names; the rest are summed up as "and N more kinds".
+pub const SHOWN_KINDS: usize = 8;
+/// Characters of a kind at most.
+const KIND_CHARS: usize = 60;
+
 /// The counts of one symbol, or of the whole run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct NoTrade {
-    /// Skip results by the reason's first part (the plugin's failing gate, e.g. `regime`).
+    /// Skip results by the kind of their reason ([`reason_key`]: the plugin's failing gate,
+    /// e.g. `regime`, or the reason with its numbers as `#`).
     pub skips: BTreeMap<String, usize>,
+    /// One full reason of each kind in `skips` (the first seen).
+    pub skip_examples: BTreeMap<String, String>,
     /// Checklist lines that failed in skip results, by name.
     pub failed_checks: BTreeMap<String, usize>,
     /// Buy results the service did not open, by its gate (`gates`, `trade_exists`,
@@ -31,21 +50,48 @@ pub struct WhyNoTrade {
     pub by_symbol: BTreeMap<String, NoTrade>,
 }
 
-/// The key a skip's reason is counted under: its part before the first `:`, at most 60
-/// characters (`regime: 4h ADX 38.2 >= 25` → `regime`).
+/// The kind a skip's reason is counted under: its part before the first `:`, every number in
+/// it written `#`, white space collapsed, at most 60 characters (`regime: 4h ADX 38.2 >= 25`
+/// → `regime`; `newest close 137.88 vs 137.9` → `newest close # vs #`).
 pub fn reason_key(reason: &str) -> String {
-    reason.split(':').next().unwrap_or(reason).trim().chars().take(60).collect()
-}
-
-/// Counts one more `key` (a key is copied only the first time: a year of steps counts the same
-/// few keys hundreds of thousands of times).
-fn add_one(counts: &mut BTreeMap<String, usize>, key: &str) {
-    match counts.get_mut(key) {
-        Some(n) => *n += 1,
-        None => {
-            counts.insert(key.to_string(), 1);
+    let head = reason.split(':').next().unwrap_or(reason);
+    let mut kind = String::new();
+    let mut in_number = false;
+    let mut chars = head.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        // A point or comma between digits is part of the number (137.88, 1,000).
+        let inner =
+            in_number && (c == '.' || c == ',') && chars.peek().is_some_and(char::is_ascii_digit);
+        if c.is_ascii_digit() || inner {
+            if !in_number {
+                kind.push('#');
+                in_number = true;
+            }
+            continue;
+        }
+        in_number = false;
+        if c.is_whitespace() {
+            if !kind.ends_with(' ') {
+                kind.push(' ');
+            }
+        } else {
+            kind.push(c);
         }
     }
+    kind.trim().chars().take(KIND_CHARS).collect()
+}
+
+/// Counts one more `key`, under [`OTHER`] when the map holds [`MAX_KINDS`] kinds already (a key
+/// is copied only the first time: a year of steps counts the same few keys hundreds of
+/// thousands of times). Answers the key it was counted under.
+pub fn add_one<'a>(counts: &mut BTreeMap<String, usize>, key: &'a str) -> &'a str {
+    if let Some(n) = counts.get_mut(key) {
+        *n += 1;
+        return key;
+    }
+    let key = if counts.len() >= MAX_KINDS && key != OTHER { OTHER } else { key };
+    *counts.entry(key.to_string()).or_default() += 1;
+    key
 }
 
 impl WhyNoTrade {
@@ -57,11 +103,16 @@ impl WhyNoTrade {
         }
     }
 
-    /// Counts a skip result: its reason and every checklist line it failed.
+    /// Counts a skip result: its reason's kind (with an example) and every checklist line it
+    /// failed.
     pub fn skip(&mut self, result: &ScanResult) {
-        let key = reason_key(result.reason.as_deref().unwrap_or("skip"));
+        let reason = result.reason.as_deref().unwrap_or("skip");
+        let key = reason_key(reason);
         self.both(&result.symbol, |n| {
-            add_one(&mut n.skips, &key);
+            let counted = add_one(&mut n.skips, &key);
+            if counted != OTHER && !n.skip_examples.contains_key(counted) {
+                n.skip_examples.insert(counted.to_string(), reason.chars().take(200).collect());
+            }
             for check in result.checklist.iter().filter(|c| !c.pass) {
                 add_one(&mut n.failed_checks, &check.name);
             }
@@ -70,7 +121,9 @@ impl WhyNoTrade {
 
     /// Counts a buy result the service did not open, by the gate that refused it.
     pub fn refused(&mut self, symbol: &str, gate: &str) {
-        self.both(symbol, |n| *n.service.entry(gate.to_string()).or_default() += 1);
+        self.both(symbol, |n| {
+            add_one(&mut n.service, gate);
+        });
     }
 
     /// Counts a step at which `symbol`'s market had no candle (not scanned).
@@ -110,11 +163,19 @@ impl NoTrade {
     }
 }
 
-/// `name count` pairs, most frequent first (ties by name).
+/// `name count` pairs, most frequent first (ties by name), the first [`SHOWN_KINDS`], then
+/// `and N more kinds (M times)` for the rest.
 pub fn most_first(counts: &BTreeMap<String, usize>) -> String {
     let mut sorted: Vec<(&String, &usize)> = counts.iter().collect();
     sorted.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    sorted.iter().map(|(name, n)| format!("{name} {n}")).collect::<Vec<_>>().join(", ")
+    let mut shown: Vec<String> =
+        sorted.iter().take(SHOWN_KINDS).map(|(name, n)| format!("{name} {n}")).collect();
+    let rest = &sorted[sorted.len().min(SHOWN_KINDS)..];
+    if !rest.is_empty() {
+        let times: usize = rest.iter().map(|(_, n)| **n).sum();
+        shown.push(format!("and {} more kinds ({times} times)", rest.len()));
+    }
+    shown.join(", ")
 }
 
 #[cfg(test)]
@@ -155,5 +216,51 @@ mod tests {
              service gates trade_exists 1; market closed at 1 steps"
         );
         assert!(lines[1].starts_with("  AUSDT: skips range 1, regime 1"), "{lines:?}");
+        assert_eq!(why.run.skip_examples["regime"], "regime: 4h ADX 38.2 >= 25");
+    }
+
+    #[test]
+    fn numbers_in_reasons_make_one_kind_with_an_example() {
+        assert_eq!(reason_key("newest close 137.8800 vs 137.8800"), "newest close # vs #");
+        assert_eq!(reason_key("regime: 4h ADX 38.2 >= 25"), "regime");
+        assert_eq!(reason_key("  rsi  -3.5 below\t30 "), "rsi -# below #");
+        assert_eq!(
+            reason_key("SMA(10) 101.2345 below SMA(30) 1,002.5, no cross"),
+            "SMA(#) # below SMA(#) #, no cross"
+        );
+        let mut why = WhyNoTrade::default();
+        for i in 0..1000 {
+            why.skip(&skip("AUSDT", &format!("newest close {i}.5 vs {}.25", i + 1), &[]));
+        }
+        assert_eq!(why.run.skips, BTreeMap::from([("newest close # vs #".into(), 1000)]));
+        assert_eq!(why.run.skip_examples["newest close # vs #"], "newest close 0.5 vs 1.25");
+    }
+
+    #[test]
+    fn any_number_of_kinds_stays_bounded_and_the_line_short() {
+        let mut why = WhyNoTrade::default();
+        // 100 000 unique reasons with no numbers to take out: letters only.
+        let word = |mut i: usize| {
+            let mut w = String::new();
+            for _ in 0..4 {
+                w.push((b'a' + (i % 26) as u8) as char);
+                i /= 26;
+            }
+            w
+        };
+        for i in 0..100_000 {
+            why.skip(&skip("AUSDT", &format!("kind {}", word(i)), &[]));
+        }
+        assert_eq!(why.run.skips.len(), MAX_KINDS + 1, "64 kinds and the rest");
+        assert_eq!(why.run.skips[OTHER], 100_000 - MAX_KINDS);
+        assert!(why.run.skip_examples.len() <= MAX_KINDS);
+        let json = serde_json::to_string(&why).unwrap();
+        assert!(json.len() < 16_000, "{} bytes", json.len());
+        let line = &why.lines()[0];
+        assert!(line.len() < 400, "{line}");
+        assert!(
+            line.contains("(other kinds) 99936") && line.contains("and 57 more kinds"),
+            "{line}"
+        );
     }
 }

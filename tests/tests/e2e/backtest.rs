@@ -568,3 +568,38 @@ async fn benchmark_a_year_of_1h_candles_for_20_symbols() {
     assert_eq!(report.steps, 365 * 24 + 1);
     assert!(!report.trades.is_empty(), "{}", report.summary());
 }
+
+/// `sma_cross` says in every skip where its averages stand, numbers included, so no two skip
+/// texts are alike: a month of 1h steps on three symbols must still give a short summary that
+/// names the kinds with their counts, and a small JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn why_no_trade_groups_reasons_that_carry_numbers_by_kind() {
+    let data = tempfile::tempdir().unwrap();
+    let candles = tempfile::tempdir().unwrap();
+    let end = JAN_1 + 40 * DAY;
+    let symbols = ["ETHUSDT", "SOLUSDT", "LINKUSDT"];
+    for (i, symbol) in symbols.iter().enumerate() {
+        let c = spotbot_sdk::testing::candles(21 + i as u64, "1h", 40 * 24, 100.0, 0.0, end);
+        write_csv(candles.path(), symbol, &c);
+    }
+    let plugin = artifact("target/test-guests", "guest_sma_cross.wasm");
+    let config = config(data.path(), "");
+    let report =
+        run(&config, &spec(plugin, &symbols, end - 30 * DAY, end, Some(candles.path()))).await;
+    let why = &report.why_no_trade;
+    let kinds: Vec<&str> = why.run.skips.keys().map(String::as_str).collect();
+    let known = ["SMA(#) # above SMA(#) #, no cross up", "SMA(#) # below SMA(#) #, no cross up"];
+    assert!(!kinds.is_empty() && kinds.iter().all(|k| known.contains(k)), "{kinds:?}");
+    let skipped: usize = why.run.skips.values().sum();
+    assert!(skipped > 3 * 600, "about 720 steps a symbol, nearly all skips: {skipped}");
+    for kind in &kinds {
+        assert!(why.run.skip_examples[*kind].starts_with("SMA(10) "), "{why:?}");
+    }
+    let summary = report.summary();
+    assert!(summary.len() < 4096, "{} bytes:\n{summary}", summary.len());
+    let (kind, n) = why.run.skips.iter().max_by_key(|(_, n)| **n).unwrap();
+    assert!(summary.contains(&format!("{kind} {n}")), "the top kind with its count:\n{summary}");
+    let json = serde_json::to_string(&why).unwrap();
+    assert!(json.len() < 4096, "{} bytes", json.len());
+    assert!(backtest::html::page(&report).contains("SMA(#) # below SMA(#) #"));
+}

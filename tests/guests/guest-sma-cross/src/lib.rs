@@ -3,7 +3,10 @@
 //! backtesting.py. On the closed 1h candles (the candle forming at `now` is left out, as a
 //! bar-close backtester sees only finished bars), a buy when SMA(10) crosses above SMA(30)
 //! (backtesting.py's `crossover`: below or equal one candle ago is not enough, strictly below
-//! then and strictly above now), with a 5 % stop and a 10 % target; skip otherwise.
+//! then and strictly above now), with a 5 % stop and a 10 % target; skip otherwise, saying
+//! where the two averages stand with their numbers (`SMA(10) 101.2345 below SMA(30)
+//! 102.5000`): every skip's text is its own, as many authors write them, which the
+//! backtest's "why no trade" must group by kind.
 
 use spotbot_sdk::indicators::sma;
 use spotbot_sdk::*;
@@ -40,7 +43,16 @@ impl Strategy for Guest {
                 && fast[closed - 2] < slow[closed - 2]
                 && fast[closed - 1] > slow[closed - 1];
             if !crossed {
-                return Ok(ScanResult::new(&s.symbol, "sma_cross", Direction::Skip, s.last_price));
+                let skip = ScanResult::new(&s.symbol, "sma_cross", Direction::Skip, s.last_price);
+                let (f, sl) = (fast.last().copied(), slow.last().copied());
+                let reason = match (f, sl) {
+                    (Some(f), Some(sl)) if f.is_finite() && sl.is_finite() => {
+                        let side = if f > sl { "above" } else { "below" };
+                        format!("SMA({FAST}) {f:.4} {side} SMA({SLOW}) {sl:.4}, no cross up")
+                    }
+                    _ => format!("fewer than {} closed candles", SLOW + 1),
+                };
+                return Ok(skip.with_reason(reason));
             }
             let mut checklist = Checklist::new();
             checklist.check("sma_cross_up", true, "SMA(10) crossed above SMA(30)");
