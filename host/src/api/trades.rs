@@ -151,7 +151,7 @@ pub struct HistoryQuery {
     #[param(value_type = Option<u64>, minimum = 0)]
     pub offset: Option<String>,
     /// Only the trades of this strategy (`bot`; `synced` for trades copied from the exchange).
-    #[param(max_length = 64, pattern = "^[a-z0-9_]+$")]
+    #[param(max_length = 64, pattern = "^[a-z][a-z0-9_]{0,63}$")]
     pub bot: Option<String>,
     /// Only the trades of this symbol.
     pub symbol: Option<crate::exchange::Symbol>,
@@ -208,13 +208,11 @@ async fn history(
     let offset = whole_number("offset", q.offset.as_deref(), 0)?;
     let (from, to) = (day("from", q.from.as_deref())?, day("to", q.to.as_deref())?);
     if let Some(bot) = &q.bot
-        && (bot.is_empty()
-            || bot.len() > 64
-            || !bot.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'))
+        && !crate::config::is_strategy_name(bot)
     {
         return Err(ApiError::unprocessable(
             "invalid_query",
-            format!("`bot` must be a strategy name (a-z, 0-9, _), got {bot:?}"),
+            format!("`bot` must be a strategy name (a-z first, then a-z, 0-9, _), got {bot:?}"),
         ));
     }
     let tz = state.config.market.tz();
