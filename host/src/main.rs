@@ -13,11 +13,7 @@ use spotbot::clock::Clock;
 use spotbot::clock::SystemClock;
 use spotbot::config::{Config, LogFormat};
 
-/// mimalloc instead of the C library's allocator: the service allocates many small, short-lived
-/// values on several threads at once (requests, JSON documents, order books), where glibc's
-/// malloc and free took about a sixth of a backtest's time (docs/benchmarks.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+mod allocator;
 
 #[derive(Debug, Parser)]
 #[command(name = "spotbot", version, about = "Spot-trading service for AI agents")]
@@ -190,6 +186,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Serve { config, addr, data_dir, log_format } => {
+            allocator::settle_for_service();
             let mut loaded = match Config::load(&config) {
                 Ok(loaded) => loaded,
                 Err(err) => {

@@ -29,11 +29,9 @@ mod trades;
 mod trading;
 mod whoami;
 
-use std::sync::Arc;
-
+use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::response::IntoResponse;
-use axum::{Json, Router};
 use tower_http::catch_panic::CatchPanicLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
@@ -95,16 +93,22 @@ pub(crate) fn document() -> utoipa::openapi::OpenApi {
 /// `[mcp] enabled`. MCP tool calls are dispatched into the same router without `/mcp` (built
 /// from the same routes and layers), so every layer applies to them as to HTTP, and the router
 /// does not hold itself (which would keep the state, and the store, alive after a stop).
+///
+/// The document is kept only as its JSON text: utoipa's structure of it takes about 6 MB of
+/// heap per copy (every operation carries the common error responses), the text a tenth of
+/// that, and `GET /api/openapi.json` answers the text without building anything.
 pub fn router(state: AppState) -> Router {
     let (routes, document) = routes();
-    let api = layered(routes.clone(), document.clone(), &state);
+    let document = serde_json::to_value(&document).expect("utoipa's document is JSON");
+    let text = axum::body::Bytes::from(document.to_string());
+    let api = layered(routes.clone(), text.clone(), &state);
     if !state.config.mcp.enabled {
         return api;
     }
     let max_body = state.config.server.max_body_bytes;
     let hosts = &state.config.api.allowed_hosts;
     match crate::mcp::service(&document, api.clone(), hosts, max_body) {
-        Ok(mcp) => layered(routes.route_service(crate::mcp::PATH, mcp), document, &state),
+        Ok(mcp) => layered(routes.route_service(crate::mcp::PATH, mcp), text, &state),
         Err(err) => {
             tracing::error!(%err, "no MCP tools from the API document; /mcp is off");
             api
@@ -112,20 +116,16 @@ pub fn router(state: AppState) -> Router {
     }
 }
 
-/// `routes` with the document route, the error fallbacks and the request layers.
-fn layered(
-    routes: Router<AppState>,
-    document: utoipa::openapi::OpenApi,
-    state: &AppState,
-) -> Router {
+/// `routes` with the document route (answering `document`, the document's JSON text), the
+/// error fallbacks and the request layers.
+fn layered(routes: Router<AppState>, document: axum::body::Bytes, state: &AppState) -> Router {
     let max_body = state.config.server.max_body_bytes;
-    let document = Arc::new(document);
     routes
         .route(
             "/api/openapi.json",
             axum::routing::get(move || {
                 let document = document.clone();
-                async move { Json(document.as_ref().clone()) }
+                async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], document) }
             }),
         )
         .fallback(|| async {

@@ -62,7 +62,7 @@ use crate::execution::{
 use crate::market::Timeframe;
 use crate::messenger::Messenger;
 use crate::plugins::model::{Direction, ScanResult};
-use crate::plugins::{MarketData, PluginError, Plugins};
+use crate::plugins::{Limits, MarketData, PluginError, Plugins};
 use crate::signals::Tier;
 use crate::store::Store;
 
@@ -135,10 +135,13 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
         let shared: SharedClock = Arc::new(scan_clock.clone());
         let source: Arc<dyn MarketData> = market.clone();
         let metrics = metrics.clone();
-        tokio::task::spawn_blocking(move || Plugins::start(cfg, store, shared, source, metrics))
-            .await
-            .context("plugin loading panicked")?
-            .context("cannot start the plugin runtime")?
+        let limits = Limits::from_config(&cfg.plugins).for_replay();
+        tokio::task::spawn_blocking(move || {
+            Plugins::start_with(cfg, limits, store, shared, source, metrics)
+        })
+        .await
+        .context("plugin loading panicked")?
+        .context("cannot start the plugin runtime")?
     };
     plugins.stop_watching();
     let info = plugins.list().into_iter().next().context("the plugin file was not read")?;

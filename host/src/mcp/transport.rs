@@ -19,13 +19,12 @@ pub const PATH: &str = "/mcp";
 /// The endpoint's service: tools derived from `document`, calls dispatched into `api` (the
 /// API router without `/mcp`). Requests over `max_body` bytes get 413, as on the API.
 pub fn service(
-    document: &utoipa::openapi::OpenApi,
+    document: &serde_json::Value,
     api: Router,
     allowed_hosts: &[String],
     max_body: usize,
 ) -> Result<StreamableHttpService<Tools, NeverSessionManager>, String> {
-    let document = serde_json::to_value(document).map_err(|err| err.to_string())?;
-    let tools = Tools::new(Catalog::from_document(&document)?, api);
+    let tools = Tools::new(Catalog::from_document(document)?, api);
     let transport = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts.iter().cloned())
         .with_legacy_session_mode(false)

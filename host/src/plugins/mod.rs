@@ -150,6 +150,19 @@ impl Plugins {
         metrics: crate::metrics::Metrics,
     ) -> anyhow::Result<Self> {
         let limits = Limits::from_config(&config.plugins);
+        Self::start_with(config, limits, store, clock, market, metrics)
+    }
+
+    /// [`Self::start`] under other `limits` than `[plugins]` gives (a replay's, which keep
+    /// more memory resident: [`Limits::for_replay`]).
+    pub fn start_with(
+        config: Arc<Config>,
+        limits: Limits,
+        store: Store,
+        clock: SharedClock,
+        market: Arc<dyn MarketData>,
+        metrics: crate::metrics::Metrics,
+    ) -> anyhow::Result<Self> {
         let cache_dir = Path::new(&config.server.data_dir).join("plugin-cache");
         let runtime = Runtime::new(limits.clone(), Some(cache_dir))?;
         let dir = PathBuf::from(&config.plugins.dir);

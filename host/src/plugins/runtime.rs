@@ -35,10 +35,6 @@ const EPOCH_TICK: Duration = Duration::from_millis(5);
 /// Bytes of each pooled table reset with memset (kept resident) when an instance is dropped.
 const TABLE_KEEP_RESIDENT: usize = 1024 * 1024;
 
-/// Bytes of each pooled linear memory reset with memset (kept resident) when an instance is
-/// dropped (capped by the memory limit).
-const MEMORY_KEEP_RESIDENT: usize = 32 * 1024 * 1024;
-
 /// The WIT package major version this host speaks.
 pub const WIT_MAJOR: u64 = 1;
 const WIT_EXPORT_PREFIX: &str = "spotbot:strategy/plugin@";
@@ -161,15 +157,11 @@ impl Runtime {
             // on this 2-vCPU VM also costs a TLB-shootdown IPI per call. Measured: per-call
             // overhead of the echo guest 68.7 -> 58.0 µs (docs/benchmarks.md).
             .table_keep_resident(TABLE_KEEP_RESIDENT)
-            // Reset linear memory with memset (up to this many bytes, the rest with madvise)
-            // instead of giving the pages back: a scan over many symbols writes megabytes of
-            // candles into a fresh instance, and a page fault per 4 KiB plus the madvise and
-            // TLB shootdown on drop cost more than zeroing. The contents are still reset to
-            // the component's initial image, so nothing leaks between calls. Measured on the
-            // 200-symbol scan: 15.1 -> 13.1 ms (echo guest 5.3 -> 3.0 ms); the cost is that a
-            // slot zeroes every page it ever touched (up to this cap) on each drop, and keeps
-            // them resident (at most this cap × the warm slots).
-            .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT.min(limits.memory_bytes as usize));
+            // Reset linear memory with memset up to this many bytes, the rest with madvise
+            // (`Limits::memory_keep_resident`: small for the service, large for a replay).
+            .linear_memory_keep_resident(
+                limits.memory_keep_resident.min(limits.memory_bytes as usize),
+            );
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         let engine =
             Engine::new(&config).map_err(|e| PluginError::Internal(format!("wasm engine: {e}")))?;
