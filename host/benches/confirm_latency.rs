@@ -246,13 +246,7 @@ async fn run(iterations: usize, warmup: usize) {
     for (symbol, price) in SYMBOLS {
         sim.sim.set_price(symbol, Decimal::from(*price)).expect("price");
     }
-    let license_dir = tempfile::tempdir().expect("tempdir");
-    let license = spotbot_license_server::LicenseServer::bind(
-        spotbot_license_server::Config::new(license_dir.path()),
-        "127.0.0.1:0".parse().expect("addr"),
-    )
-    .await
-    .expect("license server");
+    let (_license_dir, license) = support::license_server().await;
 
     let data = tempfile::tempdir().expect("tempdir");
     let toml = format!(

@@ -148,13 +148,7 @@ async fn run(iterations: usize, warmup: usize) {
     sim.sim.fund(Some(&raw_address), "USDT", Decimal::from(10_000_000)).expect("fund raw");
     sim.sim.set_price(SYMBOL, Decimal::from(PRICE)).expect("price");
     sim.sim.set_price("BTCUSDT", Decimal::from(60_000)).expect("price");
-    let license_dir = tempfile::tempdir().expect("tempdir");
-    let license = spotbot_license_server::LicenseServer::bind(
-        spotbot_license_server::Config::new(license_dir.path()),
-        "127.0.0.1:0".parse().expect("addr"),
-    )
-    .await
-    .expect("license server");
+    let (_license_dir, license) = support::license_server().await;
 
     let data = tempfile::tempdir().expect("tempdir");
     let toml = format!(

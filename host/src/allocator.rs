@@ -46,5 +46,7 @@ pub fn settle_for_service() {
         command.env(name, value);
     }
     let err = command.exec();
-    eprintln!("spotbot: running on the allocator's defaults (cannot restart with its settings: {err})");
+    eprintln!(
+        "spotbot: running on the allocator's defaults (cannot restart with its settings: {err})"
+    );
 }

@@ -55,6 +55,7 @@ pub mod dashboard;
 pub mod exchange;
 pub mod execution;
 pub mod jobs;
+pub mod keyed_locks;
 pub mod license;
 pub mod logging;
 pub mod market;

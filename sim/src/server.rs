@@ -59,7 +59,8 @@ pub struct Shared {
     pub clock: Arc<dyn Clock>,
     faults: Mutex<Vec<Fault>>,
     mutation: Mutex<Mutation>,
-    log: Mutex<Vec<RequestRecord>>,
+    log: Mutex<std::collections::VecDeque<RequestRecord>>,
+    log_capacity: Option<usize>,
     limits: Mutex<Limits>,
     streams: StreamConfig,
     stream_faults: broadcast::Sender<StreamFault>,
@@ -89,6 +90,9 @@ pub struct SimConfig {
     /// Exchange B: the address owning the default account, the signing network, the weight
     /// limit.
     pub exchange_b: ExchangeBConfig,
+    /// Requests the log keeps, the newest (`None`: all of them, for tests that assert on what
+    /// reached the exchange; a simulator that serves for months keeps a few).
+    pub request_log: Option<usize>,
 }
 
 /// Rules of the simulator's WebSocket connections. The defaults are the exchange's; tests
@@ -133,6 +137,7 @@ impl SimConfig {
             initial_funds: vec![("USDT".to_string(), Decimal::from(10_000))],
             streams: StreamConfig::default(),
             exchange_b: ExchangeBConfig::from_seed(seed),
+            request_log: None,
         }
     }
 
@@ -187,7 +192,8 @@ impl Sim {
                 clock: config.clock,
                 faults: Mutex::new(Vec::new()),
                 mutation: Mutex::new(Mutation::default()),
-                log: Mutex::new(Vec::new()),
+                log: Mutex::new(std::collections::VecDeque::new()),
+                log_capacity: config.request_log,
                 limits: Mutex::new(Limits::default()),
                 streams: config.streams,
                 stream_faults: broadcast::channel(64).0,
@@ -328,7 +334,7 @@ impl Sim {
         lock(&self.shared.mutation).draw(path)
     }
     pub fn requests(&self) -> Vec<RequestRecord> {
-        lock(&self.shared.log).clone()
+        lock(&self.shared.log).iter().cloned().collect()
     }
     /// Every order the engine accepted (any status), in the query shape plus nothing else.
     pub fn orders(&self) -> Vec<serde_json::Value> {
@@ -401,7 +407,11 @@ impl Sim {
     }
 
     pub(crate) fn record(&self, r: RequestRecord) {
-        lock(&self.shared.log).push(r);
+        let mut log = lock(&self.shared.log);
+        if self.shared.log_capacity.is_some_and(|keep| log.len() >= keep) {
+            log.pop_front();
+        }
+        log.push_back(r);
     }
 }
 
@@ -467,4 +477,30 @@ pub fn router(sim: Sim) -> Router {
         .route(exchange_b::ws::WS_PATH, get(exchange_b::ws::upgrade))
         .fallback(exchange_a::rest::api)
         .with_state(sim)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bounded_request_log_keeps_the_newest_requests() {
+        let mut config = SimConfig::new(1, "key", "secret");
+        config.request_log = Some(3);
+        let sim = Sim::new(config);
+        for i in 0..5 {
+            sim.record(RequestRecord {
+                time: i,
+                method: "GET".into(),
+                path: format!("/p{i}"),
+                client_order_id: None,
+                kind: None,
+                status: 200,
+                executed: true,
+                fault: None,
+            });
+        }
+        let paths: Vec<String> = sim.requests().into_iter().map(|r| r.path).collect();
+        assert_eq!(paths, ["/p2", "/p3", "/p4"]);
+    }
 }

@@ -1,6 +1,7 @@
 //! What the whole-host latency benches (`confirm_latency`, `exchange_b_latency`) share: their
 //! `main` (iterations from the environment, logs on request, the runtime), the percentile of
-//! a sample, the machine's load, a signal that passes both gates, and a POST to the host.
+//! a sample, the machine's load, the license server, a signal that passes both gates, and a
+//! POST to the host.
 
 use std::time::Duration;
 
@@ -17,6 +18,18 @@ pub fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The reference license server on loopback, with its folder (kept until the server is done).
+pub async fn license_server() -> (tempfile::TempDir, spotbot_license_server::LicenseServer) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = spotbot_license_server::LicenseServer::bind(
+        spotbot_license_server::Config::new(dir.path()),
+        "127.0.0.1:0".parse().expect("addr"),
+    )
+    .await
+    .expect("license server");
+    (dir, server)
 }
 
 /// A buy signal of `symbol` at `price` passing 9 of 10 checks (sl 2 %, tp 5 %).

@@ -6,6 +6,7 @@ use std::convert::Infallible;
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::Html;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
@@ -18,7 +19,7 @@ use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, ApiPath, ApiQuery, bounded_number};
 use crate::activity::{AgentName, AgentStatus, DashboardSnapshot};
 use crate::dashboard::chart::{ChartError, TradeChart};
-use crate::dashboard::live::Sources;
+use crate::dashboard::live::{MAX_STREAMS, Sources, TooManyStreams};
 use crate::dashboard::panels::{Footer, PnlCurve, TradePanels};
 
 /// Body of `POST /api/agent/{name}`.
@@ -96,22 +97,37 @@ async fn dashboard_page_earlier() -> Html<&'static str> {
 /// signals, footer, pnl, activity, license) and `prices` (`{"trades": [{symbol, price, time,
 /// unrealised_pnl, unrealised_pct}]}`, the open trades at their last streamed prices). At most
 /// one `changed` and one `prices` per 250 ms; a comment every 15 s keeps proxies from closing
-/// the stream. The stream ends when the service stops; browsers reconnect after 3 s.
+/// the stream. The stream ends when the service stops; browsers reconnect after 3 s. At most
+/// 32 streams are open at once (503 `too_many_streams` past them).
 #[utoipa::path(get, path = "/api/dashboard/events", tag = "dashboard",
     responses((status = 200, description = "An endless stream of server-sent events; the \
         schema describes one event (OpenAPI 3.1 tools read a `text/event-stream` schema per \
         event, OpenAPI 3.2 calls it `itemSchema`)",
-        content_type = "text/event-stream", body = String)))]
+        content_type = "text/event-stream", body = String),
+        (status = 503, description = "`too_many_streams`: 32 event streams are open; close \
+            one (another tab) or retry later", body = ErrorBody)))]
 async fn live_events(
     State(state): State<AppState>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let stream = state.live.stream(Sources {
-        store: &state.store,
-        execution: &state.execution,
-        activity: &state.dashboard,
-        feed: state.feed.as_ref(),
-    });
-    Sse::new(stream).keep_alive(KeepAlive::default())
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let stream = state
+        .live
+        .stream(Sources {
+            store: &state.store,
+            execution: &state.execution,
+            activity: &state.dashboard,
+            feed: state.feed.as_ref(),
+        })
+        .map_err(|TooManyStreams| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too_many_streams",
+                format!(
+                    "{MAX_STREAMS} dashboard event streams are open at once; close one (another \
+                     tab) or retry later."
+                ),
+            )
+        })?;
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
 /// The per-event schema of `GET /api/dashboard/events`: `event` one of the stream's names,

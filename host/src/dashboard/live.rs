@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::response::sse::Event;
@@ -133,11 +134,30 @@ struct LivePrice {
 #[derive(Debug)]
 pub struct Live {
     closing: watch::Sender<bool>,
+    /// Streams open now (each holds a [`StreamSlot`]).
+    open: Arc<AtomicUsize>,
 }
 
 impl Default for Live {
     fn default() -> Self {
-        Self { closing: watch::channel(false).0 }
+        Self { closing: watch::channel(false).0, open: Arc::default() }
+    }
+}
+
+/// Streams open at once at most: each holds a connection and a few receivers, and any caller
+/// with the read scope can open them. A boss's tabs need a handful.
+pub const MAX_STREAMS: usize = 32;
+
+/// Why a stream was not opened.
+#[derive(Debug, PartialEq, Eq)]
+pub struct TooManyStreams;
+
+/// One open stream's place in [`Live::open`], given back when the stream is dropped.
+struct StreamSlot(Arc<AtomicUsize>);
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -155,12 +175,25 @@ impl Live {
         self.closing.send_replace(true);
     }
 
-    /// A new page's stream: the path first, then changes as they happen.
+    /// Streams open now.
+    pub fn open_streams(&self) -> usize {
+        self.open.load(Ordering::SeqCst)
+    }
+
+    /// A new page's stream: the path first, then changes as they happen. Refused while
+    /// [`MAX_STREAMS`] are open.
     pub fn stream(
         &self,
         sources: Sources<'_>,
-    ) -> impl Stream<Item = Result<Event, Infallible>> + use<> {
+    ) -> Result<impl Stream<Item = Result<Event, Infallible>> + use<>, TooManyStreams> {
+        let taken = self.open.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |open| {
+            (open < MAX_STREAMS).then_some(open + 1)
+        });
+        if taken.is_err() {
+            return Err(TooManyStreams);
+        }
         let mut session = Session {
+            _slot: StreamSlot(self.open.clone()),
             closing: self.closing.subscribe(),
             store: sources.store.changes(),
             activity: sources.activity.updates(),
@@ -174,14 +207,15 @@ impl Live {
             queue: VecDeque::new(),
         };
         session.queue.push_back(session.path().retry(Duration::from_millis(RETRY_MS)));
-        futures_util::stream::unfold(session, |mut session| async move {
+        Ok(futures_util::stream::unfold(session, |mut session| async move {
             session.next().await.map(|event| (Ok(event), session))
-        })
+        }))
     }
 }
 
 /// One page's stream.
 struct Session {
+    _slot: StreamSlot,
     closing: watch::Receiver<bool>,
     store: broadcast::Receiver<Changed>,
     activity: watch::Receiver<u64>,

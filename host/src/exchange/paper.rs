@@ -57,6 +57,10 @@ fn paper_key(seed: u64) -> PrivateKey {
         .unwrap_or_else(|| spotbot_sim::seed_key(seed))
 }
 
+/// Requests the paper simulator remembers (its `/sim` admin view shows them; nothing else
+/// reads them), so that months of paper trading keep a bounded log.
+const PAPER_REQUEST_LOG: usize = 1000;
+
 /// Starts the simulator on 127.0.0.1:0 and the active exchange's client pointed at it,
 /// counting its requests in `metrics`.
 pub async fn start_paper(
@@ -71,6 +75,7 @@ pub async fn start_paper(
     let mut config = SimConfig::new(settings.seed, key.clone(), secret.clone());
     config.initial_funds = vec![("USDT".to_string(), settings.usdt)];
     config.exchange_b = ExchangeBConfig::owned_by(b_key.address());
+    config.request_log = Some(PAPER_REQUEST_LOG);
     let sim = spotbot_sim::serve(config, "127.0.0.1:0")
         .await
         .map_err(|e| ExchangeError::NotConfigured { detail: format!("paper simulator: {e}") })?;

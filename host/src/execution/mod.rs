@@ -46,7 +46,6 @@ pub mod sync;
 pub mod trade;
 pub mod watched;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -206,7 +205,7 @@ struct Inner {
     /// Where the stops of new trades live: the exchange's capability and `[protection] stop`.
     stop_placement: StopPlacement,
     /// One lock per symbol: entries, closes and reconciliation of a symbol never overlap.
-    symbol_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    symbol_locks: crate::keyed_locks::KeyedLocks,
     /// One reconciliation at a time.
     reconciling: tokio::sync::Mutex<()>,
     /// Findings of reconciliation the boss was told (the minute's run tells only new ones).
@@ -288,7 +287,7 @@ impl Execution {
                 tz,
                 timing,
                 stop_placement,
-                symbol_locks: Mutex::new(HashMap::new()),
+                symbol_locks: crate::keyed_locks::KeyedLocks::default(),
                 reconciling: tokio::sync::Mutex::new(()),
                 told: Mutex::new(std::collections::HashSet::new()),
                 reconcile_wanted,
@@ -391,11 +390,7 @@ impl Execution {
     }
 
     async fn lock_symbol(&self, symbol: &str) -> tokio::sync::OwnedMutexGuard<()> {
-        let lock = {
-            let mut locks = self.inner.symbol_locks.lock().unwrap_or_else(|p| p.into_inner());
-            locks.entry(symbol.to_string()).or_default().clone()
-        };
-        lock.lock_owned().await
+        self.inner.symbol_locks.lock(symbol).await
     }
 
     fn now_iso(&self) -> String {

@@ -111,7 +111,7 @@ pub struct MarketContexts {
     cache: Mutex<HashMap<String, MarketContext>>,
     /// One computation per symbol at a time: concurrent misses wait for the first and are
     /// served from its result (one fetch, one snapshot, one memory observation).
-    computing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    computing: crate::keyed_locks::KeyedLocks,
 }
 
 impl MarketContexts {
@@ -129,7 +129,7 @@ impl MarketContexts {
             clock,
             retention_days,
             cache: Mutex::new(HashMap::new()),
-            computing: Mutex::new(HashMap::new()),
+            computing: crate::keyed_locks::KeyedLocks::default(),
         }
     }
 
@@ -158,14 +158,7 @@ impl MarketContexts {
         if let Some(context) = self.fresh(symbol, frames) {
             return Ok(Served { context, from_cache: true });
         }
-        let gate = self
-            .computing
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(symbol.to_string())
-            .or_default()
-            .clone();
-        let _computing = gate.lock().await;
+        let _computing = self.computing.lock(symbol).await;
         // Another request may have computed it while this one waited.
         if let Some(context) = self.fresh(symbol, frames) {
             return Ok(Served { context, from_cache: true });
@@ -222,7 +215,12 @@ impl MarketContexts {
         let mut context =
             context::analyze(symbol, frames.htf, frames.mtf, &htf, &mtf, now_ms.div_euclid(1000));
         self.remember(&mut context, &mtf)?;
-        self.cache().insert(symbol.to_string(), context.clone());
+        let now_s = now_ms.div_euclid(1000);
+        let mut cache = self.cache();
+        // Only listed symbols get here, and an aged context is never served again: the cache
+        // holds at most the symbols asked for within the TTL.
+        cache.retain(|_, c| now_s - c.timestamp < CACHE_TTL_SECONDS);
+        cache.insert(symbol.to_string(), context.clone());
         Ok(context)
     }
 

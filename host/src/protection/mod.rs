@@ -90,8 +90,8 @@ struct Inner {
     tz: Tz,
     /// One trailing run at a time (the scheduler's and an agent's never overlap).
     trailing: tokio::sync::Mutex<()>,
-    /// Stops raised on streamed prices since the last run; the run tells the boss of them
-    /// together with its own.
+    /// Stops raised on streamed prices since the last run, one row per symbol; the run tells
+    /// the boss of them together with its own.
     raised: std::sync::Mutex<Vec<TrailUpdate>>,
 }
 

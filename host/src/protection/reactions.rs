@@ -182,7 +182,16 @@ impl Protection {
         let _one = self.inner.trailing.lock().await;
         match trailing::trail_at(execution, &trade, price).await {
             Ok(Some(update)) => {
-                self.inner.raised.lock().unwrap_or_else(|e| e.into_inner()).push(update);
+                let mut raised = self.inner.raised.lock().unwrap_or_else(|e| e.into_inner());
+                // One row per symbol (from its first old stop to its latest), so the list is
+                // bounded by the open trades even when no trailing run drains it.
+                match raised.iter_mut().find(|r| r.symbol == update.symbol) {
+                    Some(row) => {
+                        row.new_sl = update.new_sl;
+                        row.profit_pct = update.profit_pct;
+                    }
+                    None => raised.push(update),
+                }
             }
             Ok(None) => {}
             Err(err) => tracing::warn!(%err, "trailing on a streamed price failed"),

@@ -30,6 +30,10 @@ pub const SCHEMA_VERSION: u64 = 3;
 
 const SCHEMA_KEY: &str = "schema_version";
 const DB_FILE: &str = "spotbot.redb";
+/// Memory redb may use to cache the database's pages (its default is 1 GiB, which a store that
+/// only grows — journal, audit, closed trades — would fill over months). The hot pages (open
+/// trades, the day's counters, recent rows) are a small part of it.
+const CACHE_BYTES: usize = 16 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -73,7 +77,7 @@ impl Store {
             StoreError::Database(format!("cannot create data folder {}: {err}", data_dir.display()))
         })?;
         let path = data_dir.join(DB_FILE);
-        let db = Database::create(&path).map_err(db_err)?;
+        let db = Database::builder().set_cache_size(CACHE_BYTES).create(&path).map_err(db_err)?;
         let store = Self::with(db);
         store.prepare_schema(&path.display().to_string())?;
         Ok(store)

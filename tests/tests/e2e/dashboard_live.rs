@@ -191,3 +191,29 @@ async fn without_streams_the_live_view_says_protection_polls_and_still_announces
     t.buy("SOLUSDT").await;
     events.until("changed", SECOND, |d| names_panel(d, "trades")).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_cannot_open_more_than_the_bounded_number_of_streams() {
+    let t = Trading::start_with("").await;
+    let max = spotbot::dashboard::live::MAX_STREAMS;
+    let mut open = Vec::new();
+    for _ in 0..max {
+        open.push(Events::open(&t).await);
+    }
+    let refused = reqwest::get(t.host.url("/api/dashboard/events")).await.unwrap();
+    assert_eq!(refused.status(), 503);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"], "too_many_streams", "{body}");
+    assert!(body["detail"].as_str().unwrap().contains(&max.to_string()), "{body}");
+
+    // A closed page gives its place back.
+    drop(open.pop());
+    let deadline = Instant::now() + SECOND;
+    while t.host.app.state.live.open_streams() == max && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut again = Events::open(&t).await;
+    assert_eq!(again.next(SECOND).await.expect("a first event").name, "path");
+    drop(open);
+    t.host.stop().await;
+}

@@ -155,7 +155,7 @@ async fn trailing_follows_streamed_prices_at_most_once_per_interval() {
     assert_eq!(open_stop(&t), Some(Value::from("3069.00000000")), "{:?}", stops(&t));
     assert_eq!(stops(&t).len(), 2, "one replacement so far");
     // Once the interval has passed on the service's clock it follows; the next run tells the
-    // boss of the raised stops.
+    // boss of the raised stops, one row per symbol from its first stop to its latest.
     t.rig.clock.advance(chrono::Duration::milliseconds(1500));
     let deadline = Instant::now() + Duration::from_secs(3);
     while open_stop(&t) != Some(Value::from("3088.80000000")) {
@@ -163,7 +163,10 @@ async fn trailing_follows_streamed_prices_at_most_once_per_interval() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let (_, report) = t.get("/api/trailing").await;
-    assert_eq!(report["updated"].as_array().map(Vec::len), Some(2), "{report}");
+    assert_eq!(report["updated"].as_array().map(Vec::len), Some(1), "{report}");
+    let row = &report["updated"][0];
+    let first_stop: f64 = stops(&t)[0]["stopPrice"].as_str().unwrap().parse().unwrap();
+    assert_eq!((row["old_sl"].as_f64(), row["new_sl"].as_f64()), (Some(first_stop), Some(3088.8)));
     t.message_containing("3088.8").await;
 }
 

@@ -144,6 +144,14 @@ async fn metrics_count_requests_orders_and_trades() {
     assert_eq!(messages("refused"), Some(1.0), "{text}");
     assert_value(&text, r#"spotbot_signals{status="pending"}"#, 2.0);
     assert_value(&text, r#"spotbot_signals{status="confirmed"}"#, 0.0);
+    assert_value(&text, "spotbot_dashboard_event_streams", 0.0);
+    // The process gauges: under the host's tests the process is the test binary, which is
+    // alive and has files open and tasks running.
+    for gauge in
+        ["process_resident_memory_bytes", "process_open_fds", "spotbot_runtime_alive_tasks"]
+    {
+        assert!(value(&text, gauge).is_some_and(|n| n > 0.0), "{gauge}:\n{text}");
+    }
 
     assert_value(
         &text,

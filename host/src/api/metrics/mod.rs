@@ -6,6 +6,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+mod process;
 mod scrape;
 
 use super::AppState;
@@ -18,6 +19,7 @@ use super::error::ApiError;
         body = String)))]
 pub(super) async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
     scrape::read(&state.metrics, &state)?;
+    process::read(&state.metrics);
     let text = state.metrics.render();
     Ok(([(CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], text))
 }

@@ -23,6 +23,7 @@ const SIGNALS: &str = "spotbot_signals";
 const WEIGHT: &str = "spotbot_exchange_request_weight";
 const REFUSED_READS: &str = "spotbot_exchange_refused_reads_total";
 const BACKGROUND_WAITS: &str = "spotbot_exchange_background_waits_total";
+const EVENT_STREAMS: &str = "spotbot_dashboard_event_streams";
 
 /// The protection states an open trade can be in, each always exposed (zero when none), so
 /// an alert on `unprotected > 0` has a series to read.
@@ -46,6 +47,7 @@ fn describe(metrics: &Metrics) {
              succeeds; 0 without an active license",
         ),
         (SIGNALS, "Signals kept in memory, by status (pending, confirmed, skipped, expired)"),
+        (EVENT_STREAMS, "Dashboard event streams open (GET /api/dashboard/events; at most 32)"),
         (
             WEIGHT,
             "Exchange request weight per minute: used, limit, money_limit (the ceiling of \
@@ -85,6 +87,7 @@ pub(super) fn read(metrics: &Metrics, state: &AppState) -> Result<(), StoreError
     metrics.gauge(LICENSE_ACTIVE, vec![]).set(f64::from(u8::from(grace_end.is_some())));
     let grace_left = grace_end.map_or(0, |end| (end - state.clock.now()).num_seconds().max(0));
     metrics.gauge(GRACE_LEFT, vec![]).set(grace_left as f64);
+    metrics.gauge(EVENT_STREAMS, vec![]).set(state.live.open_streams() as f64);
     for status in SIGNAL_STATUSES {
         let label = vec![Label::from_static_parts("status", status.as_str())];
         metrics.gauge(SIGNALS, label).set(state.signals.count(status) as f64);
