@@ -24,6 +24,14 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Compile one plugin for `serve`, which runs this in a child process: the `.wasm` on
+    /// stdin, the artifact on stdout.
+    #[command(name = "compile-plugin", hide = true)]
+    CompilePlugin {
+        /// The engine's limits, as `serve` passes them.
+        #[arg(long)]
+        limits: String,
+    },
     /// Serve the API (flags override the config file).
     Serve {
         #[arg(long, default_value = "config.toml")]
@@ -185,6 +193,7 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::CompilePlugin { limits } => spotbot::plugins::compiler::child_main(&limits),
         Command::Serve { config, addr, data_dir, log_format } => {
             allocator::settle_for_service();
             let mut loaded = match Config::load(&config) {
@@ -203,6 +212,8 @@ fn main() -> ExitCode {
             if let Some(format) = log_format {
                 loaded.server.log_format = format;
             }
+            // Plugins are compiled by this binary in a child process (plugins::compiler).
+            loaded.plugins.compiler = std::env::current_exe().ok();
             spotbot::logging::init(loaded.server.log_format);
             match serve(loaded) {
                 Ok(()) => ExitCode::SUCCESS,

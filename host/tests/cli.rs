@@ -184,3 +184,42 @@ fn pump_outcomes_asks_the_running_service_and_says_when_none_answers() {
     let stderr = String::from_utf8_lossy(&down.stderr);
     assert!(stderr.contains("does not answer"), "{stderr}");
 }
+
+/// `GET path` on the service at `addr`: the whole answer.
+fn get(addr: &str, path: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_compiles_plugins_in_a_child_process_and_reports_what_it_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_with_mr_combined(dir.path(), "");
+    let plugins = dir.path().join("plugins");
+    std::fs::write(plugins.join("broken.wasm"), b"\0asm\x0d\0\x01\0garbage").unwrap();
+    let data = dir.path().join("data");
+    let log = dir.path().join("spotbot.log");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--config", config.to_str().unwrap(), "--addr", "127.0.0.1:0"])
+        .args(["--data-dir", data.to_str().unwrap(), "--log-format", "json"])
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let addr = support::announced_addr(&mut child);
+    let strategies = get(&addr, "/api/strategies");
+    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    assert!(child.wait().unwrap().success());
+
+    assert!(strategies.contains("\"name\":\"mr_combined\""), "{strategies}");
+    assert!(strategies.contains("not a valid WebAssembly component"), "{strategies}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.matches("plugin compiled in a child process").count(), 1, "{text}");
+    let cached = std::fs::read_dir(data.join("plugin-cache")).unwrap().count();
+    assert_eq!(cached, 1, "the child's artifact is cached like one compiled in the service");
+}

@@ -111,4 +111,16 @@ mod tests {
         }
         assert_eq!(unlimited.blocked_for(peer, 100), None);
     }
+
+    #[test]
+    fn many_addresses_never_grow_it_past_its_bound() {
+        let strikes = Strikes::new(2);
+        for n in 0..3 * MAX_PEERS as u32 {
+            strikes.strike(IpAddr::from(std::net::Ipv6Addr::from(u128::from(n) + 1)), 1);
+        }
+        assert_eq!(strikes.peers().len(), MAX_PEERS);
+        let newest = IpAddr::from(std::net::Ipv6Addr::from(u128::from(3 * MAX_PEERS as u32)));
+        strikes.strike(newest, 2);
+        assert_eq!(strikes.blocked_for(newest, 2), Some(BLOCK_MS), "the newest are kept");
+    }
 }

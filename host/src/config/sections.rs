@@ -384,6 +384,11 @@ pub struct PluginsConfig {
     /// Market data of plugin scans: `exchange` (the market area) or `synthetic`
     /// (deterministic random walks, for demos and tests only; never trade on it).
     pub market_data: String,
+    /// Not read from the file: the executable that compiles plugins in a child process
+    /// (`plugins::compiler`). `spotbot serve` sets its own binary; `None` (tests, backtests)
+    /// compiles in the process.
+    #[serde(skip)]
+    pub compiler: Option<std::path::PathBuf>,
 }
 
 impl Default for PluginsConfig {
@@ -400,6 +405,7 @@ impl Default for PluginsConfig {
             max_stack_kib: 512,
             reload_debounce_ms: 100,
             market_data: "exchange".into(),
+            compiler: None,
         }
     }
 }

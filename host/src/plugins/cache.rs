@@ -15,7 +15,8 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use super::LoadError;
+use super::compiler::compile_in_child;
+use super::{Limits, LoadError};
 
 /// Compiles a component without the cache (the runtime's path when no cache folder is set,
 /// and this cache's path on a miss).
@@ -41,14 +42,16 @@ impl Hasher for ShaHasher {
 pub struct ArtifactCache {
     dir: PathBuf,
     engine_key: String,
+    /// Compiles misses in a child process of this executable (`None`: in this process).
+    compiler: Option<PathBuf>,
 }
 
 impl ArtifactCache {
-    pub fn new(dir: PathBuf, engine: &Engine) -> Self {
+    pub fn new(dir: PathBuf, compiler: Option<PathBuf>, engine: &Engine) -> Self {
         let mut hasher = ShaHasher(Sha256::new());
         std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
         let engine_key = hex::encode(&hasher.0.finalize()[..12]);
-        ArtifactCache { dir, engine_key }
+        ArtifactCache { dir, engine_key, compiler }
     }
 
     fn path_for(&self, wasm: &[u8]) -> PathBuf {
@@ -58,7 +61,12 @@ impl ArtifactCache {
 
     /// The component for `wasm`: from the cache when a valid artifact exists, else compiled and
     /// stored. The bool says whether the cache served it.
-    pub fn component(&self, engine: &Engine, wasm: &[u8]) -> Result<(Component, bool), LoadError> {
+    pub fn component(
+        &self,
+        engine: &Engine,
+        limits: &Limits,
+        wasm: &[u8],
+    ) -> Result<(Component, bool), LoadError> {
         let path = self.path_for(wasm);
         if let Some(artifact) = read_verified(&path) {
             // SAFETY: the bytes were produced by `Component::serialize` of this host (header and
@@ -71,7 +79,10 @@ impl ArtifactCache {
                 }
             }
         }
-        let component = compile_component(engine, wasm)?;
+        let component = match &self.compiler {
+            Some(executable) => compile_in_child(executable, engine, limits, wasm)?,
+            None => compile_component(engine, wasm)?,
+        };
         if let Err(err) = self.store(&path, &component) {
             tracing::warn!(path = %path.display(), %err, "cannot cache the compiled plugin");
         }

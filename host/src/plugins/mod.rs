@@ -21,6 +21,7 @@ mod cache;
 mod calls;
 pub mod canary;
 mod check;
+pub mod compiler;
 mod convert;
 mod errors;
 mod limits;
@@ -59,7 +60,7 @@ pub use market::{ExchangeMarket, MarketData, MarketQuery, NoMarketData, Syntheti
 pub use model::{Manifest, MarketSnapshot, ScanError, ScanRequest, ScanResponse, StateEntry};
 use registry::{LoadOutcome, Registry};
 pub use registry::{LoadedPlugin, PluginInfo, PluginStatus};
-pub use runtime::{Runtime, WIT_MAJOR};
+pub use runtime::{Compilation, Runtime, WIT_MAJOR};
 pub use watcher::PluginWatcher;
 
 mod bindings {
@@ -164,7 +165,8 @@ impl Plugins {
         metrics: crate::metrics::Metrics,
     ) -> anyhow::Result<Self> {
         let cache_dir = Path::new(&config.server.data_dir).join("plugin-cache");
-        let runtime = Runtime::new(limits.clone(), Some(cache_dir))?;
+        let compiled = Compilation { cache_dir, compiler: config.plugins.compiler.clone() };
+        let runtime = Runtime::new(limits.clone(), Some(compiled))?;
         let dir = PathBuf::from(&config.plugins.dir);
         std::fs::create_dir_all(&dir).map_err(|e| {
             anyhow::anyhow!("cannot create the plugins folder {}: {e}", dir.display())

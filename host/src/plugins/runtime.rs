@@ -124,6 +124,15 @@ pub(crate) enum CallFailure {
     Host(String),
 }
 
+/// Where compiled plugins are kept, and what compiles the ones not kept yet.
+pub struct Compilation {
+    /// The artifact cache's folder.
+    pub cache_dir: std::path::PathBuf,
+    /// The executable that compiles in a child process (`spotbot`, see [`super::compiler`]);
+    /// `None` compiles in this process.
+    pub compiler: Option<std::path::PathBuf>,
+}
+
 /// The engine, linker and limits shared by every plugin.
 pub struct Runtime {
     engine: Engine,
@@ -134,10 +143,7 @@ pub struct Runtime {
 
 impl Runtime {
     /// Builds the engine (and starts its epoch ticker thread, which ends with the engine).
-    pub fn new(
-        limits: Limits,
-        cache_dir: Option<std::path::PathBuf>,
-    ) -> Result<Arc<Self>, PluginError> {
+    pub fn new(limits: Limits, compiled: Option<Compilation>) -> Result<Arc<Self>, PluginError> {
         let mut config = Config::new();
         config.epoch_interruption(true);
         config.max_wasm_stack(limits.max_stack_bytes);
@@ -179,8 +185,13 @@ impl Runtime {
                 }
             })
             .map_err(|e| PluginError::Internal(format!("epoch ticker: {e}")))?;
-        let cache = cache_dir.map(|dir| ArtifactCache::new(dir, &engine));
+        let cache = compiled.map(|c| ArtifactCache::new(c.cache_dir, c.compiler, &engine));
         Ok(Arc::new(Runtime { engine, linker, limits, cache }))
+    }
+
+    /// The engine (the compiler's child builds its own from the same limits).
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
     }
 
     pub fn limits(&self) -> &Limits {
@@ -200,7 +211,7 @@ impl Runtime {
             return Err(LoadError::BadBytes("not a WebAssembly file (no \\0asm header)".into()));
         }
         let (component, cached) = match &self.cache {
-            Some(cache) => cache.component(&self.engine, wasm)?,
+            Some(cache) => cache.component(&self.engine, &self.limits, wasm)?,
             None => (compile_component(&self.engine, wasm)?, false),
         };
         check_wit_version(&self.engine, &component)?;
