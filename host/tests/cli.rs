@@ -202,24 +202,46 @@ fn serve_compiles_plugins_in_a_child_process_and_reports_what_it_refused() {
     let plugins = dir.path().join("plugins");
     std::fs::write(plugins.join("broken.wasm"), b"\0asm\x0d\0\x01\0garbage").unwrap();
     let data = dir.path().join("data");
-    let log = dir.path().join("spotbot.log");
-    let mut child = Command::new(BIN)
-        .args(["serve", "--config", config.to_str().unwrap(), "--addr", "127.0.0.1:0"])
-        .args(["--data-dir", data.to_str().unwrap(), "--log-format", "json"])
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let addr = support::announced_addr(&mut child);
-    let strategies = get(&addr, "/api/strategies");
-    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-    assert!(child.wait().unwrap().success());
+    // Starts the service, reads its plugins, stops it: the answer and the log.
+    let run = || {
+        let log = dir.path().join("spotbot.log");
+        let mut child = Command::new(BIN)
+            .args(["serve", "--config", config.to_str().unwrap(), "--addr", "127.0.0.1:0"])
+            .args(["--data-dir", data.to_str().unwrap(), "--log-format", "json"])
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let addr = support::announced_addr(&mut child);
+        let strategies = get(&addr, "/api/strategies");
+        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        assert!(child.wait().unwrap().success());
+        (strategies, std::fs::read_to_string(&log).unwrap())
+    };
+    let artifacts = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(data.join("plugin-cache"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+            .collect()
+    };
 
+    let (strategies, log) = run();
     assert!(strategies.contains("\"name\":\"mr_combined\""), "{strategies}");
     assert!(strategies.contains("not a valid WebAssembly component"), "{strategies}");
-    let text = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(text.matches("plugin compiled in a child process").count(), 1, "{text}");
-    let cached = std::fs::read_dir(data.join("plugin-cache")).unwrap().count();
-    assert_eq!(cached, 1, "the child's artifact is cached like one compiled in the service");
+    assert_eq!(log.matches("plugin compiled in a child process").count(), 1, "{log}");
+    let cached = artifacts();
+    assert_eq!(cached.len(), 1, "the child's artifact is cached like one compiled in the service");
+
+    // A restart maps the cached artifact; one that no longer matches its sum is compiled again.
+    let (strategies, log) = run();
+    assert!(strategies.contains("\"name\":\"mr_combined\""), "{strategies}");
+    assert!(!log.contains("plugin compiled in a child process"), "{log}");
+    let mut damaged = std::fs::read(&cached[0]).unwrap();
+    *damaged.last_mut().unwrap() ^= 1;
+    std::fs::write(&cached[0], damaged).unwrap();
+    let (strategies, log) = run();
+    assert!(strategies.contains("\"name\":\"mr_combined\""), "{strategies}");
+    assert_eq!(log.matches("plugin compiled in a child process").count(), 1, "{log}");
 }
