@@ -20,7 +20,8 @@
 //!   memories).
 //! - [`scans`]: MR Combined's scan-and-signal and Pump Momentum's alert scan, its stored
 //!   alerts and their outcome evaluation.
-//! - [`plugins`]: strategy plugins as sandboxed Wasm components, hot-reloaded from a folder.
+//! - [`plugins`]: strategy plugins as sandboxed Wasm components, hot-reloaded from a folder,
+//!   compiled by `serve` in a child process.
 //! - [`store`]: the redb database, its schema version and a table per persistent thing.
 //! - [`messenger`]: reaches the boss: message templates, HTML escaping and splitting, sending.
 //! - [`news`]: `GET /api/news`'s headlines from RSS/Atom sources tried in order, cached
@@ -37,6 +38,7 @@
 //!   conversion.
 //! - [`config`]: the TOML file and environment secrets, validated before anything starts.
 //! - [`clock`]: the one source of "now", replaceable by a test clock.
+//! - [`keyed_locks`]: one async lock per symbol, kept only while held (callers name symbols).
 //! - [`app`]: wires the areas together and serves them; used by `main` and by tests.
 //! - [`state`]: `AppState`, the areas' public faces the API and the scheduler both reach.
 //! - [`backtest`]: replays a plugin over history, its brackets in the simulator's matching

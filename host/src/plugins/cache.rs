@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use super::compiler::compile_in_child;
+use super::compiler::{compile_in_child, serialize};
 use super::{Limits, LoadError};
 
 /// Compiles a component without the cache (the runtime's path when no cache folder is set,
@@ -64,8 +64,9 @@ impl ArtifactCache {
         self.dir.join(format!("{sha}-{}.cwasm", self.engine_key))
     }
 
-    /// The component for `wasm`: from the cache when a valid artifact exists, else compiled and
-    /// stored. The bool says whether the cache served it.
+    /// The component for `wasm`: from the cache when a valid artifact exists, else compiled
+    /// (in a child process when a compiler is set), stored and mapped from the stored file.
+    /// The bool says whether the cache served it.
     pub fn component(
         &self,
         engine: &Engine,
@@ -74,36 +75,49 @@ impl ArtifactCache {
     ) -> Result<(Component, bool), LoadError> {
         let path = self.path_for(wasm);
         if verified(&path) {
-            // SAFETY: the file was written by `Component::serialize` of this host (its sum
-            // verified, in the host's own folder); wasmtime additionally refuses artifacts of
-            // another version or engine configuration.
-            match unsafe { Component::deserialize_file(engine, &path) } {
+            match map(engine, &path) {
                 Ok(component) => return Ok((component, true)),
                 Err(err) => {
                     tracing::warn!(path = %path.display(), %err, "discarding cached plugin artifact")
                 }
             }
         }
-        let component = match &self.compiler {
+        let artifact = match &self.compiler {
             Some(executable) => compile_in_child(executable, engine, limits, wasm)?,
-            None => compile_component(engine, wasm)?,
+            None => serialize(&compile_component(engine, wasm)?)?,
         };
-        if let Err(err) = self.store(&path, &component) {
-            tracing::warn!(path = %path.display(), %err, "cannot cache the compiled plugin");
-        }
+        let stored = self.store(&path, &artifact).inspect_err(
+            |err| tracing::warn!(path = %path.display(), %err, "cannot cache the compiled plugin"),
+        );
+        let component = match stored {
+            Ok(()) => map(engine, &path),
+            // SAFETY: `Component::serialize`'s output of this executable (here or in its child
+            // process) for an engine of the same limits; wasmtime also refuses an artifact of
+            // another version or engine configuration.
+            Err(_) => unsafe { Component::deserialize(engine, &artifact) },
+        };
+        let component = component.map_err(|e| {
+            LoadError::BadBytes(format!("the compiled plugin cannot be loaded: {e:#}"))
+        })?;
         Ok((component, false))
     }
 
-    fn store(&self, path: &Path, component: &Component) -> anyhow::Result<()> {
+    fn store(&self, path: &Path, artifact: &[u8]) -> std::io::Result<()> {
         create_private_dir(&self.dir)?;
-        let artifact = component.serialize().map_err(|e| anyhow::anyhow!("{e}"))?;
         let mut sum = Vec::with_capacity(MAGIC.len() + 32);
         sum.extend_from_slice(MAGIC);
-        sum.extend_from_slice(&Sha256::digest(&artifact));
-        write_renamed(path, &artifact)?;
-        write_renamed(&sum_path(path), &sum)?;
-        Ok(())
+        sum.extend_from_slice(&Sha256::digest(artifact));
+        write_renamed(path, artifact)?;
+        write_renamed(&sum_path(path), &sum)
     }
+}
+
+/// The artifact at `path`, mapped from its file.
+fn map(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
+    // SAFETY: the file was written by this host from `Component::serialize` (its sum verified
+    // or just written, in the host's own folder); wasmtime additionally refuses artifacts of
+    // another version or engine configuration.
+    unsafe { Component::deserialize_file(engine, path) }
 }
 
 fn write_renamed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -4,6 +4,7 @@
 //! only deserializes the artifact as it does one from the cache (docs/benchmarks.md, idle
 //! footprint: a first start kept about 18 MB of the compilation), and a compiler that crashes
 //! refuses that file instead of ending the service. Tests and backtests compile in-process.
+//! Either way the artifact goes to the cache and is mapped from there ([`super::cache`]).
 //!
 //! The child builds its engine from the same [`Limits`] (passed as `--limits`), so the
 //! artifact matches the parent's engine; wasmtime refuses one that does not.
@@ -22,32 +23,33 @@ use super::{Limits, LoadError};
 /// The hidden subcommand of `spotbot` that compiles one plugin.
 pub const COMMAND: &str = "compile-plugin";
 
-/// Compiles `wasm` in a child process running `executable`, then loads the artifact into
-/// `engine`. When the child cannot start, the plugin is compiled here (with a warning).
+/// Compiles `wasm` in a child process running `executable`: the artifact (the bytes of
+/// `Component::serialize`). When the child cannot start, the plugin is compiled here (with a
+/// warning).
 pub(crate) fn compile_in_child(
     executable: &Path,
     engine: &Engine,
     limits: &Limits,
     wasm: &[u8],
-) -> Result<Component, LoadError> {
+) -> Result<Vec<u8>, LoadError> {
     let started = std::time::Instant::now();
-    let artifact = match run_child(executable, limits, wasm) {
+    match run_child(executable, limits, wasm) {
         Ok(artifact) => {
             let artifact = artifact?;
             let ms = started.elapsed().as_millis();
             tracing::info!(bytes = artifact.len(), ms, "plugin compiled in a child process");
-            artifact
+            Ok(artifact)
         }
         Err(err) => {
             tracing::warn!(compiler = %executable.display(), %err, "cannot run the plugin compiler; compiling in the service's process");
-            return compile_component(engine, wasm);
+            serialize(&compile_component(engine, wasm)?)
         }
-    };
-    // SAFETY: the bytes are `Component::serialize`'s output in a child process of this same
-    // executable, for an engine built from the same limits; wasmtime also refuses an artifact
-    // of another version or engine configuration.
-    unsafe { Component::deserialize(engine, &artifact) }
-        .map_err(|e| LoadError::BadBytes(format!("the compiled plugin cannot be loaded: {e:#}")))
+    }
+}
+
+/// The artifact of a compiled component.
+pub(crate) fn serialize(component: &Component) -> Result<Vec<u8>, LoadError> {
+    component.serialize().map_err(|e| LoadError::BadBytes(format!("cannot serialize: {e:#}")))
 }
 
 /// The child's answer: the artifact, or the compiler's refusal as a load error. The outer
@@ -93,7 +95,7 @@ pub fn child_main(limits: &str) -> ExitCode {
             LoadError::BadBytes(detail) => detail,
             other => other.to_string(),
         })?;
-        component.serialize().map_err(|e| format!("{e:#}"))
+        serialize(&component).map_err(|e| e.to_string())
     });
     match result.and_then(|artifact| {
         std::io::stdout().write_all(&artifact).map_err(|e| format!("writing the artifact: {e}"))
