@@ -88,6 +88,11 @@ impl CandleCache {
         self.len() == 0
     }
 
+    /// Candles held over all series (at most `MAX_CANDLES` a series).
+    pub fn held_candles(&self) -> usize {
+        self.lock().values().map(|s| s.klines.len()).sum()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Timeframe), Series>> {
         self.series.lock().unwrap_or_else(|e| e.into_inner())
     }

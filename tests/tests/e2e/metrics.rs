@@ -145,6 +145,8 @@ async fn metrics_count_requests_orders_and_trades() {
     assert_value(&text, r#"spotbot_signals{status="pending"}"#, 2.0);
     assert_value(&text, r#"spotbot_signals{status="confirmed"}"#, 0.0);
     assert_value(&text, "spotbot_dashboard_event_streams", 0.0);
+    assert!(value(&text, "spotbot_candle_cache_series").is_some(), "{text}");
+    assert!(value(&text, "spotbot_candle_cache_candles").is_some(), "{text}");
     // The process gauges: under the host's tests the process is the test binary, which is
     // alive and has files open and tasks running.
     for gauge in

@@ -24,6 +24,8 @@ const WEIGHT: &str = "spotbot_exchange_request_weight";
 const REFUSED_READS: &str = "spotbot_exchange_refused_reads_total";
 const BACKGROUND_WAITS: &str = "spotbot_exchange_background_waits_total";
 const EVENT_STREAMS: &str = "spotbot_dashboard_event_streams";
+const CANDLES: &str = "spotbot_candle_cache_candles";
+const CANDLE_SERIES: &str = "spotbot_candle_cache_series";
 
 /// The protection states an open trade can be in, each always exposed (zero when none), so
 /// an alert on `unprotected > 0` has a series to read.
@@ -48,6 +50,8 @@ fn describe(metrics: &Metrics) {
         ),
         (SIGNALS, "Signals kept in memory, by status (pending, confirmed, skipped, expired)"),
         (EVENT_STREAMS, "Dashboard event streams open (GET /api/dashboard/events; at most 32)"),
+        (CANDLES, "Candles held by the candle cache (at most 1000 a series)"),
+        (CANDLE_SERIES, "Series (symbol and timeframe) held by the candle cache (at most 512)"),
         (
             WEIGHT,
             "Exchange request weight per minute: used, limit, money_limit (the ceiling of \
@@ -88,6 +92,11 @@ pub(super) fn read(metrics: &Metrics, state: &AppState) -> Result<(), StoreError
     let grace_left = grace_end.map_or(0, |end| (end - state.clock.now()).num_seconds().max(0));
     metrics.gauge(GRACE_LEFT, vec![]).set(grace_left as f64);
     metrics.gauge(EVENT_STREAMS, vec![]).set(state.live.open_streams() as f64);
+    if let Some(contexts) = &state.market {
+        let candles = contexts.candles();
+        metrics.gauge(CANDLES, vec![]).set(candles.held_candles() as f64);
+        metrics.gauge(CANDLE_SERIES, vec![]).set(candles.len() as f64);
+    }
     for status in SIGNAL_STATUSES {
         let label = vec![Label::from_static_parts("status", status.as_str())];
         metrics.gauge(SIGNALS, label).set(state.signals.count(status) as f64);
