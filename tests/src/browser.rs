@@ -30,6 +30,13 @@ type Sink = futures_util::stream::SplitSink<
 /// Where Chromium is looked for, in order, after `SPOTBOT_CHROMIUM`.
 const CANDIDATES: &[&str] = &["/usr/bin/chromium", "/usr/bin/chromium-browser"];
 
+/// What the DevTools protocol answers when an evaluation's page was replaced under it.
+const NAVIGATING: [&str; 3] = [
+    "Inspected target navigated or closed",
+    "Execution context was destroyed",
+    "Cannot find context with specified id",
+];
+
 /// How to get Chromium when it is missing.
 pub const INSTALL_HINT: &str = "install Debian's chromium (`apt-get install chromium`, which \
     `cargo xtask test` does when it runs as root or with password-less sudo), or point \
@@ -211,7 +218,13 @@ impl Browser {
     pub async fn wait_for(&self, expression: &str, within: Duration) -> Result<Duration, String> {
         let start = Instant::now();
         loop {
-            let value = self.eval(expression).await?;
+            let value = match self.eval(expression).await {
+                Ok(value) => value,
+                // The page was replaced while it evaluated (a reload, a navigation): the new
+                // document is asked at the next turn.
+                Err(err) if NAVIGATING.iter().any(|m| err.contains(m)) => Value::Null,
+                Err(err) => return Err(err),
+            };
             let truthy = !matches!(&value, Value::Null | Value::Bool(false))
                 && value != json!(0)
                 && value != json!("");
