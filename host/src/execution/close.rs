@@ -1,8 +1,8 @@
 //! Closing a position on spot: cancel its protection first (an OCO or a resting take-profit
 //! locks the coin), wait until the coin is free, then sell the free quantity at market — so a
 //! close never meets -2010. If the protection had already finished on the exchange, the trade
-//! is closed at the filled leg's price instead. If the sell fails after the protection was
-//! cancelled, the position is protected again; if it fills only part, the rest is offered
+//! is closed at the filled leg's price instead. If the balance cannot be read or the sell
+//! fails after the protection was cancelled, the position is protected again; if it fills only part, the rest is offered
 //! again (`remainder`). A watched stop exits through the same path.
 
 use std::time::Duration;
@@ -261,17 +261,12 @@ impl Execution {
             }
             Err(err) => return Err(err.into()),
         }
-        let qty = match trade.direction {
-            // A long position: sell what the cancelled protection freed, at most the trade's
-            // size and the coin's unsellable dust.
-            Direction::Buy => {
-                let free = self.wait_until_free(&rules.base_asset, trade.size).await?;
-                exit_qty(free, trade.size, trade.entry_px, &rules)
-            }
-            // A sold position: buy the size back once the quote the protection held is free.
-            Direction::Sell => {
-                self.wait_until_free(&rules.quote_asset, Decimal::MAX).await?;
-                trade.size
+        let qty = match self.exit_quantity(&trade, &rules).await {
+            Ok(qty) => qty,
+            Err(err) => {
+                // The protection is cancelled and nothing was sold: protect it again.
+                self.reprotect(trade).await;
+                return Err(err);
             }
         };
         if qty <= Decimal::ZERO {
@@ -323,6 +318,26 @@ impl Execution {
                 Err(err)
             }
         }
+    }
+
+    /// What the exit order of `trade` trades once its cancelled protection has freed the
+    /// asset: for a long position the free coin, at most the trade's size and less the coin's
+    /// unsellable dust; for a sold one the size bought back once the quote is free.
+    async fn exit_quantity(
+        &self,
+        trade: &Trade,
+        rules: &crate::exchange::SymbolRules,
+    ) -> Result<Decimal, ExecutionError> {
+        Ok(match trade.direction {
+            Direction::Buy => {
+                let free = self.wait_until_free(&rules.base_asset, trade.size).await?;
+                exit_qty(free, trade.size, trade.entry_px, rules)
+            }
+            Direction::Sell => {
+                self.wait_until_free(&rules.quote_asset, Decimal::MAX).await?;
+                trade.size
+            }
+        })
     }
 
     /// After a failed close the protection is gone: place it again at the same levels.

@@ -5,6 +5,7 @@
 use crate::trading_support::{Trading, d, good_signal, signal_with};
 use rust_decimal::Decimal;
 use serde_json::Value;
+use spotbot_sim::{Fault, FaultKind};
 
 fn qty(v: &Value) -> Decimal {
     d(v.as_str().unwrap()).normalize()
@@ -219,6 +220,54 @@ async fn a_flat_round_trip_books_the_fees_only_and_the_next_exit_sweeps_the_dust
 
 /// Makes the simulator's synthetic book hold `notional` quote per level (20 levels a side),
 /// so a market order bigger than the book fills only part.
+/// The price, stop price and quantity of an order, for comparing two placements.
+fn levels(order: &Value) -> (Decimal, Decimal, Decimal) {
+    let stop = order["stopPrice"].as_str().map_or(Decimal::ZERO, |s| d(s).normalize());
+    (qty(&order["price"]), stop, qty(&order["origQty"]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_close_that_cannot_read_the_freed_coin_protects_the_position_again() {
+    // Found by the soak benchmark: the OCO was cancelled, then the balance read that waits for
+    // the coin failed (the exchange's rate limit), and the position stayed without protection.
+    let t = Trading::start().await;
+    buy(&t, "ETHUSDT").await;
+    let take_profit = t.orders_of("LIMIT_MAKER", "SELL")[0].clone();
+    let stop = t.orders_of("STOP_LOSS_LIMIT", "SELL")[0].clone();
+    let mut fault = Fault::new(FaultKind::Reject { code: -2015, msg: None });
+    fault.path = Some("/api/v3/account".into());
+    fault.method = Some("GET".into());
+    t.sim.sim.inject(fault);
+
+    let (status, failed) = t.post_empty("/api/close?symbol=ETHUSDT").await;
+    assert_ne!(status, 200, "{failed}");
+    assert_eq!(failed["ok"], false, "{failed}");
+    assert!(failed.to_string().contains("-2015"), "the reason is the exchange's: {failed}");
+
+    // At the exchange: the first OCO cancelled, the same one placed again, nothing sold.
+    assert!(t.orders_of("MARKET", "SELL").is_empty(), "nothing was sold");
+    for (kind, first) in [("LIMIT_MAKER", &take_profit), ("STOP_LOSS_LIMIT", &stop)] {
+        let legs = t.orders_of(kind, "SELL");
+        assert_eq!(legs.len(), 2, "{kind}: cancelled and placed again: {legs:?}");
+        assert_eq!(legs[0]["status"], "CANCELED", "{kind}: {}", legs[0]);
+        assert_eq!(legs[1]["status"], "NEW", "{kind}: {}", legs[1]);
+        assert_eq!(levels(&legs[1]), levels(first), "{kind}: the same levels and quantity");
+        assert_ne!(legs[1]["clientOrderId"], first["clientOrderId"], "{kind}: a fresh id");
+    }
+    let (_, locked) = t.balance("ETH");
+    assert_eq!(locked, qty(&take_profit["origQty"]), "the new OCO holds the coin");
+    let trades = t.open_trades().await;
+    assert_eq!(trades.len(), 1, "{trades:?}");
+    assert_eq!(trades[0]["protection"], "protected", "{}", trades[0]);
+    let note = t.message_containing("-2015").await;
+    assert!(note.text.contains("ETHUSDT"), "the boss is told: {}", note.text);
+
+    // The next close goes through.
+    let (status, closed) = t.post_empty("/api/close?symbol=ETHUSDT").await;
+    assert_eq!((status, closed["status"].as_str()), (200, Some("closed")), "{closed}");
+    assert_no_2010(&t);
+}
+
 fn thin_book(t: &Trading, notional: &str) {
     t.sim.sim.engine().config.level_notional = d(notional);
 }
