@@ -9,8 +9,10 @@
 //! mimalloc reads its options from the environment when the process starts, before `main`,
 //! so `serve` restarts itself once (an `exec`, same process id) with them set.
 
+use std::cell::Cell;
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
+use std::time::{Duration, Instant};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -49,4 +51,33 @@ pub fn settle_for_service() {
     eprintln!(
         "spotbot: running on the allocator's defaults (cannot restart with its settings: {err})"
     );
+}
+
+/// How often a thread gives back its empty pages at most (see [`collect_when_idle`]).
+const COLLECT_EVERY: Duration = Duration::from_secs(1);
+
+thread_local! {
+    static LAST_COLLECT: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Gives the calling thread's empty and retired pages back to the system now.
+///
+/// mimalloc keeps the pages it freed in the thread that owns them until that thread allocates
+/// again in the same size class; a thread that goes quiet after a burst (the main thread after
+/// start, a worker after a busy minute) holds them indefinitely. Collecting is per thread: no
+/// call reaches another thread's pages.
+pub fn collect_this_thread() {
+    // SAFETY: `mi_collect` only walks the calling thread's own heap.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+    LAST_COLLECT.with(|last| last.set(Some(Instant::now())));
+}
+
+/// [`collect_this_thread`] at most once per [`COLLECT_EVERY`]: the runtime's workers call it
+/// when they run out of work (`on_thread_park`), so a busy worker pays nothing and an idle one
+/// returns what its last burst left.
+pub fn collect_when_idle() {
+    let due = LAST_COLLECT.with(|last| last.get().is_none_or(|at| at.elapsed() >= COLLECT_EVERY));
+    if due {
+        collect_this_thread();
+    }
 }

@@ -228,12 +228,18 @@ fn main() -> ExitCode {
 }
 
 fn serve(config: Config) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Runtime::new()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .on_thread_park(allocator::collect_when_idle)
+        .build()?;
     runtime.block_on(async {
         // Listen for signals before announcing the address: a supervisor that reads the line and
         // stops us at once must get a graceful shutdown, not the default signal death.
         let stop = shutdown_signal()?;
         let app = spotbot::app::start(config, Arc::new(SystemClock)).await?;
+        // Start-up's temporary memory (config, plugin loads, the API document) was this
+        // thread's, which now only waits for the stop signal.
+        allocator::collect_this_thread();
         println!(
             "spotbot API on {}/api (OpenAPI: {}/api/openapi.json)",
             app.base_url(),
@@ -412,7 +418,10 @@ fn local_url(addr: &str) -> String {
 /// Asks the running service to evaluate the outcomes and returns its JSON answer. The
 /// database is the service's (one process holds it), so the work happens there.
 fn pump_outcomes(base_url: &str) -> anyhow::Result<String> {
-    let runtime = tokio::runtime::Runtime::new()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .on_thread_park(allocator::collect_when_idle)
+        .build()?;
     runtime.block_on(async {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let url = format!("{}/api/pump-momentum/outcomes", base_url.trim_end_matches('/'));
