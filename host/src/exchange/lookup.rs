@@ -51,7 +51,9 @@ where
     let mut not_found = 0;
     let mut last_error = None;
     for attempt in 0..attempts.max(1) {
-        tokio::time::sleep(delay * attempt.min(4)).await;
+        if attempt > 0 {
+            tokio::time::sleep(delay * attempt.min(4)).await;
+        }
         match lookup().await {
             Ok(found) => return Ok(Some(found)),
             Err(ExchangeError::UnknownOrder { .. }) => {
