@@ -5,7 +5,7 @@
 use crate::trading_support::{Trading, d, good_signal, signal_with};
 use rust_decimal::Decimal;
 use serde_json::Value;
-use spotbot_sim::{Fault, FaultKind};
+use spotbot_sim::FaultKind;
 
 fn qty(v: &Value) -> Decimal {
     d(v.as_str().unwrap()).normalize()
@@ -234,10 +234,7 @@ async fn a_close_that_cannot_read_the_freed_coin_protects_the_position_again() {
     buy(&t, "ETHUSDT").await;
     let take_profit = t.orders_of("LIMIT_MAKER", "SELL")[0].clone();
     let stop = t.orders_of("STOP_LOSS_LIMIT", "SELL")[0].clone();
-    let mut fault = Fault::new(FaultKind::Reject { code: -2015, msg: None });
-    fault.path = Some("/api/v3/account".into());
-    fault.method = Some("GET".into());
-    t.sim.sim.inject(fault);
+    t.fault_on_read(FaultKind::Reject { code: -2015, msg: None }, 1, "/api/v3/account");
 
     let (status, failed) = t.post_empty("/api/close?symbol=ETHUSDT").await;
     assert_ne!(status, 200, "{failed}");

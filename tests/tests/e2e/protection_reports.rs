@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::trading_support::{Trading, d, good_signal};
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
-use spotbot_sim::{Fault, FaultKind};
+use spotbot_sim::FaultKind;
 use spotbot_tests::fake_messenger::Fault as MessengerFault;
 
 fn f(v: &Value) -> f64 {
@@ -379,11 +379,7 @@ async fn the_health_check_flags_an_unprotected_trade_a_skewed_clock_and_unreacha
     assert_eq!(muted["alerted"], true, "{muted}");
 
     // The exchange does not answer: flagged, and the clock cannot be measured.
-    let mut fault = Fault::new(FaultKind::ServerError { status: 503, execute: false });
-    fault.count = 20;
-    fault.path = Some("/api/v3/time".into());
-    fault.method = Some("GET".into());
-    t.sim.sim.inject(fault);
+    t.fault_on_read(FaultKind::ServerError { status: 503, execute: false }, 20, "/api/v3/time");
     let down = health(&t).await;
     let exchange = finding(&down, "exchange");
     assert_eq!(exchange["verdict"], "anomaly", "{down}");

@@ -9,7 +9,7 @@ use crate::trading_support::{BOT_TOKEN, KEY, SECRET, Trading, d};
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
 use spotbot::exchange::{Exchange, NewOrder, Qty, Side};
-use spotbot_sim::{Fault, FaultKind};
+use spotbot_sim::FaultKind;
 use spotbot_tests::fake_messenger::Fault as MessengerFault;
 
 /// Opens a bracketed ETH trade through the API, moves the price to `exit` and closes it;
@@ -307,10 +307,7 @@ async fn portfolio_values_the_simulators_balances_at_last_prices() {
     assert_eq!(holdings[0]["asset"], "USDT", "largest value first");
 
     // The exchange refuses the account request: still 200, ok false and the reason.
-    let mut fault = Fault::new(FaultKind::Reject { code: -2015, msg: None });
-    fault.path = Some("/api/v3/account".into());
-    fault.method = Some("GET".into());
-    t.sim.sim.inject(fault);
+    t.fault_on_read(FaultKind::Reject { code: -2015, msg: None }, 1, "/api/v3/account");
     let (status, failed) = t.get("/api/portfolio").await;
     assert_eq!(status, 200, "{failed}");
     assert_eq!((failed["ok"].as_bool(), failed["balance"].is_null()), (Some(false), true));

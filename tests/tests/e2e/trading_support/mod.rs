@@ -270,6 +270,16 @@ impl Trading {
         self.sim.sim.inject(fault);
     }
 
+    /// Arms a fault on the next `count` GET requests to `path` (a read: the account, the
+    /// server time, ...).
+    pub fn fault_on_read(&self, kind: FaultKind, count: u32, path: &str) {
+        let mut fault = Fault::new(kind);
+        fault.count = count;
+        fault.path = Some(path.to_string());
+        fault.method = Some("GET".to_string());
+        self.sim.sim.inject(fault);
+    }
+
     /// Exchange A's client on the simulator with the host's keys, as an operator trading by
     /// hand next to the service.
     pub fn by_hand(&self) -> spotbot::exchange::exchange_a::ExchangeAClient {
