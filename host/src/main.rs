@@ -14,6 +14,7 @@ use spotbot::clock::SystemClock;
 use spotbot::config::{Config, LogFormat};
 
 mod allocator;
+mod commands;
 
 #[derive(Debug, Parser)]
 #[command(name = "spotbot", version, about = "Spot-trading service for AI agents")]
@@ -47,7 +48,9 @@ enum Command {
         log_format: Option<LogFormat>,
     },
     /// Validate a config file and exit (0 when valid).
-    CheckConfig { path: PathBuf },
+    CheckConfig {
+        path: PathBuf,
+    },
     /// API tokens, one per agent with its scope (docs/security.md). Works while the service
     /// runs: it reads the tokens file again on the next request.
     Token {
@@ -70,40 +73,8 @@ enum Command {
         #[arg(long)]
         url: Option<String>,
     },
-    /// Replay a strategy plugin over history: its buy results become bracket orders in the
-    /// exchange simulator's matching engine, without approval (docs/backtest.md).
-    Backtest {
-        /// The plugin's .wasm file (the same artifact the service loads).
-        #[arg(long)]
-        plugin: PathBuf,
-        /// Symbols to scan and trade, comma-separated (BTCUSDT,ETHUSDT).
-        #[arg(long, value_delimiter = ',', required = true)]
-        symbols: Vec<String>,
-        /// First step: YYYY-MM-DD, RFC 3339 or epoch ms (UTC).
-        #[arg(long)]
-        from: String,
-        /// Last step, same forms.
-        #[arg(long)]
-        to: String,
-        /// Folder of <SYMBOL>_<timeframe>.csv files (open_time,open,high,low,close,volume);
-        /// without it, the configured exchange's klines, cached under <data_dir>.
-        #[arg(long)]
-        candles: Option<PathBuf>,
-        /// Config file ([strategy.<name>], [risk], [exchange] paper_usdt apply); the defaults
-        /// when the default file does not exist.
-        #[arg(long, default_value = "config.toml")]
-        config: PathBuf,
-        /// Folder of the kline cache and compiled plugins (default: [server] data_dir).
-        #[arg(long)]
-        data_dir: Option<String>,
-        /// The HTML report (default: <data_dir>/backtests/backtest-<plugin>.html, so a run
-        /// leaves nothing in the current folder).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Also write the whole report as JSON (every trade and equity sample).
-        #[arg(long)]
-        json: Option<PathBuf>,
-    },
+    Backtest(commands::backtest::BacktestArgs),
+    Optimize(commands::optimize::OptimizeArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -182,17 +153,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Backtest { plugin, symbols, from, to, candles, config, data_dir, out, json } => {
-            let args =
-                BacktestArgs { plugin, symbols, from, to, candles, config, data_dir, out, json };
-            match backtest(args) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(err) => {
-                    eprintln!("spotbot backtest: {err:#}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        Command::Backtest(args) => report_failure("backtest", commands::backtest::run(args)),
+        Command::Optimize(args) => report_failure("optimize", commands::optimize::run(args)),
         Command::CompilePlugin { limits } => spotbot::plugins::compiler::child_main(&limits),
         Command::Serve { config, addr, data_dir, log_format } => {
             allocator::settle_for_service();
@@ -295,69 +257,15 @@ fn token(file: &TokenFile, action: TokenAction) -> Result<(), spotbot::auth::tok
     Ok(())
 }
 
-struct BacktestArgs {
-    plugin: PathBuf,
-    symbols: Vec<String>,
-    from: String,
-    to: String,
-    candles: Option<PathBuf>,
-    config: PathBuf,
-    data_dir: Option<String>,
-    out: Option<PathBuf>,
-    json: Option<PathBuf>,
-}
-
-/// Runs a backtest, prints the summary and writes the HTML (and JSON) report.
-fn backtest(args: BacktestArgs) -> anyhow::Result<()> {
-    use spotbot::backtest::{self, Progress, Spec, history::parse_time};
-    let mut config = if args.config.exists() || args.config != std::path::Path::new("config.toml") {
-        Config::load(&args.config)?
-    } else {
-        eprintln!("no config.toml here: using the defaults");
-        let mut config = Config::default();
-        config.secrets = spotbot::config::Secrets::from_env();
-        config
-    };
-    if let Some(data_dir) = args.data_dir {
-        config.server.data_dir = data_dir;
-    }
-    let time = |flag: &str, text: &str| {
-        parse_time(text).ok_or_else(|| {
-            anyhow::anyhow!("--{flag} {text:?}: use YYYY-MM-DD, RFC 3339 or epoch milliseconds")
-        })
-    };
-    let spec = Spec {
-        plugin: args.plugin,
-        symbols: args.symbols.iter().map(|s| s.trim().to_uppercase()).collect(),
-        from_ms: time("from", &args.from)?,
-        to_ms: time("to", &args.to)?,
-        candles: args.candles,
-    };
-    let runtime = tokio::runtime::Runtime::new()?;
-    let report = runtime.block_on(async {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        backtest::run(&config, &spec, &mut Progress::stderr()).await
-    })?;
-    print!("{}", report.summary());
-    let out = match args.out {
-        Some(out) => out,
-        None => {
-            let folder = PathBuf::from(&config.server.data_dir).join("backtests");
-            std::fs::create_dir_all(&folder)
-                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", folder.display()))?;
-            folder.join(format!("backtest-{}.html", report.plugin))
+/// The exit code of a research command, its error printed.
+fn report_failure(command: &str, outcome: anyhow::Result<()>) -> ExitCode {
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("spotbot {command}: {err:#}");
+            ExitCode::FAILURE
         }
-    };
-    std::fs::write(&out, backtest::html::page(&report))
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
-    println!("report: {}", out.display());
-    if let Some(json) = args.json {
-        let text = serde_json::to_string_pretty(&report)?;
-        std::fs::write(&json, text)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", json.display()))?;
-        println!("json: {}", json.display());
     }
-    Ok(())
 }
 
 /// Loads the plugins folder against the config's `[strategy.*]` sections and prints one line

@@ -27,10 +27,13 @@ pub mod history;
 pub mod html;
 pub mod klines;
 pub mod market;
+pub mod optimize;
 pub mod progress;
 pub mod replay;
 pub mod report;
+pub mod robustness;
 mod scans;
+mod session;
 mod setup;
 pub mod why;
 

@@ -31,9 +31,7 @@
 //! At the last step nothing is scanned and the positions still open are closed at market.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
@@ -44,15 +42,16 @@ use spotbot_sim::{Sim, SimConfig};
 
 use super::Spec;
 use super::history::{self, History, iso};
-use super::market::{BacktestMarket, PROBE};
+use super::market::PROBE;
 use super::progress::Progress;
 use super::report::{EquityPoint, GappedStop, Opening, Report, SignalCounts, TimeSplit, TradeRow};
 use super::scans::{ScanPlan, ScansAhead};
-use super::setup::{check, load_history, needs, sim_rules, sim_rules_from_exchange};
+use super::session::Session;
+use super::setup::{ExchangeRules, check, load_history, needs, sim_rules, sim_rules_from_exchange};
 use super::why::WhyNoTrade;
 use crate::activity::Dashboard;
 use crate::clock::{Clock, SharedClock, TestClock};
-use crate::config::{Config, GapExit, Secrets};
+use crate::config::{Config, GapExit};
 use crate::exchange::core_exchange::CoreExchange;
 use crate::execution::trade::Trade;
 use crate::execution::{
@@ -61,10 +60,9 @@ use crate::execution::{
 };
 use crate::market::Timeframe;
 use crate::messenger::Messenger;
+use crate::plugins::PluginError;
 use crate::plugins::model::{Direction, ScanResult};
-use crate::plugins::{Limits, MarketData, PluginError, Plugins};
 use crate::signals::Tier;
-use crate::store::Store;
 
 /// Largest step of the scripted price path inside a candle, as a fraction of the price: half
 /// the 0.2 % between a stop's trigger and its limit (`docs/execution.md`), so a falling price
@@ -78,29 +76,7 @@ type Script = (String, Vec<(i64, Decimal)>);
 const KEY: &str = "spotbot-backtest";
 const SECRET: &str = "spotbot-backtest-secret";
 
-/// A temporary folder of one run, deleted when dropped.
-struct RunDir(PathBuf);
-
-impl RunDir {
-    fn new() -> anyhow::Result<Self> {
-        static RUNS: AtomicU64 = AtomicU64::new(0);
-        let n = RUNS.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("spotbot-backtest-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path)
-            .with_context(|| format!("cannot create the run folder {}", path.display()))?;
-        Ok(RunDir(path))
-    }
-}
-
-impl Drop for RunDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn datetime(ms: i64) -> chrono::DateTime<chrono::Utc> {
+pub(super) fn datetime(ms: i64) -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default()
 }
 
@@ -120,42 +96,66 @@ impl spotbot_sim::Clock for SimClock {
 /// Runs one backtest (see the module documentation).
 pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyhow::Result<Report> {
     check(config, spec)?;
-    let dir = RunDir::new()?;
-    let cfg = Arc::new(run_config(config, spec, &dir)?);
-    let clock = TestClock::new(datetime(spec.from_ms));
-    let shared: SharedClock = Arc::new(clock.clone());
-    // The plugins area scans ahead of the replay (see `scans`): it has a clock of its own.
-    let scan_clock = TestClock::new(datetime(spec.from_ms));
-    let store = Store::in_memory().context("cannot open the run's store")?;
-    let market = Arc::new(BacktestMarket::new());
-    // A replay's counts are nobody's to scrape: its parts count into a recorder of their own.
-    let metrics = crate::metrics::Metrics::default();
-    let plugins = {
-        let (cfg, store) = (cfg.clone(), store.clone());
-        let shared: SharedClock = Arc::new(scan_clock.clone());
-        let source: Arc<dyn MarketData> = market.clone();
-        let metrics = metrics.clone();
-        let limits = Limits::from_config(&cfg.plugins).for_replay();
-        tokio::task::spawn_blocking(move || {
-            Plugins::start_with(cfg, limits, store, shared, source, metrics)
-        })
+    let session = Session::start(config, &spec.plugin, spec.from_ms).await?;
+    let prepared = prepare(spec, &session, progress).await?;
+    let span = Span { from_ms: spec.from_ms, to_ms: spec.to_ms };
+    replay_span(&session, &prepared, &spec.symbols, span, &BracketOverride::default(), progress)
         .await
-        .context("plugin loading panicked")?
-        .context("cannot start the plugin runtime")?
-    };
-    plugins.stop_watching();
-    let info = plugins.list().into_iter().next().context("the plugin file was not read")?;
-    let Some(name) = info.name.clone().filter(|_| info.last_error.is_none()) else {
-        bail!(
-            "{} was refused: {}",
-            spec.plugin.display(),
-            info.last_error.unwrap_or_else(|| "no reason given".into())
-        );
-    };
-    let loaded = plugins.get(&name).context("the plugin is not serving")?;
+}
 
+/// What every replay of one plugin over one stretch of history reads, read once: the
+/// history with the warm-up the plugin's scans need, where it came from, and the exchange's
+/// listing of the traded symbols.
+pub struct Prepared {
+    history: Arc<History>,
+    source: String,
+    exchange_rules: ExchangeRules,
+    finest: Timeframe,
+}
+
+impl Prepared {
+    /// The replay's step.
+    pub fn finest(&self) -> Timeframe {
+        self.finest
+    }
+
+    /// Where the candles came from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+}
+
+/// First and last step of a replay, epoch ms (rounded onto the finest timeframe).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub from_ms: i64,
+    pub to_ms: i64,
+}
+
+/// Stop and target of every entry, instead of the buy result's (the optimiser's `sl_pct` and
+/// `tp_pct` keys); `None` keeps the result's.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BracketOverride {
+    pub sl_pct: Option<Decimal>,
+    pub tp_pct: Option<Decimal>,
+}
+
+impl BracketOverride {
+    /// The entry's stop and target distances: each overridden one, else the result's.
+    fn apply(&self, result: (Option<Decimal>, Option<Decimal>)) -> Option<(Decimal, Decimal)> {
+        Some((self.sl_pct.or(result.0)?, self.tp_pct.or(result.1)?))
+    }
+}
+
+/// Asks the plugin what its scans read (the probe) and reads that history for `spec`.
+pub(super) async fn prepare(
+    spec: &Spec,
+    session: &Session,
+    progress: &mut Progress,
+) -> anyhow::Result<Prepared> {
+    let (name, plugins, market) = (&session.name, &session.plugins, &session.market);
     // The probe: what a scan of these symbols reads, decided by the scan code itself.
-    match plugins.scan(&name, Some(spec.symbols.clone())).await {
+    match plugins.scan(name, Some(spec.symbols.clone())).await {
         Err(PluginError::MarketData(m)) if m == PROBE => {}
         Err(err) => bail!("plugin {name} cannot scan: {err}"),
         Ok(_) => bail!("plugin {name} scanned without market data"),
@@ -169,31 +169,55 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
     let Some(finest) = timeframes.iter().map(|(tf, _)| *tf).min() else {
         bail!("plugin {name} reads no candles: there is nothing to replay");
     };
-    let len = finest.duration_ms();
-    let t0 = {
-        let open = history::candle_open(finest, spec.from_ms);
-        if open < spec.from_ms { open + len } else { open }
-    };
-    let to_floor = history::candle_open(finest, spec.to_ms);
-    if to_floor <= t0 {
-        bail!("--from and --to span less than one {finest} candle");
-    }
+    let (t0, to_floor) = steps_between(finest, spec.from_ms, spec.to_ms)?;
     progress.note(&format!(
         "backtest {name} {}: {} symbol(s), {finest} steps, {} .. {}",
-        loaded.manifest.version,
+        session.loaded.manifest.version,
         spec.symbols.len(),
         iso(t0),
         iso(to_floor)
     ));
     let needs = needs(spec, &query, &timeframes, t0, to_floor);
     let (history, source, exchange_rules) =
-        load_history(config, spec, &needs, finest, progress).await?;
+        load_history(&session.cfg, spec, &needs, finest, progress).await?;
     let history = Arc::new(history);
     market.load(history.clone(), finest);
+    Ok(Prepared { history, source, exchange_rules, finest })
+}
 
+/// The first and the last step between `from` and `to`.
+pub(super) fn steps_between(
+    finest: Timeframe,
+    from_ms: i64,
+    to_ms: i64,
+) -> anyhow::Result<(i64, i64)> {
+    let len = finest.duration_ms();
+    let t0 = {
+        let open = history::candle_open(finest, from_ms);
+        if open < from_ms { open + len } else { open }
+    };
+    let to_floor = history::candle_open(finest, to_ms);
+    if to_floor <= t0 {
+        bail!("--from and --to span less than one {finest} candle");
+    }
+    Ok((t0, to_floor))
+}
+
+/// Replays `span` of the prepared history with the session's plugin and config.
+pub(super) async fn replay_span(
+    session: &Session,
+    prepared: &Prepared,
+    symbols: &[String],
+    span: Span,
+    bracket: &BracketOverride,
+    progress: &mut Progress,
+) -> anyhow::Result<Report> {
+    let (cfg, history, finest) = (&session.cfg, &prepared.history, prepared.finest);
+    session.market.load(history.clone(), finest);
+    let (t0, to_floor) = steps_between(finest, span.from_ms, span.to_ms)?;
+    let len = finest.duration_ms();
     // The last step: `to`, or the end of the traded symbols' candles.
-    let data_end = spec
-        .symbols
+    let data_end = symbols
         .iter()
         .filter_map(|s| history.get(s, finest).and_then(|c| c.open_time.last().copied()))
         .max()
@@ -203,41 +227,43 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
     if t_end <= t0 {
         bail!("the history has no {finest} candles between {} and {}", iso(t0), iso(to_floor));
     }
-    clock.set(datetime(t0));
+    let clock = TestClock::new(datetime(t0));
+    let shared: SharedClock = Arc::new(clock.clone());
+    session.scan_clock.set(datetime(t0));
 
     // The simulator and execution, wired as app::start wires them.
-    let quote = config.market.quote_asset.clone();
+    let quote = cfg.market.quote_asset.clone();
     let mut listing = Vec::new();
-    for symbol in &spec.symbols {
-        listing.push(match exchange_rules.get(symbol) {
+    for symbol in symbols {
+        listing.push(match prepared.exchange_rules.get(symbol) {
             Some(r) => sim_rules_from_exchange(r),
             None => sim_rules(symbol, &quote, history.get(symbol, finest))?,
         });
     }
     let base_of = listing.iter().map(|r| (r.base.clone(), r.symbol.clone())).collect();
-    let sim = simulator(config, &clock, listing);
+    let sim = simulator(cfg, &clock, listing);
     let exchange = Arc::new(
         CoreExchange::new(sim.clone(), KEY).map_err(|e| anyhow::anyhow!("the simulator: {e}"))?,
     );
+    let metrics = crate::metrics::Metrics::default();
     let execution = Execution::new(Parts {
         exchange: Some(exchange.clone()),
-        store: store.clone(),
+        store: session.store.clone(),
         messenger: Messenger::new(&cfg.messenger, &cfg.secrets, metrics.clone()),
         dashboard: Arc::new(Dashboard::new(shared.clone())),
         config: cfg.clone(),
-        plugins: plugins.clone(),
+        plugins: session.plugins.clone(),
         clock: shared.clone(),
         timing: Timing::default(),
         metrics,
     });
 
-    let len = finest.duration_ms();
     let scan_steps = (0..(t_end - t0) / len).map(|i| t0 + i * len).collect();
     let scans = ScansAhead::start(ScanPlan {
-        plugins: plugins.clone(),
-        clock: scan_clock,
-        name: name.clone(),
-        symbols: spec.symbols.clone(),
+        plugins: session.plugins.clone(),
+        clock: session.scan_clock.clone(),
+        name: session.name.clone(),
+        symbols: symbols.to_vec(),
         history: history.clone(),
         finest,
         steps: scan_steps,
@@ -250,14 +276,15 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
         seen_events: 0,
         execution,
         history: history.clone(),
-        name: name.clone(),
-        symbols: spec.symbols.clone(),
+        name: session.name.clone(),
+        symbols: symbols.to_vec(),
         finest,
         quote,
         base_of,
+        bracket: *bracket,
         counts: SignalCounts::default(),
         why: WhyNoTrade::default(),
-        gap_exit: config.protection.gap_exit,
+        gap_exit: cfg.protection.gap_exit,
         gapped: Vec::new(),
         gaps_seen: BTreeSet::new(),
         scan_errors: BTreeMap::new(),
@@ -273,39 +300,15 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
     let steps = replay.replay(t0, t_end, progress).await?;
     let elapsed_s = started.elapsed().as_secs_f64();
     let mut report = replay.report(steps, elapsed_s)?;
-    report.plugin = name;
-    report.version = loaded.manifest.version.clone();
-    report.sha256 = loaded.sha256.clone();
+    report.plugin = session.name.clone();
+    report.version = session.loaded.manifest.version.clone();
+    report.sha256 = session.loaded.sha256.clone();
     report.from = iso(t0);
     report.to = iso(t_end);
-    report.source = source;
-    report.timing.context_s = market.context_seconds();
-    report.timing.snapshot_s = market.snapshot_seconds();
-
-    drop(replay);
-    drop((plugins, store, dir));
+    report.source = prepared.source.clone();
+    report.timing.context_s = session.market.context_seconds();
+    report.timing.snapshot_s = session.market.snapshot_seconds();
     Ok(report)
-}
-
-/// The run's config: the operator's, with the plugins folder of the copy, nobody to message,
-/// and stops on the exchange: the replay has no watch loop, while the simulator's matching
-/// engine executes exchange-side stops on the price path (a watched stop would exit at about
-/// the same price, at market).
-fn run_config(config: &Config, spec: &Spec, dir: &RunDir) -> anyhow::Result<Config> {
-    let file = spec.plugin.file_name().map(PathBuf::from).unwrap_or_default();
-    if file.extension().and_then(|e| e.to_str()) != Some("wasm") {
-        bail!("{} is not a .wasm file", spec.plugin.display());
-    }
-    let plugins_dir = dir.0.join("plugins");
-    std::fs::create_dir_all(&plugins_dir)?;
-    std::fs::copy(&spec.plugin, plugins_dir.join(&file))
-        .with_context(|| format!("cannot read {}", spec.plugin.display()))?;
-    let mut cfg = config.clone();
-    cfg.plugins.dir = plugins_dir.display().to_string();
-    cfg.messenger = Default::default();
-    cfg.secrets = Secrets::default();
-    cfg.protection.stop = crate::config::StopPlacement::Exchange;
-    Ok(cfg)
 }
 
 /// The simulator's engine on the run's clock, listing `listing`, funded with `[exchange]
@@ -338,6 +341,8 @@ struct Replay {
     quote: String,
     /// Base asset → traded symbol.
     base_of: BTreeMap<String, String>,
+    /// The optimiser's stop and target instead of the results'.
+    bracket: BracketOverride,
     counts: SignalCounts,
     why: WhyNoTrade,
     /// Live trading's rule for a stop that gapped past its limit.
@@ -624,7 +629,8 @@ impl Replay {
             self.not_opened(&r.symbol, "gates", format!("{} at {}: {reason}", r.symbol, iso(t)));
             return;
         }
-        let Some((sl_pct, tp_pct)) = crate::scans::signal_input(r).bracket() else {
+        let asked = crate::scans::signal_input(r).bracket().unzip();
+        let Some((sl_pct, tp_pct)) = self.bracket.apply(asked) else {
             let detail = format!("{} at {}: no sl_pct or tp_pct above 0", r.symbol, iso(t));
             self.not_opened(&r.symbol, "refused", detail);
             return;

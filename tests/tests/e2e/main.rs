@@ -46,6 +46,7 @@ mod messenger_replies;
 mod metrics;
 mod news;
 mod openclaw_assets;
+mod optimize;
 mod plugins_authoring;
 mod plugins_market;
 mod plugins_reload;
