@@ -614,12 +614,15 @@ mod tests {
 
         // Every name of the examples is replaced.
         let generated = files(&ws.join("strategies")).unwrap();
-        assert_eq!(generated.len(), 6, "{generated:?}");
+        // The strategy: Cargo.toml, README.md, optimize.toml (its search space), src/lib.rs.
+        assert_eq!(generated.len(), 7, "{generated:?}");
         for file in &generated {
             let text = std::fs::read_to_string(file).unwrap();
             assert!(!text.to_lowercase().contains("template"), "{}", file.display());
         }
         let read = |path: &str| std::fs::read_to_string(ws.join(path)).unwrap();
+        let space = read("strategies/xtask-probe-strategy/optimize.toml");
+        assert!(space.contains("--plugin plugins/xtask_probe_strategy.wasm"), "{space}");
         let lib = read("strategies/xtask-probe-strategy/src/lib.rs");
         assert!(lib.contains("pub const NAME: &str = \"xtask_probe_strategy\";"));
         assert!(lib.contains("pub struct XtaskProbeStrategy;"));

@@ -239,6 +239,11 @@ pub fn page(report: &Report) -> String {
         }
         row("Stops gapped past their limit", gaps);
     }
+    if !report.monte_carlo.is_empty() {
+        let lines: Vec<String> =
+            report.monte_carlo.iter().map(|mc| esc(&super::robustness::describe(mc))).collect();
+        row("Monte Carlo", lines.join("<br>"));
+    }
     if report.closed_at_end > 0 {
         row(
             "Closed at the end",

@@ -45,6 +45,7 @@ use super::history::{self, History, iso};
 use super::market::PROBE;
 use super::progress::Progress;
 use super::report::{EquityPoint, GappedStop, Opening, Report, SignalCounts, TimeSplit, TradeRow};
+use super::robustness::report_monte_carlo;
 use super::scans::{ScanPlan, ScansAhead};
 use super::session::Session;
 use super::setup::{ExchangeRules, check, load_history, needs, sim_rules, sim_rules_from_exchange};
@@ -99,8 +100,18 @@ pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyho
     let session = Session::start(config, &spec.plugin, spec.from_ms).await?;
     let prepared = prepare(spec, &session, progress).await?;
     let span = Span { from_ms: spec.from_ms, to_ms: spec.to_ms };
-    replay_span(&session, &prepared, &spec.symbols, span, &BracketOverride::default(), progress)
-        .await
+    let mut report = replay_span(
+        &session,
+        &prepared,
+        &spec.symbols,
+        span,
+        &BracketOverride::default(),
+        progress,
+    )
+    .await?;
+    let pnls: Vec<f64> = report.trades.iter().map(|t| t.pnl).collect();
+    report.monte_carlo = report_monte_carlo(&pnls, report.start_equity, config.exchange.paper_seed);
+    Ok(report)
 }
 
 /// What every replay of one plugin over one stretch of history reads, read once: the
@@ -460,6 +471,7 @@ impl Replay {
             scan_errors: std::mem::take(&mut self.scan_errors),
             notes: std::mem::take(&mut self.notes),
             trades,
+            monte_carlo: Vec::new(),
             equity: std::mem::take(&mut self.equity),
             elapsed_s,
             timing: self.timing,

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use rust_decimal::prelude::ToPrimitive;
 use serde::Serialize;
 
+use super::robustness::{MonteCarlo, describe};
 use super::why::WhyNoTrade;
 use crate::execution::stats::Aggregate;
 use crate::execution::trade::{CloseReason, ClosedTrade};
@@ -175,6 +176,9 @@ pub struct Report {
     /// What the history reader and the replay noticed.
     pub notes: Vec<String>,
     pub trades: Vec<TradeRow>,
+    /// The closed trades shuffled and bootstrapped (`[exchange] paper_seed`): the spread of
+    /// drawdown and final equity another order or another draw of the same trades gives.
+    pub monte_carlo: Vec<MonteCarlo>,
     pub equity: Vec<EquityPoint>,
     /// Wall time of the replay (loading excluded), seconds.
     pub elapsed_s: f64,
@@ -331,6 +335,10 @@ impl Report {
         }
         for note in &self.notes {
             out.push_str(&format!("note: {note}\n"));
+        }
+        for mc in &self.monte_carlo {
+            out.push_str(&describe(mc));
+            out.push('\n');
         }
         out
     }

@@ -119,6 +119,17 @@ async fn the_same_candles_twice_give_the_same_trades() {
             && !page.contains("http://www.w3.org/1999/xhtml")
     );
     assert!(!page.contains("<script") && !page.contains("src=\"http"), "self-contained");
+    // The trades' luck: shuffled (same final equity, other paths) and bootstrapped, seeded.
+    assert_eq!(first.monte_carlo, second.monte_carlo, "the same seed, the same paths");
+    assert_eq!(first.monte_carlo.len(), 2, "{}", first.summary());
+    let shuffle = &first.monte_carlo[0];
+    assert_eq!(shuffle.trades, first.trades.len());
+    assert!((shuffle.final_equity.p50 - shuffle.original.final_equity).abs() < 1e-6);
+    for mc in &first.monte_carlo {
+        let dd = mc.max_drawdown_pct;
+        assert!(-100.0 <= dd.p5 && dd.p5 <= dd.p50 && dd.p50 <= dd.p95 && dd.p95 <= 0.0, "{mc:?}");
+    }
+    assert!(page.contains("Monte Carlo") && first.summary().contains("monte carlo (Bootstrap"));
 }
 
 /// Candles of SOLUSDT: three flat hours at 100, then the candle under test at `t0`, then one

@@ -149,3 +149,46 @@ fn the_same_seed_gives_the_same_report() {
     let w = &first.windows[0];
     assert!(w.deflated_sharpe.is_some() && w.overfitting.is_some(), "{}", first.summary());
 }
+
+/// The strategy template ships a search space its authors start from: it is accepted against
+/// the template's own default config and a short run over the paper exchange's synthetic
+/// market completes, every trial replayed.
+#[test]
+fn the_strategy_templates_space_file_searches_the_template() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let data = tempfile::tempdir().unwrap();
+    let mut config = Config::default();
+    config.server.data_dir = data.path().display().to_string();
+    let from = 1_790_812_800_000; // 2026-10-01T00:00:00Z
+    let spec = OptimizeSpec {
+        backtest: Spec {
+            plugin: root.join("plugins/strategy_template.wasm"),
+            symbols: vec!["BTCUSDT".into(), "ETHUSDT".into()],
+            from_ms: from,
+            to_ms: from + 6 * 24 * HOUR,
+            candles: None,
+        },
+        space: std::fs::read_to_string(root.join("examples/strategy-template/optimize.toml"))
+            .unwrap(),
+        plan: Plan {
+            method: Method::Tpe,
+            objective: Objective::Sharpe,
+            constraints: Constraints { min_trades: 0, max_drawdown_pct: None },
+            trials: 4,
+            seed: 1,
+            batch: 4,
+        },
+        walk: Walk::Anchored,
+        windows: 1,
+        in_sample_pct: 70.0,
+        workers: 2,
+    };
+    let report = optimize::run(&config, &spec, &mut Progress::hidden()).expect("the search runs");
+    let keys: Vec<_> = report.space.params.iter().map(|p| p.key.as_str()).collect();
+    assert_eq!(keys, ["adx_min", "reward_risk", "rsi_max", "sl_atr_mult"]);
+    let window = &report.windows[0];
+    assert_eq!(window.trials.len(), 4);
+    assert!(window.trials.iter().all(|t| t.error.is_none()), "{}", report.summary());
+    assert!(window.best.is_some(), "{}", report.summary());
+}

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::super::history::iso;
 use super::super::robustness::{
-    DEFAULT_GROUPS, DeflatedSharpe, MonteCarlo, MonteCarloParams, Resampling, deflated_sharpe,
-    monte_carlo, probability_of_backtest_overfitting, sharpe_ratio,
+    DEFAULT_GROUPS, DeflatedSharpe, MonteCarlo, deflated_sharpe, describe,
+    probability_of_backtest_overfitting, report_monte_carlo, sharpe_ratio,
 };
 use super::super::session::Session;
 use super::OptimizeSpec;
@@ -47,8 +47,8 @@ pub struct OptimizeReport {
     pub in_sample: Metrics,
     /// The stitched out-of-sample equity, one point per step.
     pub out_of_sample_equity: Vec<EquityStep>,
-    /// The stitched out-of-sample trades shuffled and bootstrapped ([`MONTE_CARLO_PATHS`]
-    /// paths each, the run's seed); empty without trades.
+    /// The stitched out-of-sample trades shuffled and bootstrapped (the run's seed); empty
+    /// without trades.
     pub monte_carlo: Vec<MonteCarlo>,
     pub windows: Vec<WindowReport>,
     /// Trials replayed (in sample; the out-of-sample replays not counted).
@@ -96,9 +96,6 @@ pub struct Overfitting {
     pub trials: usize,
 }
 
-/// Paths of each Monte Carlo resampling.
-pub const MONTE_CARLO_PATHS: usize = 1000;
-
 #[derive(Debug, Clone, Serialize)]
 pub struct TrialRow {
     pub number: usize,
@@ -137,14 +134,7 @@ impl OptimizeReport {
             .filter_map(|s| s.out_of_sample.as_ref())
             .flat_map(|o| o.pnls.clone())
             .collect();
-        let monte_carlo = [Resampling::Shuffle, Resampling::Bootstrap]
-            .into_iter()
-            .filter_map(|method| {
-                let params =
-                    MonteCarloParams { method, paths: MONTE_CARLO_PATHS, seed: spec.plan.seed };
-                monte_carlo(&pnls, start_equity, params).ok()
-            })
-            .collect();
+        let monte_carlo = report_monte_carlo(&pnls, start_equity, spec.plan.seed);
         let backtest = &spec.backtest;
         OptimizeReport {
             plugin: session.name.clone(),
@@ -226,18 +216,8 @@ impl OptimizeReport {
             );
         }
         for mc in &self.monte_carlo {
-            out += &format!(
-                "monte carlo ({:?}, {} paths of {} trades): max drawdown p5 {:.2} % p50 {:.2} % p95 {:.2} %, final equity p5 {:.2} p50 {:.2} p95 {:.2}\n",
-                mc.params.method,
-                mc.params.paths,
-                mc.trades,
-                mc.max_drawdown_pct.p5,
-                mc.max_drawdown_pct.p50,
-                mc.max_drawdown_pct.p95,
-                mc.final_equity.p5,
-                mc.final_equity.p50,
-                mc.final_equity.p95
-            );
+            out += &describe(mc);
+            out.push('\n');
         }
         out += &format!(
             "{} trials in {:.1} s ({:.1} trials/s)\n",

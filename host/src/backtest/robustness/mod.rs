@@ -23,3 +23,35 @@ pub use monte_carlo::{
 pub use pbo::{
     DEFAULT_GROUPS, Degradation, MAX_GROUPS, Pbo, PboError, probability_of_backtest_overfitting,
 };
+
+/// Paths of each resampling a report shows.
+pub const REPORT_PATHS: usize = 1000;
+
+/// What a report shows of its closed trades' luck: the trades shuffled and bootstrapped,
+/// [`REPORT_PATHS`] paths each from `seed`; empty without a trade.
+pub fn report_monte_carlo(trade_pnls: &[f64], starting_equity: f64, seed: u64) -> Vec<MonteCarlo> {
+    [Resampling::Shuffle, Resampling::Bootstrap]
+        .into_iter()
+        .filter_map(|method| {
+            let params = MonteCarloParams { method, paths: REPORT_PATHS, seed };
+            monte_carlo(trade_pnls, starting_equity, params).ok()
+        })
+        .collect()
+}
+
+/// One summary line of a report's resampling.
+pub fn describe(mc: &MonteCarlo) -> String {
+    format!(
+        "monte carlo ({:?}, {} paths of {} trades): max drawdown p5 {:.2} % p50 {:.2} % p95 \
+         {:.2} %, final equity p5 {:.2} p50 {:.2} p95 {:.2}",
+        mc.params.method,
+        mc.params.paths,
+        mc.trades,
+        mc.max_drawdown_pct.p5,
+        mc.max_drawdown_pct.p50,
+        mc.max_drawdown_pct.p95,
+        mc.final_equity.p5,
+        mc.final_equity.p50,
+        mc.final_equity.p95
+    )
+}
