@@ -14,6 +14,8 @@ pub enum Mode {
 
 pub struct Progress {
     mode: Mode,
+    /// The command whose progress it is, at the start of each plain line.
+    command: &'static str,
     total: usize,
     last_shown: Option<usize>,
     started: Instant,
@@ -31,7 +33,12 @@ impl Progress {
     }
 
     pub fn with_mode(mode: Mode) -> Self {
-        Progress { mode, total: 0, last_shown: None, started: Instant::now() }
+        Progress { mode, command: "backtest", total: 0, last_shown: None, started: Instant::now() }
+    }
+
+    /// The same, for another command's lines (`optimize 40% ...`).
+    pub fn of(self, command: &'static str) -> Self {
+        Progress { command, ..self }
     }
 
     /// A message line (loading history, ...).
@@ -74,7 +81,7 @@ impl Progress {
                     return;
                 }
                 self.last_shown = Some(decile);
-                eprintln!("backtest {:3}% {label}", decile * 10);
+                eprintln!("{} {:3}% {label}", self.command, decile * 10);
             }
         }
     }

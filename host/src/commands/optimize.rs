@@ -81,7 +81,7 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<()> {
         workers: args.workers,
     };
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let report = optimize::run(&config, &spec, &mut Progress::stderr())?;
+    let report = optimize::run(&config, &spec, &mut Progress::stderr().of("optimize"))?;
     print!("{}", report.summary());
     let json = args.json.unwrap_or_else(|| optimize::default_report_path(&config, &report.plugin));
     write(&json, &serde_json::to_string_pretty(&report)?)?;

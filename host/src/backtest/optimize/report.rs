@@ -27,6 +27,8 @@ pub struct OptimizeReport {
     pub sha256: String,
     pub symbols: Vec<String>,
     pub timeframe: String,
+    /// The run's first step (the first window's in sample) and its last (the last window's
+    /// out of sample).
     pub from: String,
     pub to: String,
     pub source: String,
@@ -123,17 +125,13 @@ impl OptimizeReport {
     pub(super) fn new(inputs: Inputs<'_>) -> Self {
         let Inputs { session, spec, space, config, steps_per_year, searched, .. } = inputs;
         let start_equity = config.exchange.paper_usdt.try_into().unwrap_or(0.0);
-        let (equity, figures) = stitch(searched, start_equity);
+        let Stitched { equity, figures, pnls } = stitch(searched, start_equity);
         let curve: Vec<f64> = equity.iter().map(|p| p.equity).collect();
         let out_of_sample = Metrics::of_curve(&curve, steps_per_year, figures);
         let chosen: Vec<&Metrics> =
             searched.iter().filter_map(|s| Some(&chosen(s)?.metrics)).collect();
         let trials: usize = searched.iter().map(|s| s.trials.len()).sum();
-        let pnls: Vec<f64> = searched
-            .iter()
-            .filter_map(|s| s.out_of_sample.as_ref())
-            .flat_map(|o| o.pnls.clone())
-            .collect();
+
         let monte_carlo = report_monte_carlo(&pnls, start_equity, spec.plan.seed);
         let backtest = &spec.backtest;
         OptimizeReport {
@@ -188,9 +186,9 @@ impl OptimizeReport {
             self.in_sample_pct,
             self.seed
         );
+        let oos_from = self.windows.first().map_or("", |w| w.out_of_sample_from.as_str());
         out += &format!(
-            "out of sample (stitched, {} .. {}): {}\n",
-            self.from,
+            "out of sample (stitched, {oos_from} .. {}): {}\n",
             self.to,
             m(&self.out_of_sample)
         );
@@ -284,15 +282,27 @@ fn trial_row(t: &Trial) -> TrialRow {
     }
 }
 
-/// The out-of-sample parts compounded in order from `start`, one point per step, and their
-/// trades' figures. A window without a feasible trial holds the equity flat over its part.
-fn stitch(searched: &[Searched], start: f64) -> (Vec<EquityStep>, TradeFigures) {
+/// The out-of-sample parts put end to end.
+struct Stitched {
+    /// Compounded in order from the start, one point per step.
+    equity: Vec<EquityStep>,
+    figures: TradeFigures,
+    /// Each trade's pnl scaled to the stitched account: a window replays from the starting
+    /// equity, so its amounts are multiplied by the stitched equity at its start over that.
+    pnls: Vec<f64>,
+}
+
+/// The out-of-sample parts compounded in order from `start`, and their trades. A window
+/// without a feasible trial holds the equity flat over its part.
+fn stitch(searched: &[Searched], start: f64) -> Stitched {
     let mut equity = start;
-    let mut curve = vec![];
+    let (mut curve, mut pnls) = (vec![], vec![]);
     let (mut count, mut wins, mut profit, mut loss) = (0, 0, 0.0, 0.0);
     for s in searched {
         match &s.out_of_sample {
             Some(o) => {
+                let scale = o.equity.first().filter(|e| **e > 0.0).map_or(1.0, |e| equity / e);
+                pnls.extend(o.pnls.iter().map(|p| p * scale));
                 for (i, (&t, &e)) in o.times.iter().zip(&o.equity).enumerate() {
                     if i > 0 && o.equity[i - 1] > 0.0 {
                         equity *= e / o.equity[i - 1];
@@ -319,7 +329,7 @@ fn stitch(searched: &[Searched], start: f64) -> (Vec<EquityStep>, TradeFigures) 
         win_rate: (count > 0).then(|| round(wins as f64 * 100.0 / count as f64, 2)),
         profit_factor: (loss.abs() > 0.0).then(|| round(profit / loss.abs(), 4)),
     };
-    (curve, figures)
+    Stitched { equity: curve, figures, pnls }
 }
 
 /// The mean of each figure (trades summed; win rate and profit factor of the windows that
