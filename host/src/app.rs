@@ -48,6 +48,8 @@ pub struct RunningApp {
     watch: Option<Background>,
     /// Protection's reactions to the exchange's streams, when they are followed.
     reactions: Option<Background>,
+    /// The background bias checks of newly loaded strategies (`plugins::bias`).
+    bias_checks: Option<Background>,
     /// The exchange's streams (`[exchange] streams`); dropping them closes the links.
     streams: Option<crate::exchange::connect::Streams>,
 }
@@ -72,6 +74,9 @@ impl RunningApp {
         }
         if let Some(reactions) = self.reactions.take() {
             reactions.stop().await;
+        }
+        if let Some(bias_checks) = self.bias_checks.take() {
+            bias_checks.stop().await;
         }
         drop(self.streams.take());
         if let Some(replies) = self.replies.take() {
@@ -282,6 +287,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         feed.clone(),
     );
     let reactions = feed.map(|feed| protection::reactions::spawn(&state.protection, feed));
+    let bias_checks = Some(crate::plugins::bias::spawn(&state.plugins, &state.config));
     Ok(RunningApp {
         addr,
         state,
@@ -292,6 +298,7 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         scheduler,
         watch,
         reactions,
+        bias_checks,
         streams,
     })
 }

@@ -75,6 +75,8 @@ enum Command {
     },
     Backtest(commands::backtest::BacktestArgs),
     Optimize(commands::optimize::OptimizeArgs),
+    #[command(name = "check-bias")]
+    CheckBias(commands::bias::BiasArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -155,6 +157,7 @@ fn main() -> ExitCode {
         }
         Command::Backtest(args) => report_failure("backtest", commands::backtest::run(args)),
         Command::Optimize(args) => report_failure("optimize", commands::optimize::run(args)),
+        Command::CheckBias(args) => report_failure("check-bias", commands::bias::run(args)),
         Command::CompilePlugin { limits } => spotbot::plugins::compiler::child_main(&limits),
         Command::Serve { config, addr, data_dir, log_format } => {
             allocator::settle_for_service();
@@ -176,6 +179,8 @@ fn main() -> ExitCode {
             }
             // Plugins are compiled by this binary in a child process (plugins::compiler).
             loaded.plugins.compiler = std::env::current_exe().ok();
+            // ... and checked for bias by it (plugins::bias), with the same config file.
+            loaded.plugins.config_file = Some(config.clone());
             spotbot::logging::init(loaded.server.log_format);
             match serve(loaded) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -64,6 +64,26 @@ impl History {
         self.series.values().map(Candles::len).sum()
     }
 
+    /// What was known at `now_ms`: every series cut to its candles closed by then, and the
+    /// finest timeframe's candle opening at `now_ms` reduced to its open (the price at `now`,
+    /// nothing of its future high, low, close or volume). What `check-bias` replays against.
+    pub fn known_at(&self, now_ms: i64, finest: Timeframe) -> History {
+        let mut known = History { series: BTreeMap::new(), notes: self.notes.clone() };
+        for ((symbol, tf), candles) in &self.series {
+            let len = tf.duration_ms();
+            let closed = candles.open_time.partition_point(|t| t + len <= now_ms);
+            let mut cut = slice(candles, 0..closed, 1);
+            if *tf == finest
+                && let Some(i) =
+                    candles.open_time.get(closed).filter(|t| **t == now_ms).map(|_| closed)
+            {
+                push(&mut cut, now_ms, [candles.open[i]; 4], 0.0);
+            }
+            known.series.insert((symbol.clone(), *tf), cut);
+        }
+        known
+    }
+
     /// Notes a series with fewer warm-up candles before the first step than its need asks
     /// (the first steps then get fewer candles than the plugin asked for), or none at all.
     fn check_coverage(&mut self, need: &Need) {
@@ -124,6 +144,16 @@ pub fn parse_time(text: &str) -> Option<i64> {
 /// on the exchange).
 pub fn candle_open(timeframe: Timeframe, t: i64) -> i64 {
     spotbot_sim::market::candle_open(timeframe.as_str(), t)
+}
+
+/// Appends a candle opening at `t`: `[open, high, low, close]` and its volume.
+pub fn push(c: &mut Candles, t: i64, [open, high, low, close]: [f64; 4], volume: f64) {
+    c.open_time.push(t);
+    c.open.push(open);
+    c.high.push(high);
+    c.low.push(low);
+    c.close.push(close);
+    c.volume.push(volume);
 }
 
 pub fn empty(timeframe: Timeframe) -> Candles {
@@ -259,12 +289,7 @@ pub fn parse_csv(text: &str, timeframe: Timeframe) -> Result<Candles, String> {
     }
     let mut out = empty(timeframe);
     for (t, [open, high, low, close, volume]) in rows {
-        out.open_time.push(t);
-        out.open.push(open);
-        out.high.push(high);
-        out.low.push(low);
-        out.close.push(close);
-        out.volume.push(volume);
+        push(&mut out, t, [open, high, low, close], volume);
     }
     Ok(out)
 }
@@ -494,5 +519,34 @@ mod tests {
         assert_eq!(parse_time("1704067200000"), Some(midnight));
         assert_eq!(parse_time("yesterday"), None);
         assert_eq!(iso(midnight), "2024-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn what_was_known_at_a_time_has_no_later_candle_and_no_future_of_the_forming_one() {
+        const HOUR: i64 = 3_600_000;
+        let mut fine = empty(Timeframe::H1);
+        for i in 0..10 {
+            let p = 100.0 + i as f64;
+            fine.open_time.push(i * HOUR);
+            fine.open.push(p);
+            fine.high.push(p + 5.0);
+            fine.low.push(p - 5.0);
+            fine.close.push(p + 1.0);
+            fine.volume.push(7.0);
+        }
+        let mut h = History::default();
+        h.insert("X", Timeframe::H4, aggregate(&fine, Timeframe::H1, Timeframe::H4));
+        h.insert("X", Timeframe::H1, fine);
+        let known = h.known_at(5 * HOUR, Timeframe::H1);
+        let fine = known.get("X", Timeframe::H1).unwrap();
+        assert_eq!(fine.open_time, (0..=5).map(|i| i * HOUR).collect::<Vec<_>>());
+        assert_eq!(
+            (fine.open[5], fine.high[5], fine.low[5], fine.close[5]),
+            (105.0, 105.0, 105.0, 105.0)
+        );
+        assert_eq!(fine.volume[5], 0.0);
+        assert_eq!(fine.close[4], 105.0, "closed candles are whole");
+        let four = known.get("X", Timeframe::H4).unwrap();
+        assert_eq!(four.open_time, vec![0], "the 04:00 candle is still forming at 05:00");
     }
 }

@@ -1,15 +1,16 @@
 //! The report as one self-contained HTML page: the figures, the equity curve as inline SVG
 //! (with its drawdown shaded and the trades' closes marked) and the trade list. No script,
-//! no stylesheet or font from elsewhere: the file opens offline and can be mailed.
+//! no stylesheet or font from elsewhere: the file opens offline and can be mailed. The
+//! optimisation page (`optimize::html`) draws its curve, escapes and styles with the same parts.
 
 use std::fmt::Write as _;
 
 use super::history::iso;
-use super::report::{EquityPoint, Report, TradeRow};
+use super::report::{Report, TradeRow};
 use crate::execution::trade::CloseReason;
 
-/// HTML-escapes `text`.
-fn esc(text: &str) -> String {
+/// HTML-escapes `text`; the optimisation page escapes its report's texts with it too.
+pub(super) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -24,6 +25,17 @@ fn esc(text: &str) -> String {
     out
 }
 
+/// The rules both report pages share (this one and the optimisation page), so they look alike.
+pub(super) const STYLE: &str = "body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;\
+     margin:24px auto;max-width:1100px;padding:0 16px;color:#1f2328}\
+     h1{font-size:20px;margin:0 0 4px} .sub{color:#57606a;margin:0 0 16px}\
+     table{border-collapse:collapse;width:100%;margin:12px 0}\
+     th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #d0d7de;vertical-align:top}";
+
+/// The rule of the time labels under a [`curve`] (its `axis` class).
+pub(super) const AXIS_STYLE: &str =
+    ".axis{display:flex;justify-content:space-between;color:#57606a;font-size:12px}";
+
 /// Most points drawn: longer curves keep each bucket's lowest and highest sample.
 const MAX_POINTS: usize = 2400;
 /// Trades listed in the table (the JSON report has them all).
@@ -33,18 +45,21 @@ const WIDTH: f64 = 1000.0;
 const HEIGHT: f64 = 320.0;
 const PAD: f64 = 8.0;
 
+/// One sample of a curve: epoch milliseconds and the value then.
+pub(super) type Sample = (i64, f64);
+
 /// The curve reduced to at most [`MAX_POINTS`], keeping extremes (a drawdown stays visible).
-fn reduce(curve: &[EquityPoint]) -> Vec<EquityPoint> {
+fn reduce(curve: &[Sample]) -> Vec<Sample> {
     if curve.len() <= MAX_POINTS {
         return curve.to_vec();
     }
     let bucket = curve.len().div_ceil(MAX_POINTS / 2);
     let mut out = Vec::with_capacity(MAX_POINTS + 1);
     for chunk in curve.chunks(bucket) {
-        let lo = chunk.iter().min_by(|a, b| a.equity.total_cmp(&b.equity));
-        let hi = chunk.iter().max_by(|a, b| a.equity.total_cmp(&b.equity));
+        let lo = chunk.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+        let hi = chunk.iter().max_by(|a, b| a.1.total_cmp(&b.1));
         if let (Some(lo), Some(hi)) = (lo, hi) {
-            if lo.t <= hi.t {
+            if lo.0 <= hi.0 {
                 out.extend([*lo, *hi]);
             } else {
                 out.extend([*hi, *lo]);
@@ -54,55 +69,61 @@ fn reduce(curve: &[EquityPoint]) -> Vec<EquityPoint> {
     if let Some(last) = curve.last() {
         out.push(*last);
     }
-    out.dedup_by_key(|p| p.t);
+    out.dedup_by_key(|p| p.0);
     out
 }
 
-fn svg(report: &Report) -> String {
-    let curve = reduce(&report.equity);
+/// The time span a [`curve`] covers, for what a page marks over it.
+pub(super) struct Frame {
+    t0: f64,
+    t1: f64,
+}
+
+impl Frame {
+    /// The horizontal position of time `t` (epoch ms), `None` outside the curve's span.
+    pub(super) fn x(&self, t: f64) -> Option<f64> {
+        (t >= self.t0 && t <= self.t1).then(|| self.at(t))
+    }
+
+    /// The horizontal position of `t` without the check (the curve's own samples are inside).
+    fn at(&self, t: f64) -> f64 {
+        PAD + (t - self.t0) / (self.t1 - self.t0) * (WIDTH - 2.0 * PAD)
+    }
+
+    /// The drawing's top and bottom edges, for a mark across it.
+    pub(super) fn edges(&self) -> (f64, f64) {
+        (PAD, HEIGHT - PAD)
+    }
+}
+
+/// `samples` as inline SVG: the curve, the drawdown from its running peak shaded, a dashed
+/// line at `base` and what `marks` draws over it; then the first and last time under it.
+pub(super) fn curve(samples: &[Sample], base: f64, marks: impl Fn(&Frame) -> String) -> String {
+    let curve = reduce(samples);
     let (Some(first), Some(last)) = (curve.first(), curve.last()) else {
         return "<p>No equity samples.</p>".into();
     };
-    let (t0, t1) = (first.t as f64, (last.t as f64).max(first.t as f64 + 1.0));
-    let lo = curve.iter().map(|p| p.equity).fold(f64::MAX, f64::min);
-    let hi = curve.iter().map(|p| p.equity).fold(f64::MIN, f64::max);
+    let frame = Frame { t0: first.0 as f64, t1: (last.0 as f64).max(first.0 as f64 + 1.0) };
+    let lo = curve.iter().map(|p| p.1).fold(f64::MAX, f64::min);
+    let hi = curve.iter().map(|p| p.1).fold(f64::MIN, f64::max);
     let span = if hi - lo > 1e-9 { hi - lo } else { 1.0 };
     let (lo, hi) = (lo - span * 0.05, hi + span * 0.05);
-    let x = |t: f64| PAD + (t - t0) / (t1 - t0) * (WIDTH - 2.0 * PAD);
+    let x = |t: i64| frame.at(t as f64);
     let y = |e: f64| PAD + (hi - e) / (hi - lo) * (HEIGHT - 2.0 * PAD);
     let mut line = String::new();
     let mut peak_line = String::new();
     let mut peak = f64::MIN;
     for p in &curve {
-        peak = peak.max(p.equity);
-        let _ = write!(line, "{:.1},{:.1} ", x(p.t as f64), y(p.equity));
-        let _ = write!(peak_line, "{:.1},{:.1} ", x(p.t as f64), y(peak));
+        peak = peak.max(p.1);
+        let _ = write!(line, "{:.1},{:.1} ", x(p.0), y(p.1));
+        let _ = write!(peak_line, "{:.1},{:.1} ", x(p.0), y(peak));
     }
     // The drawdown area: between the running peak and the curve.
     let mut area = peak_line.clone();
     for p in curve.iter().rev() {
-        let _ = write!(area, "{:.1},{:.1} ", x(p.t as f64), y(p.equity));
+        let _ = write!(area, "{:.1},{:.1} ", x(p.0), y(p.1));
     }
-    let base = y(report.start_equity);
-    let mut marks = String::new();
-    for t in report.trades.iter().take(MAX_ROWS) {
-        let Some(at) = chrono::DateTime::parse_from_rfc3339(&t.closed_at).ok() else {
-            continue;
-        };
-        let tx = at.timestamp_millis() as f64;
-        if tx < t0 || tx > t1 {
-            continue;
-        }
-        let color = if t.pnl > 0.0 { "#1a7f37" } else { "#cf222e" };
-        let _ = write!(
-            marks,
-            "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\" stroke=\"{color}\" \
-             stroke-opacity=\"0.5\"/>",
-            x(tx),
-            HEIGHT - PAD,
-            HEIGHT - PAD - 10.0
-        );
-    }
+    let base = y(base);
     format!(
         "<svg viewBox=\"0 0 {WIDTH} {HEIGHT}\" width=\"100%\" role=\"img\" \
          aria-label=\"equity curve\" xmlns=\"http://www.w3.org/2000/svg\">\
@@ -117,12 +138,40 @@ fn svg(report: &Report) -> String {
          </svg>\
          <div class=\"axis\"><span>{from}</span><span>{to}</span></div>",
         x2 = WIDTH - PAD,
+        marks = marks(&frame),
         hi_label = esc(&format!("{hi:.2}")),
         lo_label = esc(&format!("{lo:.2}")),
         ly = HEIGHT - 14.0,
-        from = esc(&iso(first.t)),
-        to = esc(&iso(last.t)),
+        from = esc(&iso(first.0)),
+        to = esc(&iso(last.0)),
     )
+}
+
+/// The equity curve with the trades' closes marked at its bottom edge (green won, red lost).
+fn svg(report: &Report) -> String {
+    let samples: Vec<Sample> = report.equity.iter().map(|p| (p.t, p.equity)).collect();
+    curve(&samples, report.start_equity, |frame| trade_marks(report, frame))
+}
+
+fn trade_marks(report: &Report, frame: &Frame) -> String {
+    let mut marks = String::new();
+    for t in report.trades.iter().take(MAX_ROWS) {
+        let Some(at) = chrono::DateTime::parse_from_rfc3339(&t.closed_at).ok() else {
+            continue;
+        };
+        let Some(x) = frame.x(at.timestamp_millis() as f64) else {
+            continue;
+        };
+        let color = if t.pnl > 0.0 { "#1a7f37" } else { "#cf222e" };
+        let _ = write!(
+            marks,
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{0:.1}\" y2=\"{1:.1}\" stroke=\"{color}\" \
+             stroke-opacity=\"0.5\"/>",
+            HEIGHT - PAD,
+            HEIGHT - PAD - 10.0
+        );
+    }
+    marks
 }
 
 /// The tier and the opening result's checklist, folded: the lines that let the trade in.
@@ -293,18 +342,12 @@ pub fn page(report: &Report) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>Backtest {title}</title><style>\
-         body{{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px auto;\
-         max-width:1100px;padding:0 16px;color:#1f2328}}\
-         h1{{font-size:20px;margin:0 0 4px}} .sub{{color:#57606a;margin:0 0 16px}}\
-         table{{border-collapse:collapse;width:100%;margin:12px 0}}\
-         th,td{{text-align:left;padding:4px 8px;border-bottom:1px solid #d0d7de;vertical-align:top}}\
+         <title>Backtest {title}</title><style>{STYLE}\
          .figures th{{width:180px;color:#57606a;font-weight:500}}\
          .trades td{{font-variant-numeric:tabular-nums;white-space:nowrap}}\
          .trades td.why{{white-space:normal;min-width:220px}} .why li{{font-size:12px}}\
          tr.win td:nth-child(10){{color:#1a7f37}} tr.loss td:nth-child(10){{color:#cf222e}}\
-         .axis{{display:flex;justify-content:space-between;color:#57606a;font-size:12px}}\
-         </style></head><body>\
+         {AXIS_STYLE}</style></head><body>\
          <h1>Backtest: {title}</h1>\
          <p class=\"sub\">{symbols} · {tf} steps · {from} → {to} · {steps} steps · {source}</p>\
          {svg}\
@@ -315,16 +358,16 @@ pub fn page(report: &Report) -> String {
          <th>Exit by</th><th>Why taken</th></tr>{trades}</table>\
          <p class=\"sub\">spotbot backtest · plugin sha256 {sha}</p>\
          </body></html>\n",
-        title = esc(&format!("{} {}", report.plugin, report.version)),
-        symbols = esc(&report.symbols.join(", ")),
-        tf = esc(&report.timeframe),
-        from = esc(&report.from),
-        to = esc(&report.to),
+        title = esc(&format!("{} {}", report.replayed.plugin, report.replayed.version)),
+        symbols = esc(&report.replayed.symbols.join(", ")),
+        tf = esc(&report.replayed.timeframe),
+        from = esc(&report.replayed.from),
+        to = esc(&report.replayed.to),
         steps = report.steps,
         source = esc(&report.source),
         svg = svg(report),
         figures = figures.join(""),
-        sha = esc(&report.sha256),
+        sha = esc(&report.replayed.sha256),
     )
 }
 
@@ -335,16 +378,11 @@ mod tests {
     #[test]
     fn text_is_escaped_and_long_curves_keep_their_extremes() {
         assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
-        let curve: Vec<EquityPoint> = (0..10_000)
-            .map(|i| EquityPoint {
-                t: i,
-                equity: if i == 5_000 { 1.0 } else { 100.0 },
-                invested: 0.0,
-            })
-            .collect();
+        let curve: Vec<Sample> =
+            (0..10_000).map(|i| (i, if i == 5_000 { 1.0 } else { 100.0 })).collect();
         let reduced = reduce(&curve);
         assert!(reduced.len() <= MAX_POINTS + 1, "{}", reduced.len());
-        assert!(reduced.iter().any(|p| p.equity == 1.0), "the dip survives");
-        assert_eq!(reduced.last().map(|p| p.t), Some(9_999));
+        assert!(reduced.iter().any(|p| p.1 == 1.0), "the dip survives");
+        assert_eq!(reduced.last().map(|p| p.0), Some(9_999));
     }
 }

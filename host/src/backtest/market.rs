@@ -37,9 +37,25 @@ struct Loaded {
     finest: Timeframe,
 }
 
+/// What a scan is served from the history. Replays serve [`Served::AsLive`]; `check-bias`
+/// replays the same scans served the other two ways and compares the decisions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Served {
+    /// What a live read at the scan's time returns (the module documentation).
+    #[default]
+    AsLive,
+    /// The same, computed from a copy of the history cut to what was known at the scan's time
+    /// ([`History::known_at`]): anything the scan then sees differently came from the future.
+    KnownOnly,
+    /// Each timeframe's window this many times longer than the plugin asked for (more
+    /// warm-up): a decision that changes with it depends on how much history preceded it.
+    MoreWarmup(u32),
+}
+
 /// See the module documentation.
 #[derive(Default)]
 pub struct BacktestMarket {
+    served: Served,
     loaded: OnceLock<Loaded>,
     probed: Mutex<Option<MarketQuery>>,
     contexts: Mutex<HashMap<String, model::MarketContext>>,
@@ -51,6 +67,11 @@ pub struct BacktestMarket {
 impl BacktestMarket {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A source serving the history `served`.
+    pub fn serving(served: Served) -> Self {
+        BacktestMarket { served, ..Self::default() }
     }
 
     /// Seconds spent computing market contexts so far.
@@ -74,6 +95,23 @@ impl BacktestMarket {
     }
 
     fn snapshot_at(&self, loaded: &Loaded, query: &MarketQuery) -> Result<MarketSnapshot, String> {
+        match self.served {
+            Served::AsLive => self.snapshot_of(loaded, query),
+            Served::KnownOnly => {
+                let history = Arc::new(loaded.history.known_at(query.now_ms, loaded.finest));
+                self.snapshot_of(&Loaded { history, finest: loaded.finest }, query)
+            }
+            Served::MoreWarmup(times) => {
+                let mut longer = query.clone();
+                for need in &mut longer.candles {
+                    need.count = need.count.saturating_mul(times);
+                }
+                self.snapshot_of(loaded, &longer)
+            }
+        }
+    }
+
+    fn snapshot_of(&self, loaded: &Loaded, query: &MarketQuery) -> Result<MarketSnapshot, String> {
         let mut symbols = Vec::with_capacity(query.symbols.len());
         for symbol in &query.symbols {
             let mut data = symbol_data(loaded, symbol, &query.candles, query.now_ms)?;

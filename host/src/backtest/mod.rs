@@ -23,6 +23,7 @@
 //!
 //! `docs/backtest.md` is the user's documentation.
 
+pub mod bias;
 pub mod history;
 pub mod html;
 pub mod klines;

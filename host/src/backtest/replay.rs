@@ -42,9 +42,11 @@ use spotbot_sim::{Sim, SimConfig};
 
 use super::Spec;
 use super::history::{self, History, iso};
-use super::market::PROBE;
+use super::market::{PROBE, Served};
 use super::progress::Progress;
-use super::report::{EquityPoint, GappedStop, Opening, Report, SignalCounts, TimeSplit, TradeRow};
+use super::report::{
+    EquityPoint, GappedStop, Opening, Replayed, Report, SignalCounts, TimeSplit, TradeRow,
+};
 use super::robustness::report_monte_carlo;
 use super::scans::{ScanPlan, ScansAhead};
 use super::session::Session;
@@ -97,8 +99,8 @@ impl spotbot_sim::Clock for SimClock {
 /// Runs one backtest (see the module documentation).
 pub async fn run(config: &Config, spec: &Spec, progress: &mut Progress) -> anyhow::Result<Report> {
     check(config, spec)?;
-    let session = Session::start(config, &spec.plugin, spec.from_ms).await?;
-    let prepared = prepare(spec, &session, progress).await?;
+    let session = Session::start(config, &spec.plugin, spec.from_ms, Served::AsLive).await?;
+    let prepared = prepare(spec, &session, 1, progress).await?;
     let span = Span { from_ms: spec.from_ms, to_ms: spec.to_ms };
     let mut report = replay_span(
         &session,
@@ -134,6 +136,16 @@ impl Prepared {
     pub fn source(&self) -> &str {
         &self.source
     }
+
+    /// The history every replay reads.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// The same, for a session's market to serve.
+    pub(super) fn shared_history(&self) -> Arc<History> {
+        self.history.clone()
+    }
 }
 
 /// First and last step of a replay, epoch ms (rounded onto the finest timeframe).
@@ -158,10 +170,12 @@ impl BracketOverride {
     }
 }
 
-/// Asks the plugin what its scans read (the probe) and reads that history for `spec`.
+/// Asks the plugin what its scans read (the probe) and reads that history for `spec`, with
+/// `warmup_times` the warm-up its candle counts ask for (more for `check-bias`).
 pub(super) async fn prepare(
     spec: &Spec,
     session: &Session,
+    warmup_times: u32,
     progress: &mut Progress,
 ) -> anyhow::Result<Prepared> {
     let (name, plugins, market) = (&session.name, &session.plugins, &session.market);
@@ -175,7 +189,7 @@ pub(super) async fn prepare(
     let mut timeframes: Vec<(Timeframe, u32)> = Vec::new();
     for need in &query.candles {
         let tf: Timeframe = need.timeframe.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
-        timeframes.push((tf, need.count));
+        timeframes.push((tf, need.count.saturating_mul(warmup_times)));
     }
     let Some(finest) = timeframes.iter().map(|(tf, _)| *tf).min() else {
         bail!("plugin {name} reads no candles: there is nothing to replay");
@@ -311,11 +325,7 @@ pub(super) async fn replay_span(
     let steps = replay.replay(t0, t_end, progress).await?;
     let elapsed_s = started.elapsed().as_secs_f64();
     let mut report = replay.report(steps, elapsed_s)?;
-    report.plugin = session.name.clone();
-    report.version = session.loaded.manifest.version.clone();
-    report.sha256 = session.loaded.sha256.clone();
-    report.from = iso(t0);
-    report.to = iso(t_end);
+    report.replayed = session.replayed(symbols, finest, iso(t0), iso(t_end));
     report.source = prepared.source.clone();
     report.timing.context_s = session.market.context_seconds();
     report.timing.snapshot_s = session.market.snapshot_seconds();
@@ -444,13 +454,7 @@ impl Replay {
             ));
         }
         let mut report = Report {
-            plugin: self.name.clone(),
-            version: String::new(),
-            sha256: String::new(),
-            symbols: self.symbols.clone(),
-            timeframe: self.finest.as_str().to_string(),
-            from: String::new(),
-            to: String::new(),
+            replayed: Replayed::default(),
             steps,
             source: String::new(),
             quote_asset: self.quote.clone(),

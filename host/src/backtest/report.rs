@@ -129,15 +129,9 @@ pub struct GappedStop {
 /// The report of one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    pub plugin: String,
-    pub version: String,
-    pub sha256: String,
-    pub symbols: Vec<String>,
-    /// The replay's step: the plugin's finest timeframe.
-    pub timeframe: String,
-    /// First and last step (RFC 3339).
-    pub from: String,
-    pub to: String,
+    /// The plugin, the symbols, the step and the first and last step.
+    #[serde(flatten)]
+    pub replayed: Replayed,
     pub steps: usize,
     /// Where the candles came from.
     pub source: String,
@@ -184,6 +178,36 @@ pub struct Report {
     pub elapsed_s: f64,
     /// Where that time went.
     pub timing: TimeSplit,
+}
+
+/// What a run replayed (`backtest`, `check-bias`, `optimize`): the plugin artifact and the
+/// stretch of market, at the top of its JSON report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Replayed {
+    pub plugin: String,
+    pub version: String,
+    pub sha256: String,
+    pub symbols: Vec<String>,
+    /// The replay's step: the plugin's finest timeframe.
+    pub timeframe: String,
+    /// First and last step (RFC 3339).
+    pub from: String,
+    pub to: String,
+}
+
+impl Replayed {
+    /// `plugin version on A,B (N steps of tf, from .. to)`: the first line of a summary.
+    pub fn describe(&self, steps: usize) -> String {
+        format!(
+            "{} {} on {} ({steps} steps of {}, {} .. {})",
+            self.plugin,
+            self.version,
+            self.symbols.join(","),
+            self.timeframe,
+            self.from,
+            self.to
+        )
+    }
 }
 
 /// Wall time of the replay's parts, seconds (measurements only: nothing in the replay depends
@@ -258,7 +282,7 @@ impl Report {
             |v: Option<f64>, suffix: &str| v.map_or("-".to_string(), |v| format!("{v}{suffix}"));
         let q = &self.quote_asset;
         let mut out = format!(
-            "backtest {} {} on {} ({} steps of {}, {} .. {})\n\
+            "backtest {}\n\
              source: {}\n\
              equity: {:.2} -> {:.2} {q} ({:+.2} %; coins left over by step rounding: {:.2} {q})\n\
              trades: {} (wins {}, losses {}, breakeven {}), win rate {}\n\
@@ -267,13 +291,7 @@ impl Report {
              max drawdown: {:.2} {q} ({:.2} % of the peak); closed-trade pnl drawdown {:.2} {q}\n\
              exposure: {:.2} % of the time in a position, {:.2} % of equity invested on average\n\
              fees: {:.4} {q}\n",
-            self.plugin,
-            self.version,
-            self.symbols.join(","),
-            self.steps,
-            self.timeframe,
-            self.from,
-            self.to,
+            self.replayed.describe(self.steps),
             self.source,
             self.start_equity,
             self.end_equity,

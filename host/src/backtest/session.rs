@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, bail};
 
-use super::market::BacktestMarket;
+use super::market::{BacktestMarket, Served};
 use crate::clock::{SharedClock, TestClock};
 use crate::config::{Config, Secrets};
 use crate::plugins::registry::LoadedPlugin;
@@ -57,14 +57,20 @@ pub(super) struct Session {
 }
 
 impl Session {
-    /// Loads `plugin` under `config` (its `[strategy.<name>]` section applies); fails with the
-    /// plugins area's reason when the file is refused.
-    pub async fn start(config: &Config, plugin: &Path, from_ms: i64) -> anyhow::Result<Self> {
+    /// Loads `plugin` under `config` (its `[strategy.<name>]` section applies), its scans
+    /// served the history `served`; fails with the plugins area's reason when the file is
+    /// refused.
+    pub async fn start(
+        config: &Config,
+        plugin: &Path,
+        from_ms: i64,
+        served: Served,
+    ) -> anyhow::Result<Self> {
         let dir = RunDir::new()?;
         let cfg = Arc::new(run_config(config, plugin, &dir)?);
         let scan_clock = TestClock::new(super::replay::datetime(from_ms));
         let store = Store::in_memory().context("cannot open the run's store")?;
-        let market = Arc::new(BacktestMarket::new());
+        let market = Arc::new(BacktestMarket::serving(served));
         // A replay's counts are nobody's to scrape: its parts count into a recorder of their own.
         let metrics = crate::metrics::Metrics::default();
         let plugins = {
@@ -90,6 +96,27 @@ impl Session {
         };
         let loaded = plugins.get(&name).context("the plugin is not serving")?;
         Ok(Session { cfg, store, market, plugins, scan_clock, name, loaded, _dir: dir })
+    }
+}
+
+impl Session {
+    /// What a run of this session's plugin over `symbols` from `from` to `to` replayed.
+    pub fn replayed(
+        &self,
+        symbols: &[String],
+        timeframe: crate::market::Timeframe,
+        from: String,
+        to: String,
+    ) -> super::report::Replayed {
+        super::report::Replayed {
+            plugin: self.name.clone(),
+            version: self.loaded.manifest.version.clone(),
+            sha256: self.loaded.sha256.clone(),
+            symbols: symbols.to_vec(),
+            timeframe: timeframe.as_str().to_string(),
+            from,
+            to,
+        }
     }
 }
 

@@ -33,7 +33,7 @@ pub fn run(args: BacktestArgs) -> anyhow::Result<()> {
     let out = args.out.unwrap_or_else(|| {
         PathBuf::from(&config.server.data_dir)
             .join("backtests")
-            .join(format!("backtest-{}.html", report.plugin))
+            .join(format!("backtest-{}.html", report.replayed.plugin))
     });
     write(&out, &backtest::html::page(&report))?;
     println!("report: {}", out.display());

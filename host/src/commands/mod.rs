@@ -1,7 +1,8 @@
-//! The research commands of `spotbot` (`backtest`, `optimize`): their command lines and what
+//! The research commands of `spotbot` (`backtest`, `optimize`, `check-bias`): their command lines and what
 //! they print and write. The work itself is the library's `backtest` area.
 
 pub mod backtest;
+pub mod bias;
 pub mod optimize;
 
 use std::path::{Path, PathBuf};

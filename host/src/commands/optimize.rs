@@ -1,5 +1,5 @@
 //! `spotbot optimize`: a walk-forward search of a plugin's parameters, its summary on the
-//! terminal (out of sample first) and the JSON report.
+//! terminal (out of sample first), the HTML report and the JSON one.
 
 use std::path::PathBuf;
 
@@ -48,12 +48,15 @@ pub struct OptimizeArgs {
     /// gives the same report on any number of cores.
     #[arg(long, default_value_t = 8)]
     batch: usize,
+    /// The HTML report (default: <data_dir>/backtests/optimize-<plugin>.html, beside the JSON).
+    #[arg(long)]
+    out: Option<PathBuf>,
     /// The JSON report (default: <data_dir>/backtests/optimize-<plugin>.json).
     #[arg(long)]
     json: Option<PathBuf>,
 }
 
-/// Runs the search, prints the summary and writes the JSON report.
+/// Runs the search, prints the summary and writes the HTML and JSON reports.
 pub fn run(args: OptimizeArgs) -> anyhow::Result<()> {
     if args.trials == 0 || args.batch == 0 {
         anyhow::bail!("--trials and --batch must be at least 1");
@@ -83,7 +86,12 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let report = optimize::run(&config, &spec, &mut Progress::stderr().of("optimize"))?;
     print!("{}", report.summary());
-    let json = args.json.unwrap_or_else(|| optimize::default_report_path(&config, &report.plugin));
+    let path =
+        |extension| optimize::default_report_path(&config, &report.replayed.plugin, extension);
+    let out = args.out.unwrap_or_else(|| path("html"));
+    write(&out, &optimize::html::page(&report))?;
+    println!("report: {}", out.display());
+    let json = args.json.unwrap_or_else(|| path("json"));
     write(&json, &serde_json::to_string_pretty(&report)?)?;
     println!("json: {}", json.display());
     Ok(())

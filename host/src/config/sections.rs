@@ -389,6 +389,11 @@ pub struct PluginsConfig {
     /// compiles in the process.
     #[serde(skip)]
     pub compiler: Option<std::path::PathBuf>,
+    /// Not read from the file: the config file the service was started with, which the
+    /// background bias checks (`plugins::bias`) give their child process; `None` there: the
+    /// defaults.
+    #[serde(skip)]
+    pub config_file: Option<std::path::PathBuf>,
 }
 
 impl Default for PluginsConfig {
@@ -406,6 +411,7 @@ impl Default for PluginsConfig {
             reload_debounce_ms: 100,
             market_data: "exchange".into(),
             compiler: None,
+            config_file: None,
         }
     }
 }

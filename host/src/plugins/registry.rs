@@ -15,6 +15,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
+use super::bias::BiasVerdict;
 use super::canary::{self, CanaryInputs, CanaryReport, Verdict};
 use super::model::{Manifest, PluginKind};
 use super::runtime::{CallFailure, Compiled, Runtime};
@@ -34,6 +35,8 @@ pub struct LoadedPlugin {
     pub canary: CanaryReport,
     /// Its scans since it was loaded.
     pub stats: ScanStats,
+    /// Its bias check (`super::bias`): pending until the background check ran.
+    pub(crate) bias: std::sync::Mutex<BiasVerdict>,
     /// Its own share of the call slots ([`super::Limits::calls_per_plugin`]), taken before a
     /// slot of the shared pool: its waiting scans queue here, not in front of other plugins.
     pub(crate) calls: tokio::sync::Semaphore,
@@ -96,6 +99,9 @@ pub struct PluginInfo {
     pub last_error_at: Option<DateTime<Utc>>,
     /// Where `last_error` comes from.
     pub last_error_source: Option<ErrorSource>,
+    /// The serving version's bias check (look-ahead and recursive dependence, run in the
+    /// background after it loads); null when nothing serves.
+    pub bias_check: Option<BiasVerdict>,
 }
 
 /// `load`: a content of the file was refused. `canary`: the serving version (a first load)
@@ -106,6 +112,13 @@ pub enum ErrorSource {
     Load,
     Canary,
     Scan,
+}
+
+impl LoadedPlugin {
+    /// Where its bias check stands.
+    pub fn bias_verdict(&self) -> BiasVerdict {
+        self.bias.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 impl Registry {
@@ -148,6 +161,7 @@ impl Registry {
                     last_error,
                     last_error_at,
                     last_error_source,
+                    bias_check: p.map(LoadedPlugin::bias_verdict),
                 }
             })
             .collect()
@@ -281,6 +295,7 @@ fn load_bytes(
         Verdict::Serve(report) => report,
         Verdict::Refuse(err) => return Err(err),
     };
+    let bias = std::sync::Mutex::new(super::bias::initial(manifest.kind));
     Ok(LoadedPlugin {
         manifest,
         file: file.to_string(),
@@ -289,6 +304,7 @@ fn load_bytes(
         from_cache,
         canary,
         stats: ScanStats::default(),
+        bias,
         calls: tokio::sync::Semaphore::new(runtime.limits().calls_per_plugin()),
         compiled,
     })

@@ -38,9 +38,15 @@ pub const SWING_SIDE: usize = 2;
 /// signature of a range), not a higher or lower one: a daily fractal two bars wide is one
 /// day's noise, and a phase read from noise blocked buys half the time on real data.
 pub const SWING_TOLERANCE_ATR: f64 = 0.5;
-/// Volatile chop: entry-timeframe ATR at least this multiple of its median over the candles
-/// given ...
+/// Volatile chop: entry-timeframe ATR at least this multiple of its median over the last
+/// [`CHOP_MEDIAN_BARS`] ATR values ...
 pub const CHOP_ATR_RATIO: f64 = 1.5;
+/// ATR values the chop median spans: the defined ATR(14) values of the 200 entry candles the
+/// manifest asks for (199 closed, the first 14 seeding the average), about 8 days of 1h. A
+/// fixed span rather than "every candle given": with more history (a larger `scan_limit_1h`,
+/// or `spotbot check-bias`'s longer warm-up) the median moved, and the same hour decided chop
+/// differently in 60 of 300 steps (docs/backtest.md, "Bias checks").
+pub const CHOP_MEDIAN_BARS: usize = 185;
 /// ... and Kaufman's efficiency ratio of the last [`CHOP_ER_BARS`] closes below this.
 pub const CHOP_ER_MAX: f64 = 0.3;
 pub const CHOP_ER_BARS: usize = 20;
@@ -150,7 +156,8 @@ pub fn trend_line(tf: &str, adx: Option<f64>) -> Line {
 /// The entry timeframe's chop read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chop {
-    /// Last ATR over the median ATR of the candles given (0 when the median is 0).
+    /// Last ATR over the median of the last [`CHOP_MEDIAN_BARS`] ATR values (0 when the
+    /// median is 0).
     pub atr_ratio: f64,
     /// Efficiency ratio of the last [`CHOP_ER_BARS`] closes (0 when flat).
     pub efficiency: f64,
@@ -160,7 +167,8 @@ impl Chop {
     /// `atr` is the entry timeframe's ATR series; `None` when its last value is undefined.
     pub fn read(bars: &Bars, atr: &[f64]) -> Option<Chop> {
         let now = last(atr)?;
-        let atr_ratio = median(atr).filter(|m| *m > 0.0).map_or(0.0, |m| now / m);
+        let recent = &atr[atr.len().saturating_sub(CHOP_MEDIAN_BARS)..];
+        let atr_ratio = median(recent).filter(|m| *m > 0.0).map_or(0.0, |m| now / m);
         let efficiency = efficiency_ratio(&bars.close, CHOP_ER_BARS).unwrap_or(0.0);
         Some(Chop { atr_ratio, efficiency })
     }
@@ -199,6 +207,21 @@ mod tests {
             low,
             close,
         }
+    }
+
+    #[test]
+    fn the_chop_median_spans_the_declared_window_whatever_came_before() {
+        // Exactly the defined ATR values of the entry candles asked for, minus the forming one.
+        assert_eq!(CHOP_MEDIAN_BARS, crate::COUNTS[2] as usize - 1 - ATR_PERIOD);
+        let flat = bars(vec![101.0; 30], vec![99.0; 30], vec![100.0; 30]);
+        // 185 ATR values of 2.0 and the last at 3.0: 1.5x its median, whatever precedes them.
+        let mut atr = vec![2.0; CHOP_MEDIAN_BARS - 1];
+        atr.push(3.0);
+        let given = Chop::read(&flat, &atr).unwrap().atr_ratio;
+        let mut longer = vec![50.0; 400];
+        longer.extend(&atr);
+        assert_eq!(Chop::read(&flat, &longer).unwrap().atr_ratio, given);
+        assert_eq!(given, 1.5);
     }
 
     #[test]

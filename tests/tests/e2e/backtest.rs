@@ -153,13 +153,8 @@ fn one_move(t0: i64, open: f64, high: f64, low: f64, close: f64) -> Candles {
 }
 
 /// Appends a candle opening at `t` with `[open, high, low, close]` and a volume of 1000.
-fn push(c: &mut Candles, t: i64, [open, high, low, close]: [f64; 4]) {
-    c.open_time.push(t);
-    c.open.push(open);
-    c.high.push(high);
-    c.low.push(low);
-    c.close.push(close);
-    c.volume.push(1_000.0);
+fn push(c: &mut Candles, t: i64, ohlc: [f64; 4]) {
+    spotbot::backtest::history::push(c, t, ohlc, 1_000.0);
 }
 
 /// One entry at `t0` (the guest buys; one trade a day allowed), settled at `t0 + 1h`.
@@ -384,7 +379,7 @@ async fn mr_combined_trades_the_range_bounce_it_was_built_for() {
         Some(dir.path()),
     );
     let report = run(&config, &spec).await;
-    assert_eq!(report.plugin, "mr_combined");
+    assert_eq!(report.replayed.plugin, "mr_combined");
     // The setup holds while the test of support is within its last four 1h candles: the
     // later buy results meet the open trade and are counted, never opened twice.
     assert!((1..=4).contains(&report.signals.buy), "{}", report.summary());
@@ -411,7 +406,7 @@ async fn the_strategy_template_trades_on_the_synthetic_market() {
     let symbols = ["BTCUSDT", "ETHUSDT", "SOLUSDT"];
     let plugin = artifact("plugins", "strategy_template.wasm");
     let report = run(&config, &spec(plugin, &symbols, from, from + 7 * DAY, None)).await;
-    assert_eq!(report.plugin, "template");
+    assert_eq!(report.replayed.plugin, "template");
     assert!(report.signals.opened >= 3, "{}", report.summary());
     assert!(report.trades.iter().any(|t| t.pnl > 0.0), "{}", report.summary());
 }

@@ -16,6 +16,7 @@ mod trading_support;
 mod api_contract;
 mod api_errors;
 mod backtest;
+mod bias;
 mod boss_approval;
 mod chaos;
 mod close_positions;

@@ -123,6 +123,19 @@ fn a_grid_search_finds_the_known_best_point_in_every_window_and_it_earns_out_of_
     for mc in &report.monte_carlo {
         assert!(mc.max_drawdown_pct.p5 >= -100.0 && mc.max_drawdown_pct.p95 <= 0.0);
     }
+    // The HTML page: self-contained, the best point named, tp_pct's importance drawn.
+    let page = optimize::html::page(&report);
+    assert!(page.contains("<svg") && page.contains("</html>"), "{page}");
+    assert!(page.contains("tp_pct=4"), "the best point is shown: {page}");
+    assert!(!page.contains("<script") && !page.contains("src=\"http"), "self-contained");
+    let importance = |key: &str| -> Option<f64> {
+        let bar = format!("<th>{key}</th><td class=\"bar\"><div style=\"width:");
+        page.split(&bar).nth(1)?.split('%').next()?.parse().ok()
+    };
+    let (tp, size) = (importance("tp_pct"), importance("size_pct"));
+    assert!(tp.is_some() && size.is_some(), "each key's importance bar: {page}");
+    // Whether a spike takes the profit at all is the take-profit's; the size only scales it.
+    assert!(tp > size, "tp_pct {tp:?} % explains more than size_pct {size:?} %");
 }
 
 /// The report without its timings and the name of the run's temporary candles folder.

@@ -5,7 +5,7 @@
 //! - [`space`]: the searched keys from the author's TOML file; [`sampler`]: TPE, random or
 //!   grid; [`objective`]: what a trial scores and what rules it out;
 //! - [`windows`]: the walk-forward cut; [`search`]: one window's trials on every core;
-//!   [`trial`]: one trial's replay; [`report`]: the run's result.
+//!   [`trial`]: one trial's replay; [`report`]: the run's result; [`html`]: its page.
 //!
 //! The history is read once and shared read-only by every trial; each trial loads the plugin
 //! under its own config (the compiled artifact comes from the cache) with its own simulator
@@ -13,6 +13,7 @@
 //!
 //! `docs/backtest.md` ("Optimise") is the user's documentation.
 
+pub mod html;
 pub mod objective;
 pub mod report;
 pub mod sampler;
@@ -32,6 +33,7 @@ pub use sampler::Method;
 pub use search::Plan;
 pub use windows::Walk;
 
+use super::market::Served;
 use super::progress::Progress;
 use super::replay::prepare;
 use super::session::Session;
@@ -71,8 +73,9 @@ pub fn run(
         .build()
         .context("cannot start the runtime")?;
     let (session, prepared) = runtime.block_on(async {
-        let session = Session::start(config, &backtest.plugin, backtest.from_ms).await?;
-        let prepared = prepare(backtest, &session, progress).await?;
+        let session =
+            Session::start(config, &backtest.plugin, backtest.from_ms, Served::AsLive).await?;
+        let prepared = prepare(backtest, &session, 1, progress).await?;
         anyhow::Ok((session, prepared))
     })?;
     let space = space::Space::parse(&spec.space, &session.loaded.manifest.default_config)
@@ -133,14 +136,17 @@ pub fn run(
         searched: &searched,
         elapsed_s,
         source: prepared.source(),
-        timeframe: finest.as_str(),
+        timeframe: finest,
     });
     drop(searcher);
     drop(runtime);
     Ok(report)
 }
 
-/// The default place of a run's report: `<data_dir>/backtests/optimize-<plugin>.json`.
-pub fn default_report_path(config: &Config, plugin: &str) -> PathBuf {
-    PathBuf::from(&config.server.data_dir).join("backtests").join(format!("optimize-{plugin}.json"))
+/// The default place of a run's report of type `extension` (`json`, `html`):
+/// `<data_dir>/backtests/optimize-<plugin>.<extension>`, the two side by side.
+pub fn default_report_path(config: &Config, plugin: &str, extension: &str) -> PathBuf {
+    PathBuf::from(&config.server.data_dir)
+        .join("backtests")
+        .join(format!("optimize-{plugin}.{extension}"))
 }

@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use super::super::history::iso;
+use super::super::report::Replayed;
 use super::super::robustness::{
     DEFAULT_GROUPS, DeflatedSharpe, MonteCarlo, deflated_sharpe, describe,
     probability_of_backtest_overfitting, report_monte_carlo, sharpe_ratio,
@@ -22,15 +23,10 @@ use crate::config::Config;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct OptimizeReport {
-    pub plugin: String,
-    pub version: String,
-    pub sha256: String,
-    pub symbols: Vec<String>,
-    pub timeframe: String,
-    /// The run's first step (the first window's in sample) and its last (the last window's
-    /// out of sample).
-    pub from: String,
-    pub to: String,
+    /// The plugin, and the run's first step (the first window's in sample) and last (the
+    /// last window's out of sample).
+    #[serde(flatten)]
+    pub replayed: Replayed,
     pub source: String,
     pub quote_asset: String,
     pub start_equity: f64,
@@ -118,7 +114,7 @@ pub(super) struct Inputs<'a> {
     pub searched: &'a [Searched],
     pub elapsed_s: f64,
     pub source: &'a str,
-    pub timeframe: &'a str,
+    pub timeframe: crate::market::Timeframe,
 }
 
 impl OptimizeReport {
@@ -135,13 +131,12 @@ impl OptimizeReport {
         let monte_carlo = report_monte_carlo(&pnls, start_equity, spec.plan.seed);
         let backtest = &spec.backtest;
         OptimizeReport {
-            plugin: session.name.clone(),
-            version: session.loaded.manifest.version.clone(),
-            sha256: session.loaded.sha256.clone(),
-            symbols: backtest.symbols.clone(),
-            timeframe: inputs.timeframe.to_string(),
-            from: searched.first().map_or_else(String::new, |s| iso(s.window.in_sample.from_ms)),
-            to: searched.last().map_or_else(String::new, |s| iso(s.window.out_of_sample.to_ms)),
+            replayed: session.replayed(
+                &backtest.symbols,
+                inputs.timeframe,
+                searched.first().map_or_else(String::new, |s| iso(s.window.in_sample.from_ms)),
+                searched.last().map_or_else(String::new, |s| iso(s.window.out_of_sample.to_ms)),
+            ),
             source: inputs.source.to_string(),
             quote_asset: config.market.quote_asset.clone(),
             start_equity,
@@ -175,9 +170,9 @@ impl OptimizeReport {
         };
         let mut out = format!(
             "optimize {} {} · {} · {:?} on {:?}, {} trials x {} windows ({:?}, {} % in sample), seed {}\n",
-            self.plugin,
-            self.version,
-            self.timeframe,
+            self.replayed.plugin,
+            self.replayed.version,
+            self.replayed.timeframe,
             self.method,
             self.objective,
             self.trials_per_window,
@@ -189,7 +184,7 @@ impl OptimizeReport {
         let oos_from = self.windows.first().map_or("", |w| w.out_of_sample_from.as_str());
         out += &format!(
             "out of sample (stitched, {oos_from} .. {}): {}\n",
-            self.to,
+            self.replayed.to,
             m(&self.out_of_sample)
         );
         out += &format!("in sample (mean of the windows):  {}\n", m(&self.in_sample));

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use rust_decimal::Decimal;
 use rust_decimal::prelude::FromPrimitive;
 
+use super::super::market::Served;
 use super::super::progress::Progress;
 use super::super::replay::{BracketOverride, Prepared, Span, replay_span};
 use super::super::session::Session;
@@ -51,7 +52,7 @@ impl Outcome {
 /// Replays `point` over `span`.
 pub async fn replay(bench: &Bench<'_>, point: &Point, span: Span) -> anyhow::Result<Outcome> {
     let (config, bracket) = trial_config(bench.config, bench.name, bench.space, point)?;
-    let session = Session::start(&config, bench.plugin, span.from_ms).await?;
+    let session = Session::start(&config, bench.plugin, span.from_ms, Served::AsLive).await?;
     let mut hidden = Progress::hidden();
     let report =
         replay_span(&session, bench.prepared, bench.symbols, span, &bracket, &mut hidden).await?;

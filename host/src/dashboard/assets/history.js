@@ -204,12 +204,22 @@ async function refreshStrategies() {
     const statusClass = serving ? 'pos' : p.status === 'stale' ? 'warn' : 'neg';
     const tr = row([p.name || p.file, p.version || '–', el('td', p.status, statusClass),
       el('td', canary, p.canary && p.canary.outcome !== 'ok' ? 'warn' : ''),
+      biasCell(p.bias_check),
       scan ? when(scan.at) + ' · ' + scan.outcome + ' · ' + scan.symbols + ' symbols' : 'not yet',
       num(scan ? scan.duration_ms.toFixed(1) + ' ms' : '–'), num(p.scans.ok + ' / ' + p.scans.failed),
       el('td', p.last_error ? p.last_error + ' (' + p.last_error_source + ', ' + when(p.last_error_at) + ')' : '', 'wrap warn')]);
     tr.dataset.plugin = p.name || p.file;
     return tr;
-  }), 'No plugin in the folder.', 8);
+  }), 'No plugin in the folder.', 9);
+}
+
+// The background check for look-ahead and recursive dependence (docs/backtest.md, "Bias
+// checks"): a failed plugin keeps serving, flagged here with the first difference.
+function biasCell(check) {
+  if (!check) return el('td', '–');
+  const cls = { passed: 'pos', failed: 'neg', error: 'warn' }[check.status] || '';
+  const text = check.detail ? check.status + ': ' + check.detail : check.status;
+  return el('td', text, 'wrap ' + cls);
 }
 
 // A closed trade (the live view's `pnl` panel) changes the history and its figures; equity
