@@ -25,6 +25,9 @@ symbol and entry/exit time. total_s is the whole `freqtrade` process; the rest c
 timestamps of its log, as its result stores whole seconds only: import_s is the startup
 (imports, config, markets, strategy), read_s the data load, run_s the backtest (indicators,
 signals, simulation and statistics, like backtesting.py's `Backtest.run`).
+
+freqtrade_hyperopt.py imports this file for the data, the local binance, the config, the
+strategy `SmaCross` (which its hyperopt strategy extends) and the run of `freqtrade`.
 """
 
 import datetime
@@ -43,6 +46,16 @@ import pandas as pd
 
 FEE = 0.001
 QUOTE = "USDT"
+# The script run, for its messages (this file is imported by freqtrade_hyperopt.py too).
+SCRIPT = pathlib.Path(sys.argv[0]).name
+
+
+def net_roi(target_pct):
+    """Freqtrade's ROI ratio that exits `target_pct` % above the entry price: its ROI is a
+    profit net of both fees."""
+    return (1 + target_pct / 100) * (1 - FEE) / (1 + FEE) - 1
+
+
 STRATEGY = f"""
 from freqtrade.strategy import IStrategy
 
@@ -51,7 +64,7 @@ class SmaCross(IStrategy):
     INTERFACE_VERSION = 3
     timeframe = "1h"
     startup_candle_count = 30
-    minimal_roi = {{"0": {1.10 * (1 - FEE) / (1 + FEE) - 1!r}}}
+    minimal_roi = {{"0": {net_roi(10)!r}}}
     stoploss = -0.05
     use_exit_signal = False
 
@@ -61,10 +74,13 @@ class SmaCross(IStrategy):
         return dataframe
 
     def populate_entry_trend(self, dataframe, metadata):
-        fast, slow = dataframe["fast"], dataframe["slow"]
-        # backtesting.lib.crossover: below on the previous bar, above on this one.
-        dataframe["enter_long"] = ((fast.shift() < slow.shift()) & (fast > slow)).astype(int)
+        dataframe["enter_long"] = self.cross_up(dataframe["fast"], dataframe["slow"])
         return dataframe
+
+    @staticmethod
+    def cross_up(fast, slow):
+        # backtesting.lib.crossover: below on the previous bar, above on this one.
+        return ((fast.shift() < slow.shift()) & (fast > slow)).astype(int)
 
     def populate_exit_trend(self, dataframe, metadata):
         dataframe["exit_long"] = 0
@@ -165,12 +181,14 @@ def serve_exchange(symbols):
     return f"http://127.0.0.1:{server.server_port}"
 
 
-def write_user_data(folder, work):
-    """Convert the CSVs to feather files; return the symbols and the number of bars."""
+def write_user_data(folder, work, strategies):
+    """Convert the CSVs to feather files and write `strategies` (class name: source, each
+    into `<name>.py`); return the symbols and the number of bars."""
     data = work / "user_data" / "data" / "binance"
     data.mkdir(parents=True, exist_ok=True)
     (work / "user_data" / "strategies").mkdir(exist_ok=True)
-    (work / "user_data" / "strategies" / "SmaCross.py").write_text(STRATEGY)
+    for name, source in strategies.items():
+        (work / "user_data" / "strategies" / f"{name}.py").write_text(source)
     symbols, bars = [], 0
     for path in sorted(folder.glob("*_1h.csv")):
         symbol = path.name[: -len("_1h.csv")]
@@ -213,23 +231,38 @@ def log_time(stderr, message):
         if message in line:
             stamp = datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
             return stamp.timestamp()
-    raise SystemExit(f"freqtrade_run.py: no log line with {message!r}\n{stderr}")
+    raise SystemExit(f"{SCRIPT}: no log line with {message!r}\n{stderr}")
 
 
-def run(folder, out, work):
-    symbols, bars = write_user_data(folder, work)
+def prepare(folder, work, strategies):
+    """The run's folder: the data and `strategies` (see `write_user_data`), the local binance
+    serving the market list, and the config naming it; return the symbols and the bars."""
+    symbols, bars = write_user_data(folder, work, strategies)
     base_url = serve_exchange(symbols)
     (work / "config.json").write_text(json.dumps(config(symbols, base_url), indent=2))
-    results = work / "user_data" / "backtest_results"
-    command = [sys.executable, "-m", "freqtrade", "backtesting"]
+    return symbols, bars
+
+
+def freqtrade(work, subcommand, strategy, args):
+    """Runs `freqtrade <subcommand>` of `strategy` with the config and user data of `work`,
+    the benchmark's fee and `args`; return its completed process, the time it was started and
+    its duration. Exits when it fails."""
+    command = [sys.executable, "-m", "freqtrade", subcommand]
     command += ["--config", str(work / "config.json"), "--userdir", str(work / "user_data")]
-    command += ["--strategy", "SmaCross", "--fee", str(FEE), "--cache", "none"]
-    command += ["--export", "trades", "--backtest-directory", str(results)]
+    command += ["--strategy", strategy, "--fee", str(FEE), *args]
     started = time.time()
     done = subprocess.run(command, capture_output=True, text=True)
     total_s = time.time() - started
     if done.returncode:
-        sys.exit(f"freqtrade_run.py: freqtrade failed\n{done.stdout}\n{done.stderr}")
+        sys.exit(f"{SCRIPT}: freqtrade failed\n{done.stdout}\n{done.stderr}")
+    return done, started, total_s
+
+
+def run(folder, out, work):
+    _, bars = prepare(folder, work, {"SmaCross": STRATEGY})
+    results = work / "user_data" / "backtest_results"
+    args = ["--cache", "none", "--export", "trades", "--backtest-directory", str(results)]
+    done, started, total_s = freqtrade(work, "backtesting", "SmaCross", args)
     setup, loaded = log_time(done.stderr, "Using fee"), log_time(done.stderr, "Dataload complete")
     backtest = log_time(done.stderr, "Running backtesting for")
     stored = log_time(done.stderr, "dumping json to")
@@ -255,15 +288,23 @@ def run(folder, out, work):
     out.write_text(json.dumps(result))
 
 
-def main():
-    folder, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-    if len(sys.argv) > 3:
-        work = pathlib.Path(sys.argv[3])
+def in_work_dir(out, work, run):
+    """Calls `run(work)` with the folder `work`, created if needed, or without one (None) with
+    a temporary folder next to `out`, deleted afterwards."""
+    if work is not None:
+        work = pathlib.Path(work)
         work.mkdir(parents=True, exist_ok=True)
-        run(folder, out, work)
+        run(work)
     else:
         with tempfile.TemporaryDirectory(dir=out.parent) as work:
-            run(folder, out, pathlib.Path(work))
+            run(pathlib.Path(work))
 
 
-main()
+def main():
+    folder, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+    work = sys.argv[3] if len(sys.argv) > 3 else None
+    in_work_dir(out, work, lambda work: run(folder, out, work))
+
+
+if __name__ == "__main__":
+    main()

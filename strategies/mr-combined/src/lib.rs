@@ -42,8 +42,10 @@ pub const NAME: &str = "mr_combined";
 /// - 120 × 1d: the 50-day dealing range + 3 break days + swings, with history to spare;
 /// - 200 × 4h: the 120-bar range window plus 80 bars before it, so ADX(14) (lookback 27) has
 ///   settled when the window starts and the median ADX covers all of it;
-/// - 200 × 1h: ATR(14) and its median (~8 days), the 20-candle volume mean, RSI(14).
-pub const COUNTS: [u32; 3] = [120, 200, 200];
+/// - 300 × 1h: ATR(14) and the median of its last 185 values (~8 days), with 100 candles
+///   before them so Wilder's smoothing has forgotten its seed (`regime::ATR_SETTLE`); the
+///   20-candle volume mean, RSI(14).
+pub const COUNTS: [u32; 3] = [120, 200, 300];
 
 /// The strategy.
 pub struct MrCombined;

@@ -41,12 +41,16 @@ pub const SWING_TOLERANCE_ATR: f64 = 0.5;
 /// Volatile chop: entry-timeframe ATR at least this multiple of its median over the last
 /// [`CHOP_MEDIAN_BARS`] ATR values ...
 pub const CHOP_ATR_RATIO: f64 = 1.5;
-/// ATR values the chop median spans: the defined ATR(14) values of the 200 entry candles the
-/// manifest asks for (199 closed, the first 14 seeding the average), about 8 days of 1h. A
-/// fixed span rather than "every candle given": with more history (a larger `scan_limit_1h`,
-/// or `spotbot check-bias`'s longer warm-up) the median moved, and the same hour decided chop
-/// differently in 60 of 300 steps (docs/backtest.md, "Bias checks").
+/// ATR values the chop median spans, about 8 days of 1h. A fixed span rather than "every
+/// candle given", and only values Wilder's smoothing has settled ([`ATR_SETTLE`] candles after
+/// its seed): with more history (a larger `scan_limit_1h`, or `spotbot check-bias`'s longer
+/// warm-up) the median of every candle given moved, and the same hour decided chop
+/// differently in 60 of 300 steps; with the seed's first 100 values in the span, still in 1
+/// (ATR 1.49x against 1.51x its median; docs/backtest.md, "Bias checks").
 pub const CHOP_MEDIAN_BARS: usize = 185;
+/// Candles after the ATR's seed before its values count in the chop median: the seed's
+/// weight decays by 13/14 a candle, to below 1e-3 after 100.
+pub const ATR_SETTLE: usize = 100;
 /// ... and Kaufman's efficiency ratio of the last [`CHOP_ER_BARS`] closes below this.
 pub const CHOP_ER_MAX: f64 = 0.3;
 pub const CHOP_ER_BARS: usize = 20;
@@ -211,8 +215,10 @@ mod tests {
 
     #[test]
     fn the_chop_median_spans_the_declared_window_whatever_came_before() {
-        // Exactly the defined ATR values of the entry candles asked for, minus the forming one.
-        assert_eq!(CHOP_MEDIAN_BARS, crate::COUNTS[2] as usize - 1 - ATR_PERIOD);
+        // The entry candles asked for, less the forming one, hold the seed, the settling and
+        // the span: every value in the median has forgotten the seed.
+        assert_eq!(CHOP_MEDIAN_BARS, crate::COUNTS[2] as usize - 1 - ATR_PERIOD - ATR_SETTLE);
+        assert!((13.0f64 / 14.0).powi(ATR_SETTLE as i32) < 1e-3);
         let flat = bars(vec![101.0; 30], vec![99.0; 30], vec![100.0; 30]);
         // 185 ATR values of 2.0 and the last at 3.0: 1.5x its median, whatever precedes them.
         let mut atr = vec![2.0; CHOP_MEDIAN_BARS - 1];

@@ -79,7 +79,7 @@ spotbot_sdk::contract_tests! {
     config: Config,
     name: "mr_combined",
     kind: PluginKind::Strategy,
-    candles: [("1d", 120), ("4h", 200), ("1h", 200)],
+    candles: [("1d", 120), ("4h", 200), ("1h", 300)],
     needs_reference: false,
     needs_market_context: true,
     default_config: json!({
@@ -556,6 +556,6 @@ fn scenario_shapes() {
     assert_eq!(*c.open_time.last().unwrap(), NOW - HOUR);
     assert!(c.low.iter().all(|&l| l >= SUPPORT) && c.high.iter().all(|&h| h <= RESISTANCE));
     let d = data(&c, None);
-    assert_eq!(d.candles.iter().map(|c| c.len()).collect::<Vec<_>>(), vec![120, 200, 200]);
+    assert_eq!(d.candles.iter().map(|c| c.len()).collect::<Vec<_>>(), vec![120, 200, 300]);
     assert_eq!(d.last_price, *c.close.last().unwrap());
 }

@@ -25,6 +25,8 @@ pub struct Decision {
     pub confidence: Option<u32>,
     /// The checklist lines in order: (name, pass).
     pub checklist: Vec<(String, bool)>,
+    /// Each line's detail, shown with a disagreement (never compared: it carries numbers).
+    pub details: Vec<String>,
 }
 
 impl Decision {
@@ -37,6 +39,7 @@ impl Decision {
             ev: result.ev,
             confidence: result.confidence,
             checklist: result.checklist.iter().map(|c| (c.name.clone(), c.pass)).collect(),
+            details: result.checklist.iter().map(|c| c.detail.clone()).collect(),
         }
     }
 }
@@ -60,13 +63,15 @@ pub fn first_disagreement(reference: &Decision, other: &Decision) -> Option<Disa
     for (i, (name, pass)) in reference.checklist.iter().enumerate() {
         let theirs = other.checklist.get(i);
         if theirs != Some(&(name.clone(), *pass)) {
-            let show = |c: Option<&(String, bool)>| {
-                c.map_or("absent".to_string(), |(n, p)| format!("{n}: {}", verdict(*p)))
+            let show = |d: &Decision| match (d.checklist.get(i), d.details.get(i)) {
+                (Some((n, p)), Some(detail)) => format!("{n}: {} ({detail})", verdict(*p)),
+                (Some((n, p)), None) => format!("{n}: {}", verdict(*p)),
+                (None, _) => "absent".to_string(),
             };
             return Some(Disagreement {
                 item: format!("checklist:{name}"),
-                reference: show(Some(&(name.clone(), *pass))),
-                other: show(theirs),
+                reference: show(reference),
+                other: show(other),
             });
         }
     }
@@ -120,6 +125,7 @@ mod tests {
             ev: Some(30.0),
             confidence: Some(8),
             checklist: checks.iter().map(|(n, p)| (n.to_string(), *p)).collect(),
+            details: checks.iter().map(|(n, _)| format!("{n} detail")).collect(),
         }
     }
 
@@ -129,7 +135,8 @@ mod tests {
         let b = decision(Direction::Skip, &[("trend", true), ("rsi", false), ("volume", false)]);
         let d = first_disagreement(&a, &b).unwrap();
         assert_eq!(d.item, "checklist:rsi");
-        assert_eq!((d.reference.as_str(), d.other.as_str()), ("rsi: pass", "rsi: fail"));
+        assert_eq!(d.reference, "rsi: pass (rsi detail)");
+        assert_eq!(d.other, "rsi: fail (rsi detail)");
     }
 
     #[test]
