@@ -50,6 +50,10 @@ pub enum Served {
     /// Each timeframe's window this many times longer than the plugin asked for (more
     /// warm-up): a decision that changes with it depends on how much history preceded it.
     MoreWarmup(u32),
+    /// A planted look-ahead, for proving `check-bias` finds one: each scan served what a live
+    /// read one finest candle later returns (that candle as closed). Tests only.
+    #[cfg(test)]
+    OneCandleAhead,
 }
 
 /// See the module documentation.
@@ -100,6 +104,12 @@ impl BacktestMarket {
             Served::KnownOnly => {
                 let history = Arc::new(loaded.history.known_at(query.now_ms, loaded.finest));
                 self.snapshot_of(&Loaded { history, finest: loaded.finest }, query)
+            }
+            #[cfg(test)]
+            Served::OneCandleAhead => {
+                let mut ahead = query.clone();
+                ahead.now_ms += loaded.finest.duration_ms();
+                self.snapshot_of(loaded, &ahead)
             }
             Served::MoreWarmup(times) => {
                 let mut longer = query.clone();

@@ -60,11 +60,21 @@ pub async fn run(
     spec: &BiasSpec,
     progress: &mut Progress,
 ) -> anyhow::Result<BiasReport> {
+    run_against(config, spec, Served::AsLive, progress).await
+}
+
+/// [`run`] with the reference replay served `reference` (a planted leak in the tests).
+async fn run_against(
+    config: &Config,
+    spec: &BiasSpec,
+    reference: Served,
+    progress: &mut Progress,
+) -> anyhow::Result<BiasReport> {
     let backtest = &spec.backtest;
     check(config, backtest)?;
     let started = Instant::now();
     let from = backtest.from_ms;
-    let reference = Session::start(config, &backtest.plugin, from, Served::AsLive).await?;
+    let reference = Session::start(config, &backtest.plugin, from, reference).await?;
     let prepared = prepare(backtest, &reference, MORE_WARMUP, progress).await?;
     let finest = prepared.finest();
     let (t0, last) = steps_between(finest, backtest.from_ms, backtest.to_ms)?;
@@ -185,4 +195,72 @@ fn compare(reference: &Decisions, other: &Decisions) -> Check {
     }
     check.passed = check.first.is_none();
     check
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use spotbot_sdk::indicators::sma;
+
+    use super::*;
+    use crate::market::Timeframe;
+
+    const HOUR: i64 = 3_600_000;
+    /// 2025-01-01T00:00:00Z.
+    const JAN_1: i64 = 1_735_689_600_000;
+
+    /// Whether the benchmark guest `sma_cross` (SMA(10) crossing above SMA(30) on closed 1h
+    /// candles) buys at `t`: its rule, on the candles closed by then.
+    fn crosses_at(c: &crate::plugins::model::Candles, t: i64) -> bool {
+        let closed = c.open_time.partition_point(|open| open + HOUR <= t);
+        let close = &c.close[..closed];
+        let (fast, slow) = (sma(close, 10), sma(close, 30));
+        closed > 30 && fast[closed - 2] < slow[closed - 2] && fast[closed - 1] > slow[closed - 1]
+    }
+
+    /// The planted look-ahead: every scan of the reference replay served one candle ahead
+    /// (the candle opening at the scan's time as if closed, and the next one forming).
+    /// `sma_cross` takes the newest `slow + 2` candles of a window and keeps those closed at
+    /// its own time: served ahead, it drops two and is left one candle short of a cross, so
+    /// the leaked replay never buys. The check must name the first step where the decisions
+    /// part: the first honest cross.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_planted_look_ahead_is_caught_at_the_first_step_it_changes() {
+        let plugin = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../target/test-guests/guest_sma_cross.wasm");
+        assert!(plugin.exists(), "{} is missing: run `cargo xtask plugins`", plugin.display());
+        let (data, candles) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let end = JAN_1 + 40 * 24 * HOUR;
+        let c = spotbot_sdk::testing::candles(21, "1h", 40 * 24, 100.0, 0.0, end);
+        let file = crate::backtest::history::csv_file(candles.path(), "ETHUSDT", Timeframe::H1);
+        std::fs::write(file, crate::backtest::history::to_csv(&c)).unwrap();
+        let mut config = Config::default();
+        config.server.data_dir = data.path().display().to_string();
+        let from = JAN_1 + 5 * 24 * HOUR;
+        let spec = BiasSpec {
+            backtest: Spec {
+                plugin,
+                symbols: vec!["ETHUSDT".into()],
+                from_ms: from,
+                to_ms: from + 20 * 24 * HOUR,
+                candles: Some(candles.path().to_path_buf()),
+            },
+            max_steps: 200,
+        };
+        let mut hidden = Progress::hidden();
+        let report =
+            run_against(&config, &spec, Served::OneCandleAhead, &mut hidden).await.unwrap();
+        assert!(!report.look_ahead.passed, "{}", report.summary());
+        let first = report.look_ahead.first.clone().unwrap();
+        let expected = (0..200).map(|k| from + k * HOUR).find(|t| crosses_at(&c, *t)).unwrap();
+        assert_eq!(first.at, iso(expected), "{}", report.summary());
+        assert_eq!(
+            (first.symbol.as_str(), first.disagreement.item.as_str()),
+            ("ETHUSDT", "checklist:sma_cross_up")
+        );
+        // Served honestly, the same plugin and candles pass.
+        let honest = run(&config, &spec, &mut hidden).await.unwrap();
+        assert!(honest.passed(), "{}", honest.summary());
+    }
 }
