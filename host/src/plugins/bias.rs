@@ -177,9 +177,10 @@ async fn check(executable: &Path, checker: &Checker, file: &Path, sha256: &str) 
         std::process::id(),
         &sha256[..sha256.len().min(16)]
     ));
+    let errors = report.with_extension("log");
     let from = CHECK_FROM_MS.to_string();
     let to = (CHECK_FROM_MS + CHECK_DAYS * 86_400_000).to_string();
-    let mut command = tokio::process::Command::new(executable);
+    let mut command = std::process::Command::new(executable);
     command.arg("check-bias").arg("--synthetic");
     if let Some(file) = &checker.config_file {
         command.arg("--config").arg(file);
@@ -194,30 +195,54 @@ async fn check(executable: &Path, checker: &Checker, file: &Path, sha256: &str) 
         .arg("--json")
         .arg(&report)
         .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
+        .stdout(std::process::Stdio::null());
     let error = |detail: String| BiasVerdict {
         status: BiasStatus::Error,
         detail: Some(detail),
         checked_at: Some(Utc::now()),
         ..BiasVerdict::default()
     };
-    let output = match tokio::time::timeout(DEADLINE, command.output()).await {
-        Err(_) => return error(format!("no verdict within {} s", DEADLINE.as_secs())),
-        Ok(Err(err)) => return error(format!("cannot run the check: {err}")),
-        Ok(Ok(output)) => output,
+    let spawned = std::fs::File::create(&errors).and_then(|log| command.stderr(log).spawn());
+    let mut child = match spawned {
+        Ok(child) => Child(child),
+        Err(err) => return error(format!("cannot run the check: {err}")),
     };
+    // Polled rather than awaited: the service needs no child-process driver for one check a
+    // plugin load, and dropping this future (the service stopping) kills the child.
+    let started = std::time::Instant::now();
+    while child.0.try_wait().ok().flatten().is_none() {
+        if started.elapsed() > DEADLINE {
+            return error(format!("no verdict within {} s", DEADLINE.as_secs()));
+        }
+        tokio::time::sleep(POLL).await;
+    }
     let verdict = match std::fs::read_to_string(&report) {
         Ok(text) => from_report(&text),
         Err(_) => {
-            let stderr = String::from_utf8_lossy(&output.stderr);
+            let stderr = std::fs::read_to_string(&errors).unwrap_or_default();
             let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no output");
             error(last.chars().take(300).collect())
         }
     };
     let _ = std::fs::remove_file(&report);
+    let _ = std::fs::remove_file(&errors);
     verdict
+}
+
+/// How often a running check is looked at.
+const POLL: Duration = Duration::from_millis(250);
+
+/// A check's process, killed when dropped before it ended (the deadline, or the service
+/// stopping); reaped either way.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+        }
+        let _ = self.0.wait();
+    }
 }
 
 /// The verdict of a `check-bias --json` report.
