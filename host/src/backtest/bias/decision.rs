@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use crate::plugins::model::{Direction, ScanResult};
+use crate::plugins::model::{Check, Direction, ScanResult};
 
 /// One symbol's decision at one step.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,10 +23,9 @@ pub struct Decision {
     pub tier: Option<String>,
     pub ev: Option<f64>,
     pub confidence: Option<u32>,
-    /// The checklist lines in order: (name, pass).
-    pub checklist: Vec<(String, bool)>,
-    /// Each line's detail, shown with a disagreement (never compared: it carries numbers).
-    pub details: Vec<String>,
+    /// The checklist lines in order: their names and verdicts are compared, their details
+    /// only shown with a disagreement (they carry numbers).
+    pub checklist: Vec<Check>,
 }
 
 impl Decision {
@@ -38,8 +37,7 @@ impl Decision {
             tier: result.tier.clone(),
             ev: result.ev,
             confidence: result.confidence,
-            checklist: result.checklist.iter().map(|c| (c.name.clone(), c.pass)).collect(),
-            details: result.checklist.iter().map(|c| c.detail.clone()).collect(),
+            checklist: result.checklist.clone(),
         }
     }
 }
@@ -60,28 +58,17 @@ pub fn first_disagreement(reference: &Decision, other: &Decision) -> Option<Disa
     let differ = |item: &str, a: String, b: String| {
         (a != b).then(|| Disagreement { item: item.to_string(), reference: a, other: b })
     };
-    for (i, (name, pass)) in reference.checklist.iter().enumerate() {
-        let theirs = other.checklist.get(i);
-        if theirs != Some(&(name.clone(), *pass)) {
-            let show = |d: &Decision| match (d.checklist.get(i), d.details.get(i)) {
-                (Some((n, p)), Some(detail)) => format!("{n}: {} ({detail})", verdict(*p)),
-                (Some((n, p)), None) => format!("{n}: {}", verdict(*p)),
-                (None, _) => "absent".to_string(),
-            };
+    let lines = reference.checklist.len().max(other.checklist.len());
+    for i in 0..lines {
+        let (ours, theirs) = (reference.checklist.get(i), other.checklist.get(i));
+        if ours.map(|c| (&c.name, c.pass)) != theirs.map(|c| (&c.name, c.pass)) {
+            let name = ours.or(theirs).map_or("", |c| c.name.as_str());
             return Some(Disagreement {
                 item: format!("checklist:{name}"),
-                reference: show(reference),
-                other: show(other),
+                reference: show(ours),
+                other: show(theirs),
             });
         }
-    }
-    if other.checklist.len() > reference.checklist.len() {
-        let (name, pass) = &other.checklist[reference.checklist.len()];
-        return Some(Disagreement {
-            item: format!("checklist:{name}"),
-            reference: "absent".into(),
-            other: format!("{name}: {}", verdict(*pass)),
-        });
     }
     let debug = |v: &dyn std::fmt::Debug| format!("{v:?}");
     differ("direction", debug(&reference.direction), debug(&other.direction))
@@ -108,6 +95,11 @@ fn near(item: &str, a: f64, b: f64) -> Option<Disagreement> {
     })
 }
 
+/// A checklist line with its verdict and detail, or `absent`.
+fn show(line: Option<&Check>) -> String {
+    line.map_or("absent".to_string(), |c| format!("{}: {} ({})", c.name, verdict(c.pass), c.detail))
+}
+
 fn verdict(pass: bool) -> &'static str {
     if pass { "pass" } else { "fail" }
 }
@@ -124,8 +116,14 @@ mod tests {
             tier: None,
             ev: Some(30.0),
             confidence: Some(8),
-            checklist: checks.iter().map(|(n, p)| (n.to_string(), *p)).collect(),
-            details: checks.iter().map(|(n, _)| format!("{n} detail")).collect(),
+            checklist: checks
+                .iter()
+                .map(|(n, p)| Check {
+                    name: n.to_string(),
+                    pass: *p,
+                    detail: format!("{n} detail"),
+                })
+                .collect(),
         }
     }
 

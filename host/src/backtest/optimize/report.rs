@@ -227,6 +227,7 @@ fn chosen(s: &Searched) -> Option<&Outcome> {
 
 fn window_report(s: &Searched) -> WindowReport {
     let best = s.best.and_then(|i| s.trials.get(i));
+    let returns = trial_returns(s);
     WindowReport {
         in_sample_from: iso(s.window.in_sample.from_ms),
         in_sample_to: iso(s.window.in_sample.to_ms),
@@ -236,8 +237,8 @@ fn window_report(s: &Searched) -> WindowReport {
         best_trial: s.best,
         in_sample: chosen(s).map(|o| o.metrics),
         out_of_sample: s.out_of_sample.as_ref().map(|o| o.metrics),
-        deflated_sharpe: deflated(s),
-        overfitting: overfitting(s),
+        deflated_sharpe: deflated(s, &returns),
+        overfitting: overfitting(&returns),
         trials: s.trials.iter().map(trial_row).collect(),
     }
 }
@@ -247,17 +248,18 @@ fn trial_returns(s: &Searched) -> Vec<Vec<f64>> {
     s.trials.iter().filter_map(|t| t.outcome.as_ref().ok()).map(|o| o.returns()).collect()
 }
 
-fn deflated(s: &Searched) -> Option<DeflatedSharpe> {
-    let sharpes: Vec<f64> = trial_returns(s).iter().filter_map(|r| sharpe_ratio(r)).collect();
+/// The chosen point's deflated Sharpe ratio among the window's trials (their `returns`).
+fn deflated(s: &Searched, returns: &[Vec<f64>]) -> Option<DeflatedSharpe> {
+    let sharpes: Vec<f64> = returns.iter().filter_map(|r| sharpe_ratio(r)).collect();
     deflated_sharpe(&chosen(s)?.returns(), &sharpes)
 }
 
-fn overfitting(s: &Searched) -> Option<Overfitting> {
-    let returns = trial_returns(s);
+/// The PBO of a window's trials, from their step `returns`.
+fn overfitting(returns: &[Vec<f64>]) -> Option<Overfitting> {
     let rows = returns.first()?.len();
     // As many groups as the paper's 16 allow with at least 4 steps in each (2 per half).
     let groups = (DEFAULT_GROUPS.min(rows / 4)) & !1;
-    let pbo = probability_of_backtest_overfitting(&returns, groups).ok()?;
+    let pbo = probability_of_backtest_overfitting(returns, groups).ok()?;
     Some(Overfitting {
         pbo: pbo.pbo,
         probability_of_loss: pbo.probability_of_loss,
