@@ -288,6 +288,9 @@ pub fn page(report: &Report) -> String {
         }
         row("Stops gapped past their limit", gaps);
     }
+    if report.stops_trailed > 0 {
+        row("Stops raised by trailing", report.stops_trailed.to_string());
+    }
     if !report.monte_carlo.is_empty() {
         let lines: Vec<String> =
             report.monte_carlo.iter().map(|mc| esc(&super::robustness::describe(mc))).collect();

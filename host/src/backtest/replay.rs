@@ -65,6 +65,7 @@ use crate::market::Timeframe;
 use crate::messenger::Messenger;
 use crate::plugins::PluginError;
 use crate::plugins::model::{Direction, ScanResult};
+use crate::protection::trail_at;
 use crate::signals::Tier;
 
 /// Largest step of the scripted price path inside a candle, as a fraction of the price: half
@@ -310,6 +311,9 @@ pub(super) async fn replay_span(
         counts: SignalCounts::default(),
         why: WhyNoTrade::default(),
         gap_exit: cfg.protection.gap_exit,
+        trailing: cfg.scheduler.enabled && cfg.scheduler.trailing_stop,
+        stops_trailed: 0,
+        trail_errors: BTreeMap::new(),
         gapped: Vec::new(),
         gaps_seen: BTreeSet::new(),
         scan_errors: BTreeMap::new(),
@@ -368,6 +372,13 @@ struct Replay {
     why: WhyNoTrade,
     /// Live trading's rule for a stop that gapped past its limit.
     gap_exit: GapExit,
+    /// Whether the trailing job runs (`[scheduler] enabled` and `trailing_stop`); each
+    /// strategy's `trailing_*` keys then decide, as live.
+    trailing: bool,
+    /// Stops the trailing rule raised.
+    stops_trailed: usize,
+    /// Stop moves that failed (the old stop stayed), by message.
+    trail_errors: BTreeMap<String, usize>,
     gapped: Vec<GappedStop>,
     /// Trades whose gap was already reported (`gap_exit = "alert"` leaves them open).
     gaps_seen: BTreeSet<String>,
@@ -405,6 +416,10 @@ impl Replay {
             self.timing.simulator_s += moved.elapsed().as_secs_f64();
             let mut open = self.settle().await?;
             if self.exit_gapped_stops(t, &open).await? {
+                open = self.open_trades()?;
+            }
+            if self.trailing && i + 1 < steps && !open.is_empty() {
+                self.trail(t, &open).await;
                 open = self.open_trades()?;
             }
             if i + 1 == steps {
@@ -447,6 +462,9 @@ impl Replay {
                 )
             })
             .collect();
+        for (err, n) in std::mem::take(&mut self.trail_errors) {
+            self.notes.push(format!("trailing stop not moved {n} time(s): {err}"));
+        }
         for symbol in &self.fed_missing {
             self.notes.push(format!(
                 "{symbol}: some {} candles are missing; its price held",
@@ -469,6 +487,7 @@ impl Replay {
             avg_invested_pct: 0.0,
             fees: self.fees(),
             closed_at_end: self.closed_at_end,
+            stops_trailed: self.stops_trailed,
             signals: std::mem::take(&mut self.counts),
             why_no_trade: std::mem::take(&mut self.why),
             gapped_stops: std::mem::take(&mut self.gapped),
@@ -738,6 +757,23 @@ impl Replay {
             });
         }
         Ok(closed)
+    }
+
+    /// The trailing job's rule ([`trail_at`]) for each open trade at the price of
+    /// `t`: live it runs every minute, here at each step, so within a candle the stop stays
+    /// where the last close put it.
+    async fn trail(&mut self, t: i64, open: &[Trade]) {
+        let started = Instant::now();
+        for trade in open {
+            let price = self.sim.engine().price(&trade.symbol, t);
+            let Ok(price) = price else { continue };
+            match trail_at(&self.execution, trade, price).await {
+                Ok(Some(_)) => self.stops_trailed += 1,
+                Ok(None) => {}
+                Err(err) => *self.trail_errors.entry(err).or_default() += 1,
+            }
+        }
+        self.timing.execution_s += started.elapsed().as_secs_f64();
     }
 
     async fn sell(&mut self, r: &ScanResult, t: i64) {

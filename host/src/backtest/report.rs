@@ -160,6 +160,8 @@ pub struct Report {
     pub fees: f64,
     /// Positions still open at the end, closed at market then (counted in the trades).
     pub closed_at_end: usize,
+    /// Stops the trailing rule raised (`trailing_*` keys, at each step's close).
+    pub stops_trailed: usize,
     pub signals: SignalCounts,
     /// Why results did not become trades, for the run and per symbol.
     pub why_no_trade: WhyNoTrade,
@@ -341,6 +343,9 @@ impl Report {
                     g.symbol, g.at, g.stop_px, g.price, g.action
                 ));
             }
+        }
+        if self.stops_trailed > 0 {
+            out.push_str(&format!("stops raised by trailing: {}\n", self.stops_trailed));
         }
         if self.closed_at_end > 0 {
             out.push_str(&format!(

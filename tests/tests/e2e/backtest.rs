@@ -5,6 +5,8 @@
 //! - bracket semantics at the simulator: a path through the take-profit gives a win exited at
 //!   the take-profit price net of fees; a path through the stop gives a loss exited between
 //!   the stop and its limit;
+//! - the trailing job's rule raises the stop of a profitable trade at each step, and the raised
+//!   stop fills at the simulator;
 //! - MR Combined (the real strategy) trades the range bounce it was built for;
 //! - history from the exchange's klines is cached on disk: a second run asks for none;
 //! - the benchmark (ignored by default): a year of 1h candles for 20 symbols with MR Combined.
@@ -135,6 +137,13 @@ async fn the_same_candles_twice_give_the_same_trades() {
 /// Candles of SOLUSDT: three flat hours at 100, then the candle under test at `t0`, then one
 /// flat candle at its close.
 fn one_move(t0: i64, open: f64, high: f64, low: f64, close: f64) -> Candles {
+    let mut c = flat_then(t0, [open, high, low, close]);
+    push(&mut c, t0 + HOUR, [close; 4]);
+    c
+}
+
+/// Candles of SOLUSDT: three flat hours at 100, then the candle `ohlc` at `t0`.
+fn flat_then(t0: i64, ohlc: [f64; 4]) -> Candles {
     let mut c = Candles {
         timeframe: "1h".into(),
         open_time: Vec::new(),
@@ -147,8 +156,7 @@ fn one_move(t0: i64, open: f64, high: f64, low: f64, close: f64) -> Candles {
     for k in (1..=3).rev() {
         push(&mut c, t0 - k * HOUR, [100.0; 4]);
     }
-    push(&mut c, t0, [open, high, low, close]);
-    push(&mut c, t0 + HOUR, [close; 4]);
+    push(&mut c, t0, ohlc);
     c
 }
 
@@ -248,11 +256,7 @@ async fn gapped_stop_run(extra_toml: &str) -> (Report, i64) {
     let data = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let t0 = JAN_1 + 10 * DAY;
-    let mut c = one_move(t0, 100.0, 100.5, 99.5, 100.0);
-    c.open_time.pop();
-    for v in [&mut c.open, &mut c.high, &mut c.low, &mut c.close, &mut c.volume] {
-        v.pop();
-    }
+    let mut c = flat_then(t0, [100.0, 100.5, 99.5, 100.0]);
     for k in 1..=2 {
         push(&mut c, t0 + k * HOUR, [90.0, 90.5, 89.5, 90.0]);
     }
@@ -289,6 +293,55 @@ async fn a_gap_past_the_stop_limit_exits_at_market_unless_gap_exit_is_alert() {
     assert_eq!((t.reason, report.closed_at_end), (CloseReason::Market, 1), "held to the end");
     assert_eq!(report.gapped_stops.len(), 1, "reported once: {:?}", report.gapped_stops);
     assert_eq!(report.gapped_stops[0].action, "alerted");
+}
+
+/// Bought at 100.01 at `t0`; the candle closes at 103 (+3 %, past the 2 % trigger), the next
+/// one falls to 100.5 and the price stays at 101 to the end.
+async fn trailing_run(extra_toml: &str) -> Report {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = JAN_1 + 10 * DAY;
+    let mut c = flat_then(t0, [100.0, 103.5, 99.8, 103.0]);
+    push(&mut c, t0 + HOUR, [103.0, 103.2, 100.5, 101.0]);
+    for k in 2..=3 {
+        push(&mut c, t0 + k * HOUR, [101.0; 4]);
+    }
+    write_csv(dir.path(), "SOLUSDT", &c);
+    let toml = format!(
+        "{extra_toml}[strategy.mr_combined]\nmax_trades_per_day = 1\n\
+         trailing_trigger_pct = 2.0\ntrailing_distance_pct = 1.0\n"
+    );
+    let config = config(data.path(), &toml);
+    let report =
+        run(&config, &spec(buy_everything(), &["SOLUSDT"], t0, t0 + 3 * HOUR, Some(dir.path())))
+            .await;
+    assert_eq!(report.trades.len(), 1, "{}", report.summary());
+    report
+}
+
+/// The trailing job's rule runs at each step as live: the stop follows the close of `t0`
+/// (103 × 0.99) and the fall of the next candle fills it at the simulator there — a win where
+/// the original stop (2 % under the entry) would have held the position to the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stop_trails_a_profitable_trade_and_fills_where_it_was_raised() {
+    let report = trailing_run("").await;
+    let t = &report.trades[0];
+    assert_eq!(report.stops_trailed, 1, "{}", report.summary());
+    assert_eq!(t.reason, CloseReason::StopLoss, "{t:?}");
+    assert!((t.sl_px - 101.97).abs() <= 0.01, "raised to 1 % under the close of 103: {t:?}");
+    // The stop-limit filled at the engine between the raised stop and its limit.
+    assert!(t.exit_px <= t.sl_px && t.exit_px >= t.sl_px * 0.998 - 0.01, "{t:?}");
+    assert!(t.pnl > 1.0, "locked in profit: {t:?}");
+    assert!(report.summary().contains("stops raised by trailing: 1"), "{}", report.summary());
+    assert!(backtest::html::page(&report).contains("Stops raised by trailing"));
+
+    // With the trailing job switched off, the original stop stays and the trade is held to the
+    // end, closed at market at 101.
+    let report = trailing_run("[scheduler]\ntrailing_stop = false\n").await;
+    let t = &report.trades[0];
+    assert_eq!(report.stops_trailed, 0, "{}", report.summary());
+    assert_eq!((t.reason, report.closed_at_end), (CloseReason::Market, 1), "{t:?}");
+    assert!((t.sl_px - 100.01 * 0.98).abs() <= 0.01, "{t:?}");
 }
 
 /// No trade at a step without a candle: the market was closed (a weekend) or the data ended.

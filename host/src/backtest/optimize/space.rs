@@ -94,14 +94,13 @@ const HOST_KEYS: &[(&str, bool)] = &[
     ("risk_normal", false),
     ("risk_aplus", false),
     ("risk_aplusplus", false),
+    ("trailing_trigger_pct", false),
+    ("trailing_distance_pct", false),
 ];
 
 /// Host keys the backtest does not act on: searching them would only repeat the same trial.
-const INERT_HOST_KEYS: &[(&str, &str)] = &[
-    ("trailing_trigger_pct", "the backtest does not trail stops (docs/backtest.md)"),
-    ("trailing_distance_pct", "the backtest does not trail stops (docs/backtest.md)"),
-    ("min_quote_volume_usd", "the backtest trades the symbols it is given"),
-];
+const INERT_HOST_KEYS: &[(&str, &str)] =
+    &[("min_quote_volume_usd", "the backtest trades the symbols it is given")];
 
 impl Space {
     /// Reads the space file's text against the plugin's default config (its JSON text).
@@ -154,11 +153,14 @@ fn target_of(key: &str, defaults: &serde_json::Value) -> anyhow::Result<(Target,
     match defaults.get(key) {
         Some(serde_json::Value::Number(n)) => Ok((Target::Plugin, n.is_i64() || n.is_u64())),
         Some(other) => bail!("[{key}]: the plugin's default is {other}, not a number"),
-        None => bail!(
-            "[{key}] is neither a key of the plugin's default config nor a searchable host key \
-             (sl_pct, tp_pct, size_pct, max_trades_per_day, risk_normal, risk_aplus, \
-             risk_aplusplus)"
-        ),
+        None => {
+            let host: Vec<&str> = HOST_KEYS.iter().map(|(k, _)| *k).collect();
+            bail!(
+                "[{key}] is neither a key of the plugin's default config nor a searchable host \
+                 key (sl_pct, tp_pct, {})",
+                host.join(", ")
+            )
+        }
     }
 }
 
@@ -209,7 +211,8 @@ mod tests {
     #[test]
     fn plugin_host_and_bracket_keys_are_told_apart() {
         let text = "[fast]\nmin = 5\nmax = 20\n[band]\nmin = 0.5\nmax = 2.0\nstep = 0.5\n\
-                    [size_pct]\nmin = 1.0\nmax = 4.0\n[sl_pct]\nmin = 1\nmax = 5\nstep = 1\n";
+                    [size_pct]\nmin = 1.0\nmax = 4.0\n[sl_pct]\nmin = 1\nmax = 5\nstep = 1\n\
+                    [trailing_distance_pct]\nmin = 0.5\nmax = 2.0\n";
         let space = Space::parse(text, DEFAULTS).unwrap();
         let targets: Vec<_> = space.params.iter().map(|p| (p.key.as_str(), p.target)).collect();
         assert_eq!(
@@ -218,7 +221,8 @@ mod tests {
                 ("band", Target::Plugin),
                 ("fast", Target::Plugin),
                 ("size_pct", Target::Host),
-                ("sl_pct", Target::Bracket)
+                ("sl_pct", Target::Bracket),
+                ("trailing_distance_pct", Target::Host)
             ]
         );
         let fast = &space.params[1];
@@ -265,7 +269,7 @@ mod tests {
             ("[fast]\nmin = 5.5\nmax = 9\n", "[fast] is a whole number"),
             ("[band]\nmin = 1\nmax = 2\nstep = 0\n", "[band] step (0) must be above 0"),
             ("[band]\nmin = 1\nmax = 2\nstepp = 1\n", "[band] has an unknown field \"stepp\""),
-            ("[trailing_trigger_pct]\nmin = 1\nmax = 2\n", "does not trail stops"),
+            ("[min_quote_volume_usd]\nmin = 1\nmax = 2\n", "trades the symbols it is given"),
             ("[sl_pct]\nmin = 0\nmax = 2\n", "[sl_pct] min must be above 0"),
             ("fast = 3\n", "[fast] must be a table"),
             ("", "names no key"),
