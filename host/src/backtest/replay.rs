@@ -65,7 +65,7 @@ use crate::market::Timeframe;
 use crate::messenger::Messenger;
 use crate::plugins::PluginError;
 use crate::plugins::model::{Direction, ScanResult};
-use crate::protection::trail_at;
+use crate::protection::{TrailSettings, trail_with};
 use crate::signals::Tier;
 
 /// Largest step of the scripted price path inside a candle, as a fraction of the price: half
@@ -295,6 +295,7 @@ pub(super) async fn replay_span(
         steps: scan_steps,
     })
     .context("cannot start the scans' thread")?;
+    let trailing = trailing_of(cfg, &execution, &session.name);
     let mut replay = Replay {
         scans,
         sim,
@@ -311,7 +312,7 @@ pub(super) async fn replay_span(
         counts: SignalCounts::default(),
         why: WhyNoTrade::default(),
         gap_exit: cfg.protection.gap_exit,
-        trailing: cfg.scheduler.enabled && cfg.scheduler.trailing_stop,
+        trailing,
         stops_trailed: 0,
         trail_errors: BTreeMap::new(),
         gapped: Vec::new(),
@@ -351,6 +352,15 @@ fn simulator(
     Sim::new(sim_config)
 }
 
+/// The trailing rule the replay applies, as the service would for the replayed strategy:
+/// `None` unless the trailing job runs (`[scheduler] enabled` and `trailing_stop`) and the
+/// strategy's `trailing_enabled` is on. Its config is fixed for the run, so it is resolved
+/// once.
+fn trailing_of(cfg: &Config, execution: &Execution, strategy: &str) -> Option<TrailSettings> {
+    let settings = TrailSettings::of(&execution.strategy_keys(strategy));
+    (cfg.scheduler.enabled && cfg.scheduler.trailing_stop && settings.enabled).then_some(settings)
+}
+
 /// The state of one replay.
 struct Replay {
     scans: ScansAhead,
@@ -372,9 +382,8 @@ struct Replay {
     why: WhyNoTrade,
     /// Live trading's rule for a stop that gapped past its limit.
     gap_exit: GapExit,
-    /// Whether the trailing job runs (`[scheduler] enabled` and `trailing_stop`); each
-    /// strategy's `trailing_*` keys then decide, as live.
-    trailing: bool,
+    /// The trailing rule of the replayed strategy, when it trails (see [`trailing_of`]).
+    trailing: Option<TrailSettings>,
     /// Stops the trailing rule raised.
     stops_trailed: usize,
     /// Stop moves that failed (the old stop stayed), by message.
@@ -418,7 +427,7 @@ impl Replay {
             if self.exit_gapped_stops(t, &open).await? {
                 open = self.open_trades()?;
             }
-            if self.trailing && i + 1 < steps && !open.is_empty() {
+            if self.trailing.is_some() && i + 1 < steps && !open.is_empty() {
                 self.trail(t, &open).await;
                 open = self.open_trades()?;
             }
@@ -759,15 +768,16 @@ impl Replay {
         Ok(closed)
     }
 
-    /// The trailing job's rule ([`trail_at`]) for each open trade at the price of
+    /// The trailing job's rule ([`trail_with`]) for each open trade at the price of
     /// `t`: live it runs every minute, here at each step, so within a candle the stop stays
     /// where the last close put it.
     async fn trail(&mut self, t: i64, open: &[Trade]) {
+        let Some(settings) = self.trailing else { return };
         let started = Instant::now();
         for trade in open {
             let price = self.sim.engine().price(&trade.symbol, t);
             let Ok(price) = price else { continue };
-            match trail_at(&self.execution, trade, price).await {
+            match trail_with(&self.execution, trade, price, &settings).await {
                 Ok(Some(_)) => self.stops_trailed += 1,
                 Ok(None) => {}
                 Err(err) => *self.trail_errors.entry(err).or_default() += 1,

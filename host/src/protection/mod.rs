@@ -34,7 +34,7 @@ use chrono_tz::Tz;
 pub use drawdown::{DrawdownStatus, EquitySeries, Paused, Resumed};
 pub use health::{Check, Finding, HealthReport, MAX_CLOCK_SKEW_MS, Verdict};
 pub use report::{DailyReport, OpenPosition, ReportOutcome};
-pub use trailing::{GapRow, TrailSettings, TrailUpdate, TrailingReport, trail_at};
+pub use trailing::{GapRow, TrailSettings, TrailUpdate, TrailingReport, trail_at, trail_with};
 
 use crate::activity::Dashboard;
 use crate::clock::SharedClock;

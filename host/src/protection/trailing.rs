@@ -165,17 +165,29 @@ pub async fn gap_of(
     }
 }
 
-/// The trailing rule for one trade at `price`: the update when its stop moved.
+/// The trailing rule for one trade at `price`, with its strategy's settings: the update when
+/// its stop moved.
 pub async fn trail_at(
     execution: &Execution,
     trade: &Trade,
     price: Decimal,
 ) -> Result<Option<TrailUpdate>, String> {
     let settings = TrailSettings::of(&execution.strategy_keys(&trade.bot));
+    trail_with(execution, trade, price, &settings).await
+}
+
+/// The trailing rule for one trade at `price` with `settings` already resolved (a backtest
+/// resolves its one strategy's once per run).
+pub async fn trail_with(
+    execution: &Execution,
+    trade: &Trade,
+    price: Decimal,
+    settings: &TrailSettings,
+) -> Result<Option<TrailUpdate>, String> {
     if trade.legs.is_none() {
         return Ok(None);
     }
-    let Some((stop, profit_pct)) = wanted_stop(trade, price, &settings) else {
+    let Some((stop, profit_pct)) = wanted_stop(trade, price, settings) else {
         return Ok(None);
     };
     match execution.move_stop(&trade.symbol, stop).await {
