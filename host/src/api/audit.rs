@@ -13,11 +13,11 @@ use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiQuery, bounded_number, whole_number};
 use crate::audit::{Acting, AuditRow, Done};
 use crate::auth::{Caller, Needs, Scope};
+use crate::state::AppState;
 
 /// Largest answer read back for its outcome (a close-all of many positions is the longest).
 const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;

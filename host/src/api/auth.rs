@@ -14,10 +14,10 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::AppState;
 use super::error::ApiError;
 pub use crate::auth::Caller;
 use crate::auth::Refusal;
+use crate::state::AppState;
 
 /// The layer.
 pub async fn admit(

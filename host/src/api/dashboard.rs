@@ -14,13 +14,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, ApiPath, ApiQuery, bounded_number};
 use crate::activity::{AgentName, AgentStatus, DashboardSnapshot};
 use crate::dashboard::chart::{ChartError, TradeChart};
 use crate::dashboard::live::{MAX_STREAMS, Sources, TooManyStreams};
 use crate::dashboard::panels::{Footer, PnlCurve, TradePanels};
+use crate::state::AppState;
 
 /// Body of `POST /api/agent/{name}`.
 #[derive(Debug, Deserialize, ToSchema)]

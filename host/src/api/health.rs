@@ -7,8 +7,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use crate::exchange::feed::FeedStatus;
+use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Health {

@@ -10,11 +10,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::ApiError;
 use super::extract::ApiJson;
 use crate::license::routes::{needs_license, rule_for};
 use crate::license::{HOW_TO_GET_A_KEY, LicenseError, LicenseStatus};
+use crate::state::AppState;
 
 /// `POST /api/license/register` body.
 #[derive(Debug, Deserialize, ToSchema)]

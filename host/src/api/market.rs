@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiPath, ApiQuery, Symbol, bounded_number};
 use crate::activity::AgentName;
@@ -18,6 +17,7 @@ use crate::auth::Caller;
 use crate::market::context::MarketContext;
 use crate::market::contexts::{CACHE_TTL_SECONDS, CacheRow, SnapshotRow};
 use crate::market::{ContextError, Frames, MarketContexts};
+use crate::state::AppState;
 
 impl From<ContextError> for ApiError {
     fn from(err: ContextError) -> Self {

@@ -36,7 +36,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
-pub use crate::state::AppState;
+use crate::state::AppState;
 use error::ApiError;
 
 #[derive(OpenApi)]

@@ -9,8 +9,8 @@ use utoipa::ToSchema;
 use utoipa::openapi::schema::{Object, ObjectBuilder, Type};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use crate::news::{Headlines, NewsItem};
+use crate::state::AppState;
 
 /// A boolean that can only be `V`: the `ok` and `cached` flags of one answer shape, so an
 /// answer cannot claim a shape it does not have, and the document says which value each

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiQuery, Symbol, bounded_number};
 use crate::execution::journal::{JournalEntry, OrderKind, Outcome};
+use crate::state::AppState;
 
 /// Query of `GET /api/orders`.
 #[derive(Debug, Deserialize, IntoParams)]

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiQuery;
 use crate::activity::AgentName;
@@ -20,6 +19,7 @@ use crate::execution::manual::{
 };
 use crate::execution::{CancelledEntry, Direction, ExecutionError, run_bounded};
 use crate::money::Number;
+use crate::state::AppState;
 
 /// Query of `POST /api/trade/manual`.
 #[derive(Debug, Deserialize, IntoParams)]

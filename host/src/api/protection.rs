@@ -9,7 +9,6 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiQuery, bounded_number};
 use crate::activity::AgentName;
@@ -17,6 +16,7 @@ use crate::auth::Caller;
 use crate::protection::{
     DrawdownStatus, EquitySeries, HealthReport, Paused, ProtectionError, ReportOutcome, Resumed,
 };
+use crate::state::AppState;
 
 impl From<ProtectionError> for ApiError {
     fn from(err: ProtectionError) -> Self {

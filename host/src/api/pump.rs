@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiPath, ApiQuery, Symbol, bounded_number, whole_number};
 use super::strategies::ScanQuery;
@@ -15,6 +14,7 @@ use crate::activity::AgentName;
 use crate::auth::Caller;
 use crate::plugins::model::{ConfidenceLevel, Stage};
 use crate::scans::{AlertFilter, OutcomeReport, PumpAlert, PumpScan};
+use crate::state::AppState;
 
 /// Scans the Pump Momentum universe (symbols with 24 h quote volume >= min_quote_volume_usd
 /// when use_universe, else watchlist_override or the watchlist), stores every alert and sends

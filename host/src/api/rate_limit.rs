@@ -10,8 +10,8 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::AppState;
 use super::error::ApiError;
+use crate::state::AppState;
 
 /// The error code; the OpenAPI document lists it on every operation.
 pub const CODE: &str = "rate_limited";

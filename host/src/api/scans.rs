@@ -6,13 +6,13 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiQuery, OptionalJson};
 use super::strategies::{ScanBody, ScanQuery};
 use crate::activity::AgentName;
 use crate::auth::Caller;
 use crate::scans::{MR_COMBINED, ScanAndSignal, ScanError};
+use crate::state::AppState;
 
 impl From<ScanError> for ApiError {
     fn from(err: ScanError) -> Self {

@@ -5,8 +5,8 @@ use axum::Json;
 use axum::extract::State;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use crate::scheduler::SchedulerView;
+use crate::state::AppState;
 
 /// Every built-in job (`[scheduler]`) with its schedule (cron expression read in `[market]
 /// timezone`, and in words), whether it is enabled and running, its last run and result, and

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::auth::{Caller, Scope};
@@ -17,6 +16,7 @@ use crate::signals::{
     Approver, CleanupAnswer, ConfirmAnswer, CreateAnswer, Origin, SignalError, SignalInput,
     SignalStatus, SignalView,
 };
+use crate::state::AppState;
 
 impl From<SignalError> for ApiError {
     fn from(err: SignalError) -> Self {

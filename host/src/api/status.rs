@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiQuery;
 use super::trades::HistoryRow;
@@ -23,6 +22,7 @@ use crate::exchange::{Exchange, ExchangeError};
 use crate::execution::TradeView;
 use crate::messenger::{MessengerError, templates};
 use crate::money::json_amount;
+use crate::state::AppState;
 
 /// Closed trades shown in `recent_trades`.
 const RECENT_TRADES: usize = 10;

@@ -12,13 +12,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiPath, ApiQuery, OptionalJson, Symbol};
 use crate::activity::AgentName;
 use crate::auth::Caller;
 use crate::plugins::{PluginError, PluginInfo, PluginState, ScanOutcome, ScanRequest};
 use crate::scans::GateScores;
+use crate::state::AppState;
 
 /// Most symbols `GET /api/strategies/{name}/request` takes.
 const MAX_REQUEST_SYMBOLS: usize = 50;

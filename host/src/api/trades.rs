@@ -8,13 +8,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiJson, ApiQuery, bounded_number, whole_number};
 use crate::execution::stats::{TradeStats, chronological};
 use crate::execution::sync::SyncError;
 use crate::execution::trade::ClosedTradeView;
 use crate::execution::{CloseRow, ClosedTrade, RestoreInput, TradeSource, TradeView};
+use crate::state::AppState;
 
 /// The open trades.
 #[derive(Debug, Serialize, ToSchema)]

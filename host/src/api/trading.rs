@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiQuery;
 use super::signals::approver_of;
@@ -27,6 +26,7 @@ use crate::money::Number;
 use crate::protection::TrailingReport;
 use crate::signals::TradeResult;
 use crate::signals::scoring::{MIN_CONFIDENCE, MIN_EV, ev_passes};
+use crate::state::AppState;
 
 impl From<ExecutionError> for ApiError {
     fn from(err: ExecutionError) -> Self {

@@ -8,9 +8,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::auth::Caller;
 use crate::auth::Scope;
+use crate::state::AppState;
 
 /// The caller as the service sees it.
 #[derive(Debug, Serialize, ToSchema)]

@@ -8,8 +8,8 @@ use axum::Router;
 use axum::http::Method;
 use axum::routing::{MethodFilter, on};
 use serde_json::Value;
-use spotbot::api::AppState;
 use spotbot::license::routes::{ROUTES, needs_license, rule_for};
+use spotbot::state::AppState;
 
 use crate::license_support::Rig;
 

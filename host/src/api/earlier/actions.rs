@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::super::AppState;
 use super::super::error::{ApiError, ErrorBody};
 use super::super::extract::ApiQuery;
 use super::super::status::{StatusAnswer, status_of};
@@ -17,6 +16,7 @@ use crate::activity::AgentName;
 use crate::auth::Caller;
 use crate::execution::{ClosedTrade, Direction, TradeView};
 use crate::protection::TrailingReport;
+use crate::state::AppState;
 
 /// The earlier answer of a trade: the Trade resource's fields. A sell closes the open position
 /// and answers the closed trade in the same shape, with `exit_px` and `pnl` added.

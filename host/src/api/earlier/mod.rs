@@ -18,7 +18,6 @@ use axum::extract::State;
 use utoipa::openapi::Deprecated;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiJson;
 use super::health::Health;
@@ -26,6 +25,7 @@ use super::license::{ActivateAnswer, ActivateBody, RegisterAnswer, RegisterBody}
 use crate::config::is_strategy_name;
 use crate::license::LicenseStatus;
 use crate::plugins::model::PluginKind;
+use crate::state::AppState;
 
 /// `GET /api/health` under its earlier path.
 #[utoipa::path(get, path = "/health", tag = "earlier route set", operation_id = "earlier_health",

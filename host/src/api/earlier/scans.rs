@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::super::AppState;
 use super::super::error::{ApiError, ErrorBody};
 use super::super::extract::{ApiQuery, Symbol};
 use super::super::status::is_testnet;
@@ -20,6 +19,7 @@ use crate::execution::Direction;
 use crate::plugins::model::{Check, Direction as StrategyDirection};
 use crate::scans::{ScanError, Scored, Skipped};
 use crate::signals::CreateStatus;
+use crate::state::AppState;
 
 /// Query of `GET /scan`.
 #[derive(Debug, Deserialize, IntoParams)]

@@ -9,8 +9,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 mod process;
 mod scrape;
 
-use super::AppState;
 use super::error::ApiError;
+use crate::state::AppState;
 
 /// The service's metrics in the Prometheus text format (Prometheus scrapes it).
 #[utoipa::path(get, path = "/metrics", tag = "health",
