@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
+use spotbot::config::ExchangeName;
 use spotbot_sim::{Fault, FaultKind, SimConfig};
 
 const BIN: &str = env!("CARGO_BIN_EXE_spotbot");
@@ -26,13 +27,6 @@ const KEY: &str = "crash-key";
 const SECRET: &str = "crash-secret";
 /// The private key of the exchange B account (the official SDK's test key).
 const B_KEY: &str = "0x0123456789012345678901234567890123456789012345678901234567890123";
-
-/// The exchange the host process trades on; the simulator speaks both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Venue {
-    A,
-    B,
-}
 
 struct Process {
     child: Child,
@@ -98,7 +92,7 @@ struct Seen {
 
 /// The exchange simulator, the license server and a config for a host process on them.
 struct Rig {
-    venue: Venue,
+    venue: ExchangeName,
     http: reqwest::Client,
     sim: spotbot_sim::RunningSim,
     _license: spotbot_license_server::LicenseServer,
@@ -107,7 +101,7 @@ struct Rig {
 }
 
 impl Rig {
-    async fn new(venue: Venue) -> Rig {
+    async fn new(venue: ExchangeName) -> Rig {
         spotbot::exchange::exchange_a::client::ensure_crypto_provider();
         let mut sim_config = SimConfig::new(5, KEY, SECRET);
         let b_key = spotbot_exchange_b_protocol::PrivateKey::from_hex(B_KEY).unwrap();
@@ -123,10 +117,7 @@ impl Rig {
         .await
         .unwrap();
         // Exchange B follows the simulator's `/ws` on the REST port (derived from `base_url`).
-        let active = match venue {
-            Venue::A => "exchange_a",
-            Venue::B => "exchange_b",
-        };
+        let active = venue.as_str();
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("config.toml"),
@@ -185,24 +176,24 @@ impl Rig {
     /// Buys at market: exchange A's MARKET, exchange B's IOC.
     fn entries(&self) -> Vec<Seen> {
         match self.venue {
-            Venue::A => self.orders_a("MARKET", "BUY"),
-            Venue::B => self.orders_b("Ioc", "B"),
+            ExchangeName::ExchangeA => self.orders_a("MARKET", "BUY"),
+            ExchangeName::ExchangeB => self.orders_b("Ioc", "B"),
         }
     }
 
     /// Take-profits: exchange A's OCO limit leg, exchange B's resting GTC sell.
     fn take_profits(&self) -> Vec<Seen> {
         match self.venue {
-            Venue::A => self.orders_a("LIMIT_MAKER", "SELL"),
-            Venue::B => self.orders_b("Gtc", "A"),
+            ExchangeName::ExchangeA => self.orders_a("LIMIT_MAKER", "SELL"),
+            ExchangeName::ExchangeB => self.orders_b("Gtc", "A"),
         }
     }
 
     /// Sells at market (exits): none of the tests' trades leaves by one.
     fn market_sells(&self) -> Vec<Seen> {
         match self.venue {
-            Venue::A => self.orders_a("MARKET", "SELL"),
-            Venue::B => self.orders_b("Ioc", "A"),
+            ExchangeName::ExchangeA => self.orders_a("MARKET", "SELL"),
+            ExchangeName::ExchangeB => self.orders_b("Ioc", "A"),
         }
     }
 
@@ -234,8 +225,8 @@ impl Rig {
     /// The simulator's orders, whichever venue's shape, for failure messages.
     fn all_orders(&self) -> Value {
         match self.venue {
-            Venue::A => Value::from(self.sim.sim.orders()),
-            Venue::B => Value::from(self.sim.sim.exchange_b_orders()),
+            ExchangeName::ExchangeA => Value::from(self.sim.sim.orders()),
+            ExchangeName::ExchangeB => Value::from(self.sim.sim.exchange_b_orders()),
         }
     }
 
@@ -245,8 +236,8 @@ impl Rig {
         let mut hang = Fault::new(FaultKind::Delay { ms: 60_000, before: true });
         hang.method = Some("POST".into());
         match self.venue {
-            Venue::A => hang.path = Some("/api/v3/orderList/oco".into()),
-            Venue::B => {
+            ExchangeName::ExchangeA => hang.path = Some("/api/v3/orderList/oco".into()),
+            ExchangeName::ExchangeB => {
                 hang.path = Some("/exchange".into());
                 hang.skip = 1;
             }
@@ -264,7 +255,7 @@ impl Rig {
         assert_eq!(tp.status, self.resting(), "{tp:?}");
         // On exchange B the buy's fee is taken in the coin: the take-profit sells what is held.
         assert!(tp.qty <= entry.qty && tp.qty >= entry.qty * Decimal::new(99, 2), "{tp:?}");
-        if self.venue == Venue::A {
+        if self.venue == ExchangeName::ExchangeA {
             let orders = self.sim.sim.orders();
             let tp = orders.iter().find(|o| o["type"] == "LIMIT_MAKER").unwrap();
             let sl = orders.iter().find(|o| o["type"] == "STOP_LOSS_LIMIT").unwrap();
@@ -285,23 +276,25 @@ impl Rig {
         assert_eq!(trade["protection"], "protected", "{trades}");
         assert_eq!(trade["tp_oid"].to_string(), tp.id, "{trades}");
         match self.venue {
-            Venue::A => assert_eq!(trade["stop"], "exchange", "{trades}"),
-            Venue::B => assert_eq!(trade["stop"], "service", "the stop is watched: {trades}"),
+            ExchangeName::ExchangeA => assert_eq!(trade["stop"], "exchange", "{trades}"),
+            ExchangeName::ExchangeB => {
+                assert_eq!(trade["stop"], "service", "the stop is watched: {trades}")
+            }
         }
     }
 
     /// How the simulator spells a resting order's status on the venue.
     fn resting(&self) -> &'static str {
         match self.venue {
-            Venue::A => "new",
-            Venue::B => "open",
+            ExchangeName::ExchangeA => "new",
+            ExchangeName::ExchangeB => "open",
         }
     }
 }
 
 /// Killed while the protection's request is held at the exchange: the position is naked until
 /// the next start protects it, once, without buying again.
-async fn sigkill_between_fill_and_protection(venue: Venue) {
+async fn sigkill_between_fill_and_protection(venue: ExchangeName) {
     let rig = Rig::new(venue).await;
     let host = rig.start();
     rig.register(&host).await;
@@ -330,7 +323,7 @@ async fn sigkill_between_fill_and_protection(venue: Venue) {
 
 /// Killed at once after the confirm answered: whatever the store had not written yet is read
 /// back from the exchange; nothing is sent twice.
-async fn sigkill_right_after_a_confirm(venue: Venue) {
+async fn sigkill_right_after_a_confirm(venue: ExchangeName) {
     let rig = Rig::new(venue).await;
     let host = rig.start();
     rig.register(&host).await;
@@ -351,7 +344,7 @@ async fn sigkill_right_after_a_confirm(venue: Venue) {
 
 /// Killed with the trade protected; the take-profit fills while nothing runs. The next start
 /// sees it filled and closes the trade as a take-profit, selling nothing itself.
-async fn sigkill_then_the_take_profit_fills_while_down(venue: Venue) {
+async fn sigkill_then_the_take_profit_fills_while_down(venue: ExchangeName) {
     let rig = Rig::new(venue).await;
     let host = rig.start();
     rig.register(&host).await;
@@ -382,39 +375,39 @@ async fn sigkill_then_the_take_profit_fills_while_down(venue: Venue) {
 }
 
 mod on_a {
-    use super::Venue;
+    use super::ExchangeName;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sigkill_between_fill_and_oco_is_protected_by_reconciliation_at_restart() {
-        super::sigkill_between_fill_and_protection(Venue::A).await;
+        super::sigkill_between_fill_and_protection(ExchangeName::ExchangeA).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sigkill_right_after_a_confirm_loses_nothing_the_exchange_did() {
-        super::sigkill_right_after_a_confirm(Venue::A).await;
+        super::sigkill_right_after_a_confirm(ExchangeName::ExchangeA).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sigkill_then_a_take_profit_filled_while_down_closes_the_trade() {
-        super::sigkill_then_the_take_profit_fills_while_down(Venue::A).await;
+        super::sigkill_then_the_take_profit_fills_while_down(ExchangeName::ExchangeA).await;
     }
 }
 
 mod on_b {
-    use super::Venue;
+    use super::ExchangeName;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sigkill_between_fill_and_take_profit_is_protected_by_reconciliation_at_restart() {
-        super::sigkill_between_fill_and_protection(Venue::B).await;
+        super::sigkill_between_fill_and_protection(ExchangeName::ExchangeB).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sigkill_right_after_a_confirm_loses_nothing_the_exchange_did() {
-        super::sigkill_right_after_a_confirm(Venue::B).await;
+        super::sigkill_right_after_a_confirm(ExchangeName::ExchangeB).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sigkill_then_a_take_profit_filled_while_down_closes_the_trade() {
-        super::sigkill_then_the_take_profit_fills_while_down(Venue::B).await;
+        super::sigkill_then_the_take_profit_fills_while_down(ExchangeName::ExchangeB).await;
     }
 }

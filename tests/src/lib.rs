@@ -4,6 +4,7 @@ pub mod browser;
 pub mod contract;
 pub mod fake_messenger;
 pub mod scripted;
+pub mod venue;
 
 use std::sync::Arc;
 

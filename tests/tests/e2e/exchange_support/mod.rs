@@ -7,8 +7,6 @@
 //! runs on both through [`on_both!`]; the harness answers the wire facts that differ (where
 //! orders are sent, how the simulator names a client order id, which path a fault targets).
 
-#![allow(dead_code)]
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,18 +21,10 @@ use spotbot::exchange::exchange_b::{self, ExchangeBClient};
 use spotbot::exchange::{Exchange, NewOco, Price, Qty, Side};
 use spotbot_exchange_b_protocol::{Network, PrivateKey};
 use spotbot_sim::{Fault, FaultKind, RequestRecord, RunningSim, SimConfig};
+pub use spotbot_tests::venue::{B_KEY, Venue};
 
 pub const KEY: &str = "conformance-key";
 pub const SECRET: &str = "conformance-secret";
-/// The key whose address owns the simulator's default account on exchange B.
-pub const B_KEY: &str = "0x0123456789012345678901234567890123456789012345678901234567890123";
-
-/// Which exchange's client a harness drives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Venue {
-    A,
-    B,
-}
 
 pub struct Harness {
     pub sim: RunningSim,

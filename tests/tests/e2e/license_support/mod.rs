@@ -9,8 +9,6 @@
 //! host.post("/api/trade?...", json!({})).await;
 //! ```
 
-#![allow(dead_code)]
-
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;

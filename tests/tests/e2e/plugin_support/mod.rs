@@ -4,8 +4,6 @@
 //! The files come from `target/test-guests/` (what `cargo xtask plugins` builds). When one is
 //! missing, they are built once here with `cargo build --release --target wasm32-wasip2`.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;

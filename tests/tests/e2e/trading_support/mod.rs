@@ -2,8 +2,6 @@
 //! server and a licensed host pointed at both, on the license rig's test clock. Tests drive
 //! the host over HTTP and assert what the simulator received.
 
-#![allow(dead_code)]
-
 mod at_the_exchange;
 
 use std::time::Duration;
@@ -13,6 +11,7 @@ use serde_json::{Value, json};
 use spotbot::config::Secret;
 use spotbot_sim::{Fault, FaultKind, RunningSim, SimConfig};
 use spotbot_tests::fake_messenger::FakeMessenger;
+pub use spotbot_tests::venue::{B_KEY, Venue};
 
 use super::license_support::{Host, Rig};
 
@@ -20,15 +19,7 @@ pub use at_the_exchange::Stage;
 
 pub const KEY: &str = "trading-key";
 pub const SECRET: &str = "trading-secret";
-/// The private key of the exchange B account (the official SDK's test key).
-pub const B_KEY: &str = "0x0123456789012345678901234567890123456789012345678901234567890123";
 
-/// Which exchange the rig's host trades on; the simulator speaks both on one engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Venue {
-    A,
-    B,
-}
 pub const BOT_TOKEN: &str = "4242:fake-token";
 pub const CHAT_ID: i64 = 4242;
 
@@ -58,8 +49,9 @@ impl spotbot_sim::Clock for RigClock {
 pub struct Trading {
     pub rig: Rig,
     pub sim: RunningSim,
-    /// The simulator's WebSocket services, when the host follows streams.
-    pub streams: Option<spotbot_sim::RunningStreams>,
+    /// The simulator's WebSocket services, when the host follows streams: held only so that
+    /// they serve as long as the rig lives.
+    _streams: Option<spotbot_sim::RunningStreams>,
     pub messenger: FakeMessenger,
     pub host: Host,
     pub venue: Venue,
@@ -168,10 +160,7 @@ impl Trading {
             None => String::new(),
         };
         let messenger = FakeMessenger::start(BOT_TOKEN, CHAT_ID).await;
-        let active = match venue {
-            Venue::A => "exchange_a",
-            Venue::B => "exchange_b",
-        };
+        let active = venue.active();
         let toml = format!(
             "[exchange]\nactive = \"{active}\"\nmode = \"testnet\"\nbase_url = \"{}\"\nrequest_timeout_ms = 1500\n{stream_keys}\
              [messenger]\napi_base = \"{}\"\n\
@@ -181,7 +170,7 @@ impl Trading {
         );
         let host = start_host(&rig, &toml, tempfile::tempdir().unwrap()).await;
         let mut trading =
-            Trading { rig, sim, streams, messenger, host, venue, toml, registrations: 0 };
+            Trading { rig, sim, _streams: streams, messenger, host, venue, toml, registrations: 0 };
         trading.register().await;
         trading
     }
