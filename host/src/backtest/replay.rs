@@ -688,11 +688,11 @@ impl Replay {
             &format!("b{:x}", t / 60_000),
             format!("backtest: {} buy result at {}", self.name, iso(t)),
         );
-        plan.tier = r.tier.as_deref().and_then(Tier::parse).map(|t| t.as_str().to_string());
+        plan.tier = r.tier.as_deref().and_then(Tier::parse);
         match self.execution.open_trade(&plan).await {
             Ok(trade) => {
                 self.counts.opened += 1;
-                let opening = Opening { tier: plan.tier.clone(), checklist: r.checklist.clone() };
+                let opening = Opening { tier: r.tier.clone(), checklist: r.checklist.clone() };
                 self.openings.insert(plan.entry_client_order_id.clone(), opening);
                 if let ProtectionState::Unprotected { reason } = &trade.protection {
                     self.notes.push(format!("{} at {}: no OCO ({reason})", r.symbol, iso(t)));

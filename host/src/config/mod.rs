@@ -22,7 +22,7 @@ pub use sections::{
     PluginsConfig, ProtectionConfig, RiskConfig, SchedulerConfig, ServerConfig, SignalsConfig,
     StopPlacement,
 };
-pub use strategy::{DEFAULT_STRATEGY, StrategyKeys, StrategySections, is_strategy_name};
+pub use strategy::{DEFAULT_STRATEGY, StrategyKeys, StrategySections, Tier, is_strategy_name};
 
 /// The whole validated configuration of one host process.
 #[derive(Debug, Clone, Default, Deserialize)]

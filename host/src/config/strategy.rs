@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 /// A strategy (plugin) name: `[a-z][a-z0-9_]{0,63}`. It names a `[strategy.<name>]` section,
 /// a plugin's manifest, and the `bot` of signals and trades; the rule lives here, the lowest
@@ -139,13 +140,39 @@ impl StrategyKeys {
             .unwrap_or_default()
     }
 
-    /// The size multiplier of a tier label (`normal`, `A+`, `A++`; anything else is normal).
-    pub fn risk_of_tier(&self, tier: Option<&str>) -> Decimal {
+    /// The size multiplier of a setup's tier (none given: normal).
+    pub fn risk_of_tier(&self, tier: Option<Tier>) -> Decimal {
         match tier {
-            Some("A++") => self.risk_aplusplus,
-            Some("A+") => self.risk_aplus,
-            _ => self.risk_normal,
+            Some(Tier::APlusPlus) => self.risk_aplusplus,
+            Some(Tier::APlus) => self.risk_aplus,
+            Some(Tier::Normal) | None => self.risk_normal,
         }
+    }
+}
+
+/// A setup's quality label, as MR Combined reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub enum Tier {
+    #[serde(rename = "normal")]
+    Normal,
+    #[serde(rename = "A+")]
+    APlus,
+    #[serde(rename = "A++")]
+    APlusPlus,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Normal => "normal",
+            Tier::APlus => "A+",
+            Tier::APlusPlus => "A++",
+        }
+    }
+
+    /// The label of a plugin result (`None` for anything else).
+    pub fn parse(label: &str) -> Option<Tier> {
+        [Tier::Normal, Tier::APlus, Tier::APlusPlus].into_iter().find(|t| t.as_str() == label)
     }
 }
 
@@ -166,8 +193,8 @@ mod tests {
         assert!(!keys.trailing_enabled);
         assert_eq!(keys.trailing_trigger_pct, dec!(2.0), "fallback");
         assert_eq!(StrategyKeys::resolve([]), StrategyKeys::default());
-        assert_eq!(keys.risk_of_tier(Some("A++")), dec!(2.0));
-        assert_eq!(keys.risk_of_tier(Some("A+")), dec!(1.5));
+        assert_eq!(keys.risk_of_tier(Some(Tier::APlusPlus)), dec!(2.0));
+        assert_eq!(keys.risk_of_tier(Some(Tier::APlus)), dec!(1.5));
         assert_eq!(keys.risk_of_tier(None), dec!(1.0));
     }
 }

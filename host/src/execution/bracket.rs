@@ -61,7 +61,7 @@ impl Execution {
         let sizing = size_entry(
             balance,
             self.inner.config.risk.max_trading_usdt,
-            self.size_pct(&plan.bot, plan.tier.as_deref()),
+            self.size_pct(&plan.bot, plan.tier),
             price,
             &rules,
             EntryOrder::Market,

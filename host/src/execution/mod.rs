@@ -70,7 +70,7 @@ pub use trade::{
 
 use crate::activity::Dashboard;
 use crate::clock::SharedClock;
-use crate::config::{Config, StrategyKeys};
+use crate::config::{Config, StrategyKeys, Tier};
 use crate::exchange::{Exchange, ExchangeError, SymbolRules};
 use crate::messenger::{Messenger, Outgoing};
 use crate::plugins::Plugins;
@@ -383,7 +383,7 @@ impl Execution {
 
     /// Percent of the capital base for an entry of `bot`: its `size_pct` times the risk
     /// multiplier of the setup's tier (`risk_normal`, `risk_aplus`, `risk_aplusplus`).
-    fn size_pct(&self, bot: &str, tier: Option<&str>) -> Decimal {
+    fn size_pct(&self, bot: &str, tier: Option<Tier>) -> Decimal {
         let keys = self.strategy_keys(bot);
         let pct = keys.size_pct.saturating_mul(keys.risk_of_tier(tier));
         pct.clamp(Decimal::ZERO, Decimal::ONE_HUNDRED).round_dp(8)

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::client_id::{ClientOrderId, Purpose};
 use super::trade::{Direction, TradeSource};
+use crate::config::Tier;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EntryPlan {
@@ -31,7 +32,7 @@ pub struct EntryPlan {
     /// The setup's tier (`normal`, `A+`, `A++`) when a strategy gave one: it scales the size
     /// by the strategy's `risk_*` multiplier.
     #[serde(default)]
-    pub tier: Option<String>,
+    pub tier: Option<Tier>,
 }
 
 fn buy() -> Direction {

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::activity::Dashboard;
 use crate::clock::SharedClock;
+pub use crate::config::Tier;
 use crate::execution::client_id::fresh_cause;
 use crate::execution::{
     CloseRow, Direction, EntryPlan, Execution, ExecutionError, TradeSource, run_bounded,
@@ -27,7 +28,7 @@ use crate::messenger::{Messenger, templates};
 use crate::money::Number;
 pub use answers::{CleanupAnswer, ConfirmAnswer, CreateAnswer, CreateStatus, TradeResult};
 pub use approval::{Approver, Origin};
-pub use model::{CheckItem, PendingSignal, SignalInput, SignalStatus, SignalView, Tier};
+pub use model::{CheckItem, PendingSignal, SignalInput, SignalStatus, SignalView};
 pub use scoring::score;
 pub use trade_claim::TradeClaim;
 
@@ -583,7 +584,7 @@ impl Signals {
                             signal.origin.describe()
                         ),
                     );
-                    plan.tier = i.tier.map(|t| t.as_str().to_string());
+                    plan.tier = i.tier;
                     execution.open_trade(&plan).await.map(|t| TradeResult {
                         ok: true,
                         opened: Some(t.view()),

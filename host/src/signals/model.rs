@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::approval::{Approval, Origin};
-use crate::config::is_strategy_name;
+use crate::config::{Tier, is_strategy_name};
 use crate::exchange::Symbol;
 use crate::execution::Direction;
 use crate::money::Number;
@@ -76,32 +76,6 @@ pub struct SignalInput {
     /// Setup quality; sizes the entry by the strategy's risk_normal / risk_aplus /
     /// risk_aplusplus (left out: normal).
     pub tier: Option<Tier>,
-}
-
-/// A setup's quality label, as MR Combined reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub enum Tier {
-    #[serde(rename = "normal")]
-    Normal,
-    #[serde(rename = "A+")]
-    APlus,
-    #[serde(rename = "A++")]
-    APlusPlus,
-}
-
-impl Tier {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Normal => "normal",
-            Tier::APlus => "A+",
-            Tier::APlusPlus => "A++",
-        }
-    }
-
-    /// The label of a plugin result (`None` for anything else).
-    pub fn parse(label: &str) -> Option<Tier> {
-        [Tier::Normal, Tier::APlus, Tier::APlusPlus].into_iter().find(|t| t.as_str() == label)
-    }
 }
 
 /// The spec's PendingSignal.status.
