@@ -32,8 +32,8 @@ use super::exchange_a::wire;
 use super::feed::OrderUpdate;
 use super::{
     Balance, BoxFuture, Exchange, ExchangeError, Fill, Kline, NewOco, NewOrder, Order, OrderList,
-    OrderRef, OrderStatus, OrderType, Price, Protection, Qty, Side, SymbolRules, Ticker24h,
-    TimeInForce, Trade,
+    OrderLists, OrderRef, OrderStatus, OrderType, Price, Protection, Qty, Side, SymbolRules,
+    Ticker24h, TimeInForce, Trade,
 };
 
 /// Newest trades `my_trades` returns (exchange A's default limit).
@@ -476,6 +476,10 @@ impl Exchange for CoreExchange {
         Protection::Native
     }
 
+    fn order_lists(&self) -> Option<&dyn OrderLists> {
+        Some(self)
+    }
+
     fn server_time(&self) -> BoxFuture<'_, Result<i64, ExchangeError>> {
         Box::pin(async move { Ok(self.now()) })
     }
@@ -571,10 +575,6 @@ impl Exchange for CoreExchange {
         Box::pin(async move { self.place(order) })
     }
 
-    fn place_oco<'a>(&'a self, oco: &'a NewOco) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
-        Box::pin(async move { self.place_list(oco) })
-    }
-
     fn order<'a>(
         &'a self,
         symbol: &'a str,
@@ -594,24 +594,6 @@ impl Exchange for CoreExchange {
         Box::pin(async move { self.cancel(symbol, id) })
     }
 
-    fn order_list<'a>(
-        &'a self,
-        id: &'a OrderRef,
-    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
-        Box::pin(async move {
-            let e = self.engine_at(self.now());
-            Ok(list_of(&e, self.find_list(&e, id, unknown_list)?, None))
-        })
-    }
-
-    fn cancel_order_list<'a>(
-        &'a self,
-        symbol: &'a str,
-        id: &'a OrderRef,
-    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
-        Box::pin(async move { self.cancel_list(symbol, id) })
-    }
-
     fn open_orders<'a>(
         &'a self,
         symbol: Option<&'a str>,
@@ -624,17 +606,6 @@ impl Exchange for CoreExchange {
             Ok(e.open_orders()
                 .filter(|o| o.account == self.account && symbol.is_none_or(|s| s == o.symbol))
                 .map(|o| Shape::Query.order(o))
-                .collect())
-        })
-    }
-
-    fn open_order_lists(&self) -> BoxFuture<'_, Result<Vec<OrderList>, ExchangeError>> {
-        Box::pin(async move {
-            let e = self.engine_at(self.now());
-            Ok(e.lists
-                .iter()
-                .filter(|l| l.account == self.account && !l.done)
-                .map(|l| list_of(&e, l, None))
                 .collect())
         })
     }
@@ -667,6 +638,41 @@ impl Exchange for CoreExchange {
                     && t.symbol == symbol
             });
             Ok(newest(mine, TRADES_LIMIT).map(trade).collect())
+        })
+    }
+}
+
+impl OrderLists for CoreExchange {
+    fn place_oco<'a>(&'a self, oco: &'a NewOco) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
+        Box::pin(async move { self.place_list(oco) })
+    }
+
+    fn order_list<'a>(
+        &'a self,
+        id: &'a OrderRef,
+    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
+        Box::pin(async move {
+            let e = self.engine_at(self.now());
+            Ok(list_of(&e, self.find_list(&e, id, unknown_list)?, None))
+        })
+    }
+
+    fn cancel_order_list<'a>(
+        &'a self,
+        symbol: &'a str,
+        id: &'a OrderRef,
+    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
+        Box::pin(async move { self.cancel_list(symbol, id) })
+    }
+
+    fn open_order_lists(&self) -> BoxFuture<'_, Result<Vec<OrderList>, ExchangeError>> {
+        Box::pin(async move {
+            let e = self.engine_at(self.now());
+            Ok(e.lists
+                .iter()
+                .filter(|l| l.account == self.account && !l.done)
+                .map(|l| list_of(&e, l, None))
+                .collect())
         })
     }
 }

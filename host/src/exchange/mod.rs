@@ -28,12 +28,14 @@ pub mod exchange_b;
 pub mod feed;
 pub mod links;
 pub mod lookup;
+mod order_lists;
 pub mod paper;
 mod read_handle;
 pub mod rules;
 mod short_cache;
 mod symbol;
 
+pub use order_lists::{OrderLists, lists_of, open_lists};
 pub use read_handle::ReadHandle;
 pub use short_cache::ShortCache;
 pub use symbol::Symbol;
@@ -452,6 +454,10 @@ pub async fn held_quote(exchange: &dyn Exchange, reference_symbol: &str, fallbac
 pub trait Exchange: Send + Sync {
     fn name(&self) -> &'static str;
     fn protection(&self) -> Protection;
+    /// Its linked order lists (OCO), where the exchange has them ([`OrderLists`]).
+    fn order_lists(&self) -> Option<&dyn OrderLists> {
+        None
+    }
     /// How much of the request budget is used (`None` for an exchange without one).
     fn budget_use(&self) -> Option<budget::BudgetUse> {
         None
@@ -498,8 +504,6 @@ pub trait Exchange: Send + Sync {
         &'a self,
         order: &'a NewOrder,
     ) -> BoxFuture<'a, Result<Order, ExchangeError>>;
-    /// Places an OCO order list (same ambiguity rule, by list client order id).
-    fn place_oco<'a>(&'a self, oco: &'a NewOco) -> BoxFuture<'a, Result<OrderList, ExchangeError>>;
     fn order<'a>(
         &'a self,
         symbol: &'a str,
@@ -510,21 +514,11 @@ pub trait Exchange: Send + Sync {
         symbol: &'a str,
         id: &'a OrderRef,
     ) -> BoxFuture<'a, Result<Order, ExchangeError>>;
-    fn order_list<'a>(
-        &'a self,
-        id: &'a OrderRef,
-    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>>;
-    fn cancel_order_list<'a>(
-        &'a self,
-        symbol: &'a str,
-        id: &'a OrderRef,
-    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>>;
     /// Open orders of one symbol, or of all symbols.
     fn open_orders<'a>(
         &'a self,
         symbol: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Vec<Order>, ExchangeError>>;
-    fn open_order_lists(&self) -> BoxFuture<'_, Result<Vec<OrderList>, ExchangeError>>;
     /// Recent orders of a symbol in any state (oldest first), for reconciliation by client id.
     fn all_orders<'a>(
         &'a self,

@@ -3,14 +3,15 @@
 //! reads is refused with our own 429 instead of eating the weight orders and stops need.
 //! Execution and protection hold the exchange itself, whose calls are money calls. Orders and
 //! cancels stay money calls whichever handle they go through: a cancel is never refused.
+//! Agents never read order lists (protection is execution's), so the handle offers none.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::budget::{BudgetUse, as_read};
 use super::{
-    Balance, BoxFuture, Exchange, ExchangeError, Kline, NewOco, NewOrder, Order, OrderList,
-    OrderRef, Price, Protection, SymbolRules, Ticker24h, Trade,
+    Balance, BoxFuture, Exchange, ExchangeError, Kline, NewOrder, Order, OrderRef, Price,
+    Protection, SymbolRules, Ticker24h, Trade,
 };
 
 /// An exchange whose every call is an agent read.
@@ -79,9 +80,6 @@ impl Exchange for ReadHandle {
     ) -> BoxFuture<'a, Result<Order, ExchangeError>> {
         self.inner.place_order(order)
     }
-    fn place_oco<'a>(&'a self, oco: &'a NewOco) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
-        self.inner.place_oco(oco)
-    }
     fn order<'a>(
         &'a self,
         symbol: &'a str,
@@ -96,27 +94,11 @@ impl Exchange for ReadHandle {
     ) -> BoxFuture<'a, Result<Order, ExchangeError>> {
         self.inner.cancel_order(symbol, id)
     }
-    fn order_list<'a>(
-        &'a self,
-        id: &'a OrderRef,
-    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
-        Box::pin(as_read(self.inner.order_list(id)))
-    }
-    fn cancel_order_list<'a>(
-        &'a self,
-        symbol: &'a str,
-        id: &'a OrderRef,
-    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
-        self.inner.cancel_order_list(symbol, id)
-    }
     fn open_orders<'a>(
         &'a self,
         symbol: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Vec<Order>, ExchangeError>> {
         Box::pin(as_read(self.inner.open_orders(symbol)))
-    }
-    fn open_order_lists(&self) -> BoxFuture<'_, Result<Vec<OrderList>, ExchangeError>> {
-        Box::pin(as_read(self.inner.open_order_lists()))
     }
     fn all_orders<'a>(
         &'a self,

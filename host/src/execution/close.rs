@@ -18,7 +18,7 @@ use super::journal::{Commit, OrderKind};
 use super::sizing::exit_qty;
 use super::trade::{CloseReason, ClosedTrade, Direction, Legs, ProtectionState, Trade, pnl_of};
 use super::{Execution, ExecutionError};
-use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, Qty};
+use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, Qty, lists_of};
 use crate::messenger::templates;
 use crate::money::json_number;
 
@@ -243,9 +243,11 @@ impl Execution {
             .ok_or_else(|| ExecutionError::NoPosition(symbol.to_string()))?;
         let rules = self.symbol_rules(symbol).await?;
         let cancelled = match &trade.legs {
-            Some(Legs::Oco { list_id, .. }) => {
-                orders.exchange.cancel_order_list(symbol, &OrderRef::Id(*list_id)).await.map(|_| ())
+            Some(Legs::Oco { list_id, .. }) => match lists_of(orders.exchange.as_ref()) {
+                Ok(lists) => lists.cancel_order_list(symbol, &OrderRef::Id(*list_id)).await,
+                Err(err) => Err(err),
             }
+            .map(|_| ()),
             Some(Legs::Watched { tp_order_id }) => {
                 orders.exchange.cancel_order(symbol, &OrderRef::Id(*tp_order_id)).await.map(|_| ())
             }

@@ -13,6 +13,7 @@ use crate::clock::SharedClock;
 use crate::exchange::lookup::{self, TradeEvidence};
 use crate::exchange::{
     Exchange, ExchangeError, Fill, NewOco, NewOrder, Order, OrderList, OrderRef, OrderStatus, Side,
+    lists_of,
 };
 use crate::store::{StoreError, Writer};
 
@@ -209,6 +210,8 @@ impl Orders {
         commit: Commit,
         on_placed: impl FnOnce(&Writer, &OrderList) -> Result<(), StoreError>,
     ) -> Result<OrderList, SendError> {
+        // Refused before anything is journaled where the exchange has no lists.
+        let lists = lists_of(self.exchange.as_ref()).map_err(SendError::Exchange)?;
         let id = oco.list_client_order_id.as_str();
         if let Some((seq, earlier)) = self.journal.latest(id)? {
             match earlier.outcome {
@@ -242,7 +245,7 @@ impl Orders {
             Commit::Recoverable => self.journal.begin_recoverable(&entry),
         }
         .map_err(SendError::Unsettled)?;
-        match self.exchange.place_oco(oco).await {
+        match lists.place_oco(oco).await {
             Ok(list) => {
                 self.metrics.order(self.exchange.name(), OrderKind::Oco, Ok(()));
                 self.settle_list(seq, &list, on_placed)?;
@@ -355,8 +358,10 @@ impl Orders {
     }
 
     async fn look_up_list(&self, client_id: &str) -> Lookup<OrderList> {
+        // No list can exist at an exchange that has none.
+        let Some(lists) = self.exchange.order_lists() else { return Lookup::Absent };
         let id = OrderRef::Client(client_id.to_string());
-        match self.look_up(|| self.exchange.order_list(&id)).await {
+        match self.look_up(|| lists.order_list(&id)).await {
             Lookup::Found(list) => match self.with_legs(list).await {
                 Ok(list) => Lookup::Found(list),
                 Err(e) => Lookup::CannotTell(e.to_string()),
@@ -423,7 +428,8 @@ impl Orders {
 
     /// An order list with its leg reports.
     pub async fn list_with_legs(&self, id: &OrderRef) -> Result<OrderList, SendError> {
-        let list = self.exchange.order_list(id).await.map_err(SendError::Exchange)?;
+        let lists = lists_of(self.exchange.as_ref()).map_err(SendError::Exchange)?;
+        let list = lists.order_list(id).await.map_err(SendError::Exchange)?;
         self.with_legs(list).await.map_err(SendError::Exchange)
     }
 

@@ -35,7 +35,7 @@ use super::trade::{
     CloseReason, Direction, Legs, ProtectionState, StopPlacement, Trade, TradeSource, TradeView,
 };
 use super::{Execution, ExecutionError};
-use crate::exchange::{OrderList, OrderType, Side};
+use crate::exchange::{OrderList, OrderType, Side, open_lists};
 use crate::messenger::templates;
 
 /// How many findings the minute's reconciliation remembers having told.
@@ -349,7 +349,7 @@ impl Execution {
         report: &mut ReconcileReport,
     ) -> Result<(), ExecutionError> {
         let orders = self.orders()?.clone();
-        for list in orders.exchange.open_order_lists().await? {
+        for list in open_lists(orders.exchange.as_ref()).await? {
             let _symbol = self.lock_symbol(&list.symbol).await;
             if self.inner.book.open_trade(&list.symbol)?.is_some() {
                 continue;

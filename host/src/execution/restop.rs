@@ -13,7 +13,7 @@ use super::journal::Commit;
 use super::sizing::stop_limit_px;
 use super::trade::{ClosedTrade, Direction, Legs, ProtectionState, Trade};
 use super::{Execution, ExecutionError};
-use crate::exchange::{ExchangeError, OrderRef, OrderType};
+use crate::exchange::{ExchangeError, OrderRef, OrderType, lists_of};
 use crate::messenger::templates;
 
 /// What moving a stop came to.
@@ -74,7 +74,8 @@ impl Execution {
                 return Ok(StopMove::Moved(moved));
             }
         };
-        match orders.exchange.cancel_order_list(symbol, &OrderRef::Id(list_id)).await {
+        let lists = lists_of(orders.exchange.as_ref())?;
+        match lists.cancel_order_list(symbol, &OrderRef::Id(list_id)).await {
             Ok(_) => {}
             Err(ExchangeError::UnknownOrder { .. }) => {
                 return match self.settle_finished(&trade, false).await? {

@@ -19,7 +19,7 @@ use super::close::closed_by;
 use super::trade::{CloseReason, ClosedTrade, ClosedTradeView, Legs, ProtectionState, Trade};
 use super::{Execution, ExecutionError};
 use crate::exchange::feed::OrderUpdate;
-use crate::exchange::{ExchangeError, Order, OrderList, OrderRef, OrderType};
+use crate::exchange::{ExchangeError, Order, OrderList, OrderRef, OrderType, open_lists};
 use crate::messenger::templates;
 
 /// The exchange's open protection, read once per run: its open order lists (OCO legs) and,
@@ -95,7 +95,7 @@ impl Execution {
         let with_list = lists == ListRead::Always
             || trades.iter().any(|t| matches!(t.legs, Some(Legs::Oco { .. })));
         let with_take_profit = trades.iter().any(|t| matches!(t.legs, Some(Legs::Watched { .. })));
-        let lists = if with_list { exchange.open_order_lists().await? } else { Vec::new() };
+        let lists = if with_list { open_lists(exchange.as_ref()).await? } else { Vec::new() };
         let orders = if with_take_profit { Some(exchange.open_orders(None).await?) } else { None };
         Ok(OpenProtection { lists, orders })
     }

@@ -19,7 +19,7 @@
 use std::str::FromStr;
 
 use crate::exchange_support::{
-    Harness, KEY, Venue, exchange_b_client, on_both, start, start_with, testnet_client,
+    Harness, KEY, Venue, exchange_b_client, lists, on_both, start, start_with, testnet_client,
 };
 use rust_decimal::Decimal;
 use spotbot::exchange::exchange_a::{ClientConfig, ExchangeAClient, Signer};
@@ -471,7 +471,7 @@ async fn oco_bracket(ex: &dyn Exchange, symbol: &str, buy: &Order) {
         take_profit_client_order_id: None,
         stop_client_order_id: None,
     };
-    let list = ex.place_oco(&oco).await.expect("oco");
+    let list = lists(ex).place_oco(&oco).await.expect("oco");
     assert!(list.executing);
     assert_eq!(list.list_client_order_id, oco.list_client_order_id);
     assert_eq!(list.legs.len(), 2);
@@ -502,11 +502,11 @@ async fn oco_bracket(ex: &dyn Exchange, symbol: &str, buy: &Order) {
         "{err:?}"
     );
 
-    let open = ex.open_order_lists().await.expect("open lists");
+    let open = lists(ex).open_order_lists().await.expect("open lists");
     assert!(open.iter().any(|l| l.order_list_id == list.order_list_id && l.legs.len() == 2));
-    let by_id = ex.order_list(&OrderRef::Id(list.order_list_id)).await.expect("list by id");
+    let by_id = lists(ex).order_list(&OrderRef::Id(list.order_list_id)).await.expect("list by id");
     assert_eq!(by_id.list_client_order_id, oco.list_client_order_id);
-    let by_client = ex
+    let by_client = lists(ex)
         .order_list(&OrderRef::Client(oco.list_client_order_id.clone()))
         .await
         .expect("list by client id");
@@ -518,12 +518,14 @@ async fn oco_bracket(ex: &dyn Exchange, symbol: &str, buy: &Order) {
         open_orders.iter().filter(|o| o.order_list_id == Some(list.order_list_id)).count() == 2
     );
 
-    let cancelled =
-        ex.cancel_order_list(symbol, &OrderRef::Id(list.order_list_id)).await.expect("cancel list");
+    let cancelled = lists(ex)
+        .cancel_order_list(symbol, &OrderRef::Id(list.order_list_id))
+        .await
+        .expect("cancel list");
     assert!(!cancelled.executing);
     assert!(cancelled.orders.iter().all(|o| o.status == OrderStatus::Canceled));
     assert!(matches!(
-        ex.cancel_order_list(symbol, &OrderRef::Id(list.order_list_id)).await,
+        lists(ex).cancel_order_list(symbol, &OrderRef::Id(list.order_list_id)).await,
         Err(ExchangeError::UnknownOrder { code: -2011, .. })
     ));
     let (free, _) = balance(ex, &base).await;
@@ -681,13 +683,15 @@ async fn oco_take_profit_fill(h: &Harness, ex: &dyn Exchange) {
         stop_client_order_id: Some("oco1_sl".into()),
         ..crate::exchange_support::eth_bracket("oco1")
     };
-    let list = ex.place_oco(&oco).await.expect("oco");
+    let list = lists(ex).place_oco(&oco).await.expect("oco");
     h.set_price("ETHUSDT", "3200");
     let tp = ex.order("ETHUSDT", &OrderRef::Client("oco1_tp".into())).await.expect("tp");
     let sl = ex.order("ETHUSDT", &OrderRef::Client("oco1_sl".into())).await.expect("sl");
     assert_eq!((tp.status, sl.status), (OrderStatus::Filled, OrderStatus::Expired));
-    assert!(!ex.order_list(&OrderRef::Id(list.order_list_id)).await.expect("list").executing);
-    assert!(ex.open_order_lists().await.expect("open").is_empty());
+    assert!(
+        !lists(ex).order_list(&OrderRef::Id(list.order_list_id)).await.expect("list").executing
+    );
+    assert!(lists(ex).open_order_lists().await.expect("open").is_empty());
 }
 
 /// An exchange A client of the simulator signing as `key` with `secret` (none: unsigned).
@@ -832,13 +836,11 @@ async fn exchange_b_refuses_lists_and_stops_before_sending() {
     let ex = h.ex();
     assert_eq!(ex.protection(), Protection::Watched);
     h.set_price("ETHUSDT", "3000");
-    let oco = ex.place_oco(&crate::exchange_support::eth_bracket("oco_b")).await;
-    assert!(matches!(oco, Err(ExchangeError::Refused { .. })), "{oco:?}");
-    let list = ex.order_list(&OrderRef::Client("oco_b".into())).await;
-    assert!(matches!(list, Err(ExchangeError::UnknownOrder { .. })), "{list:?}");
-    let cancel = ex.cancel_order_list("ETHUSDT", &OrderRef::Id(1)).await;
-    assert!(matches!(cancel, Err(ExchangeError::Refused { .. })), "{cancel:?}");
-    assert!(ex.open_order_lists().await.expect("lists").is_empty());
+    // Its adapter offers no order lists: a list call is refused before anything is sent.
+    assert!(ex.order_lists().is_none(), "exchange B has no order lists");
+    let lists = spotbot::exchange::lists_of(ex).map(|_| ());
+    assert!(matches!(lists, Err(ExchangeError::Refused { .. })), "{lists:?}");
+    assert!(spotbot::exchange::open_lists(ex).await.expect("lists").is_empty());
     let stop = stop_loss_limit("ETHUSDT", "0.01", "2900", "2890", "sl_b");
     let refused = ex.place_order(&stop).await.expect_err("no stops on spot");
     assert!(

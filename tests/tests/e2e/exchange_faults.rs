@@ -8,7 +8,7 @@
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use crate::exchange_support::{Harness, Venue, on_both, start};
+use crate::exchange_support::{Harness, Venue, lists, on_both, start};
 use rust_decimal::Decimal;
 use spotbot::exchange::{ExchangeError, NewOrder, OrderStatus, Price, Qty, Side};
 use spotbot_sim::{Damage, Fault, FaultKind};
@@ -262,10 +262,10 @@ async fn oco_outcome_lost_with_the_connection_is_found_by_list_client_id() {
         ..Fault::new(FaultKind::DropAfterExecute)
     });
     let oco = crate::exchange_support::eth_bracket("oco_drop");
-    let list = h.ex().place_oco(&oco).await.expect("found by lookup");
+    let list = lists(h.ex()).place_oco(&oco).await.expect("found by lookup");
     assert!(list.executing);
     assert_eq!(list.orders.len(), 2, "legs fetched");
     assert_eq!(h.seen("POST", "/api/v3/orderList/oco").len(), 1);
     assert_eq!(h.sim.sim.requests().iter().filter(|r| r.path == "/api/v3/orderList").count(), 1);
-    assert_eq!(h.ex().open_order_lists().await.expect("open").len(), 1);
+    assert_eq!(lists(h.ex()).open_order_lists().await.expect("open").len(), 1);
 }

@@ -9,6 +9,7 @@
 use crate::trading_support::{Trading, d};
 use rust_decimal::Decimal;
 use serde_json::Value;
+use spotbot::exchange::OrderLists as _;
 use spotbot::exchange::{Exchange, NewOco, NewOrder, OrderRef, Qty, Side};
 
 fn f(v: &Value) -> f64 {

@@ -4,6 +4,7 @@
 
 use crate::trading_support::{Trading, d};
 use serde_json::json;
+use spotbot::exchange::OrderLists as _;
 use spotbot::exchange::{Exchange, NewOco, NewOrder, Price, Qty, Side};
 
 /// Buys 2 SOL by hand and protects 1.99 with an OCO (tp 160, stop 140) whose list client id is

@@ -18,7 +18,7 @@ use spotbot::exchange::core_exchange::CoreExchange;
 use spotbot::exchange::exchange_a::{ClientConfig, ExchangeAClient, Signer, TESTNET_URL};
 use spotbot::exchange::exchange_b::cloid::cloid_of;
 use spotbot::exchange::exchange_b::{self, ExchangeBClient};
-use spotbot::exchange::{Exchange, NewOco, Price, Qty, Side};
+use spotbot::exchange::{Exchange, NewOco, OrderLists, Price, Qty, Side};
 use spotbot_exchange_b_protocol::{Network, PrivateKey};
 use spotbot_sim::{Fault, FaultKind, RequestRecord, RunningSim, SimConfig};
 pub use spotbot_tests::venue::{B_KEY, Venue};
@@ -265,4 +265,9 @@ pub fn eth_bracket(list_client_order_id: &str) -> NewOco {
         take_profit_client_order_id: None,
         stop_client_order_id: None,
     }
+}
+
+/// Exchange A's order lists (the scenarios about OCO lists run on exchange A only).
+pub fn lists(ex: &dyn Exchange) -> &dyn OrderLists {
+    ex.order_lists().expect("this exchange offers order lists")
 }

@@ -11,12 +11,15 @@ use crate::exchange::exchange_a::signer::Params;
 use crate::exchange::exchange_a::wire::{self};
 use crate::exchange::{
     Balance, BoxFuture, Exchange, ExchangeError, Kline, NewOco, NewOrder, Order, OrderList,
-    OrderRef, Price, Protection, Ticker24h, Trade,
+    OrderLists, OrderRef, Price, Protection, Ticker24h, Trade,
 };
 
 impl Exchange for ExchangeAClient {
     fn name(&self) -> &'static str {
         "exchange_a"
+    }
+    fn order_lists(&self) -> Option<&dyn OrderLists> {
+        Some(self)
     }
 
     fn protection(&self) -> Protection {
@@ -109,10 +112,6 @@ impl Exchange for ExchangeAClient {
         Box::pin(self.submit_order(order))
     }
 
-    fn place_oco<'a>(&'a self, oco: &'a NewOco) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
-        Box::pin(self.submit_oco(oco))
-    }
-
     fn order<'a>(
         &'a self,
         symbol: &'a str,
@@ -136,31 +135,6 @@ impl Exchange for ExchangeAClient {
         })
     }
 
-    fn order_list<'a>(
-        &'a self,
-        id: &'a OrderRef,
-    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
-        Box::pin(self.get_list(id))
-    }
-
-    fn cancel_order_list<'a>(
-        &'a self,
-        symbol: &'a str,
-        id: &'a OrderRef,
-    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
-        Box::pin(async move {
-            let mut p = Params::new();
-            p.push("symbol", symbol);
-            match id {
-                OrderRef::Id(i) => p.push("orderListId", i.to_string()),
-                OrderRef::Client(c) => p.push("listClientOrderId", c),
-            };
-            let l: wire::OrderListJson =
-                self.call(Method::DELETE, "/api/v3/orderList", p, Security::Signed).await?;
-            l.into_list().map_err(|e| cancel_unknown("/api/v3/orderList", e))
-        })
-    }
-
     fn open_orders<'a>(
         &'a self,
         symbol: Option<&'a str>,
@@ -171,15 +145,6 @@ impl Exchange for ExchangeAClient {
             let v: Vec<wire::OrderJson> =
                 self.call(Method::GET, "/api/v3/openOrders", p, Security::Signed).await?;
             v.into_iter().map(|o| o.into_order()).collect()
-        })
-    }
-
-    fn open_order_lists(&self) -> BoxFuture<'_, Result<Vec<OrderList>, ExchangeError>> {
-        Box::pin(async move {
-            let v: Vec<wire::OrderListJson> = self
-                .call(Method::GET, "/api/v3/openOrderList", Params::new(), Security::Signed)
-                .await?;
-            v.into_iter().map(wire::OrderListJson::into_list).collect()
         })
     }
 
@@ -210,4 +175,44 @@ impl Exchange for ExchangeAClient {
 /// caller reads the order before relying on either state), never a refusal.
 fn cancel_unknown(path: &str, e: ExchangeError) -> ExchangeError {
     ExchangeError::Unknown { detail: format!("{path}: unreadable cancel answer: {e}") }
+}
+
+impl OrderLists for ExchangeAClient {
+    fn place_oco<'a>(&'a self, oco: &'a NewOco) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
+        Box::pin(self.submit_oco(oco))
+    }
+
+    fn order_list<'a>(
+        &'a self,
+        id: &'a OrderRef,
+    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
+        Box::pin(self.get_list(id))
+    }
+
+    fn cancel_order_list<'a>(
+        &'a self,
+        symbol: &'a str,
+        id: &'a OrderRef,
+    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
+        Box::pin(async move {
+            let mut p = Params::new();
+            p.push("symbol", symbol);
+            match id {
+                OrderRef::Id(i) => p.push("orderListId", i.to_string()),
+                OrderRef::Client(c) => p.push("listClientOrderId", c),
+            };
+            let l: wire::OrderListJson =
+                self.call(Method::DELETE, "/api/v3/orderList", p, Security::Signed).await?;
+            l.into_list().map_err(|e| cancel_unknown("/api/v3/orderList", e))
+        })
+    }
+
+    fn open_order_lists(&self) -> BoxFuture<'_, Result<Vec<OrderList>, ExchangeError>> {
+        Box::pin(async move {
+            let v: Vec<wire::OrderListJson> = self
+                .call(Method::GET, "/api/v3/openOrderList", Params::new(), Security::Signed)
+                .await?;
+            v.into_iter().map(wire::OrderListJson::into_list).collect()
+        })
+    }
 }

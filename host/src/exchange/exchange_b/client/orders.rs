@@ -14,7 +14,6 @@ use spotbot_exchange_b_protocol::{
 
 use super::ExchangeBClient;
 use super::action_answer::{cancelled, placed};
-use super::errors::NO_CODE;
 use crate::exchange::exchange_b::symbols::Pair;
 use crate::exchange::lookup;
 use crate::exchange::{
@@ -152,18 +151,6 @@ impl ExchangeBClient {
             Err(e) => Err(e),
         }
     }
-}
-
-/// The refusal of an order or OCO list exchange B cannot hold.
-pub fn no_lists() -> ExchangeError {
-    ExchangeError::Refused {
-        reason: "exchange B has no OCO order lists on spot (protection is watched)".into(),
-    }
-}
-
-/// `UnknownOrder` for a list lookup: there are none on exchange B.
-pub fn unknown_list() -> ExchangeError {
-    ExchangeError::UnknownOrder { code: NO_CODE, msg: "exchange B has no order lists".into() }
 }
 
 #[cfg(test)]

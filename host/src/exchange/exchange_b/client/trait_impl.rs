@@ -3,11 +3,10 @@
 use std::time::Duration;
 
 use super::ExchangeBClient;
-use super::orders::{no_lists, unknown_list};
 use crate::exchange::budget::BudgetUse;
 use crate::exchange::{
-    Balance, BoxFuture, Exchange, ExchangeError, Kline, NewOco, NewOrder, Order, OrderList,
-    OrderRef, Price, Protection, SymbolRules, Ticker24h, Trade,
+    Balance, BoxFuture, Exchange, ExchangeError, Kline, NewOrder, Order, OrderRef, Price,
+    Protection, SymbolRules, Ticker24h, Trade,
 };
 
 impl Exchange for ExchangeBClient {
@@ -80,13 +79,6 @@ impl Exchange for ExchangeBClient {
         Box::pin(self.submit_order(order))
     }
 
-    fn place_oco<'a>(
-        &'a self,
-        _oco: &'a NewOco,
-    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
-        Box::pin(async { Err(no_lists()) })
-    }
-
     fn order<'a>(
         &'a self,
         symbol: &'a str,
@@ -103,31 +95,11 @@ impl Exchange for ExchangeBClient {
         Box::pin(self.cancel(symbol, id))
     }
 
-    fn order_list<'a>(
-        &'a self,
-        _id: &'a OrderRef,
-    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
-        Box::pin(async { Err(unknown_list()) })
-    }
-
-    fn cancel_order_list<'a>(
-        &'a self,
-        _symbol: &'a str,
-        _id: &'a OrderRef,
-    ) -> BoxFuture<'a, Result<OrderList, ExchangeError>> {
-        Box::pin(async { Err(no_lists()) })
-    }
-
     fn open_orders<'a>(
         &'a self,
         symbol: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Vec<Order>, ExchangeError>> {
         Box::pin(self.fetch_open_orders(symbol))
-    }
-
-    /// No lists on exchange B: none is ever open.
-    fn open_order_lists(&self) -> BoxFuture<'_, Result<Vec<OrderList>, ExchangeError>> {
-        Box::pin(async { Ok(Vec::new()) })
     }
 
     fn all_orders<'a>(
