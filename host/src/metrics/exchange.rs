@@ -1,7 +1,8 @@
-//! Requests of exchange A's REST client by endpoint and outcome, and their round-trip time.
-//! Recorded once per HTTP attempt in the client's one sending function, so retries count as
-//! what they are: more requests. The endpoint label is the REST path template
-//! (`/api/v3/order`): ids, symbols and signatures travel in the query and never reach a label.
+//! Requests of the exchanges' REST clients (A and B, labelled by exchange) by endpoint and
+//! outcome, and their round-trip time. Recorded once per HTTP attempt in each client's one
+//! sending function, so retries count as what they are: more requests. The endpoint label is
+//! the REST path template (`/api/v3/order`, `/exchange`): ids, symbols and signatures travel
+//! in the query or the body and never reach a label.
 
 use std::time::Duration;
 

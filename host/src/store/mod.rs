@@ -1,9 +1,12 @@
 //! Persistence: one redb database in the data folder, a schema version, a table per
 //! persistent thing (see [`tables`]).
 //!
-//! Every write is one committed transaction with redb's default immediate durability, so a
-//! write the API reports as done survives a crash (also `kill -9`). Callers never see redb
-//! types: they read and write JSON documents through [`Store::read`] and [`Store::write`].
+//! Every write is one committed transaction. [`Store::write`] commits with redb's immediate
+//! durability, so a write the API reports as done survives a crash (also `kill -9`);
+//! [`Store::write_recoverable`] does not wait for the disk and is only for what the service
+//! redoes on its own after a crash (the order journal's settlements, found again by looking
+//! the order up at the exchange). Callers never see redb types: they read and write JSON
+//! documents through [`Store::read`] and [`Store::write`].
 
 pub mod changes;
 pub mod decoded;
