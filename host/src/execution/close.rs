@@ -104,13 +104,15 @@ impl CloseRow {
     }
 
     fn message_row(&self) -> templates::CloseRow {
-        templates::CloseRow {
-            symbol: self.symbol.clone(),
-            status: self.status.as_str().into(),
-            size: self.size.to_string(),
-            pnl: self.pnl.map(|p| format!("{p:.2}")),
-            error: self.error.clone(),
-        }
+        let outcome = match self.status {
+            CloseStatus::Closed => {
+                templates::CloseOutcome::Sold { pnl: self.pnl.map(|p| format!("{p:.2}")) }
+            }
+            CloseStatus::Error => templates::CloseOutcome::Failed {
+                error: self.error.clone().unwrap_or_else(|| "unknown error".into()),
+            },
+        };
+        templates::CloseRow { symbol: self.symbol.clone(), size: self.size.to_string(), outcome }
     }
 }
 

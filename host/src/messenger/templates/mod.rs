@@ -37,8 +37,9 @@ pub use report::{DailyReport, ReportPosition, ReportTrade, daily_report};
 pub use scans::{AutoConfirmed, PumpAlertNote, auto_confirmed, pump_alert};
 pub use system::{SystemAlert, plain, system_alert};
 pub use trades::{
-    CloseReport, CloseRow, EntryUnknownAlert, ReconciliationReport, TradeOpened, UnprotectedAlert,
-    close_result, entry_unknown_alert, reconciliation_report, trade_opened, unprotected_alert,
+    CloseOutcome, CloseReport, CloseRow, EntryUnknownAlert, ReconciliationReport, TradeOpened,
+    UnprotectedAlert, close_result, entry_unknown_alert, reconciliation_report, trade_opened,
+    unprotected_alert,
 };
 
 use super::html::escape;
@@ -128,10 +129,8 @@ mod tests {
             close_result(&CloseReport {
                 rows: vec![CloseRow {
                     symbol: nasty.clone(),
-                    status: "error".into(),
                     size: nasty.clone(),
-                    pnl: None,
-                    error: Some(nasty.clone()),
+                    outcome: CloseOutcome::Failed { error: nasty.clone() },
                 }],
             }),
             reconciliation_report(&ReconciliationReport { actions: vec![nasty.clone()] }),
@@ -154,17 +153,13 @@ mod tests {
             rows: vec![
                 CloseRow {
                     symbol: "BTCUSDT".into(),
-                    status: "closed".into(),
                     size: "0.0015".into(),
-                    pnl: Some("+1.20 USDT".into()),
-                    error: None,
+                    outcome: CloseOutcome::Sold { pnl: Some("+1.20 USDT".into()) },
                 },
                 CloseRow {
                     symbol: "ETHUSDT".into(),
-                    status: "error".into(),
                     size: "0.5".into(),
-                    pnl: None,
-                    error: Some("-2010 insufficient balance".into()),
+                    outcome: CloseOutcome::Failed { error: "-2010 insufficient balance".into() },
                 },
             ],
         });

@@ -43,11 +43,17 @@ pub struct CloseReport {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CloseRow {
     pub symbol: String,
-    /// `closed` or `error`.
-    pub status: String,
     pub size: String,
-    pub pnl: Option<String>,
-    pub error: Option<String>,
+    pub outcome: CloseOutcome,
+}
+
+/// How one position's close came out, as the message tells it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CloseOutcome {
+    /// Sold, with the pnl when known.
+    Sold { pnl: Option<String> },
+    /// Still open, and why.
+    Failed { error: String },
 }
 
 /// Differences between the store and the exchange that reconciliation settled.
@@ -117,18 +123,21 @@ pub fn close_result(report: &CloseReport) -> Outgoing {
     if report.rows.is_empty() {
         return plain_lines(&["<b>Close</b>: no open positions to close.".to_string()]);
     }
-    let closed = report.rows.iter().filter(|r| r.status == "closed").count();
+    let closed =
+        report.rows.iter().filter(|r| matches!(r.outcome, CloseOutcome::Sold { .. })).count();
     let mut lines = vec![format!("<b>Close</b>: {closed} of {} closed", report.rows.len())];
     for row in &report.rows {
         let symbol = escape(&row.symbol);
         let size = escape(&row.size);
-        lines.push(if row.status == "closed" {
-            let pnl =
-                row.pnl.as_deref().map(|p| format!(", PnL {}", escape(p))).unwrap_or_default();
-            format!("✅ {symbol}: sold {size}{pnl}")
-        } else {
-            let error = escape(row.error.as_deref().unwrap_or("unknown error"));
-            format!("❌ {symbol} ({size}): {} — {error}", escape(&row.status))
+        lines.push(match &row.outcome {
+            CloseOutcome::Sold { pnl } => {
+                let pnl =
+                    pnl.as_deref().map(|p| format!(", PnL {}", escape(p))).unwrap_or_default();
+                format!("✅ {symbol}: sold {size}{pnl}")
+            }
+            CloseOutcome::Failed { error } => {
+                format!("❌ {symbol} ({size}): error — {}", escape(error))
+            }
         });
     }
     plain_lines(&lines)
