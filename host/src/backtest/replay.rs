@@ -692,7 +692,8 @@ impl Replay {
         match self.execution.open_trade(&plan).await {
             Ok(trade) => {
                 self.counts.opened += 1;
-                let opening = Opening { tier: r.tier.clone(), checklist: r.checklist.clone() };
+                let tier = plan.tier.map(|t| t.as_str().to_string());
+                let opening = Opening { tier, checklist: r.checklist.clone() };
                 self.openings.insert(plan.entry_client_order_id.clone(), opening);
                 if let ProtectionState::Unprotected { reason } = &trade.protection {
                     self.notes.push(format!("{} at {}: no OCO ({reason})", r.symbol, iso(t)));
