@@ -32,7 +32,7 @@ pub struct ConnectedExchange {
 }
 
 /// The concrete client behind `exchange`, for what only its own links and start-up use.
-pub(super) enum Client {
+enum Client {
     /// Exchange A: the account's keys sign the account stream's subscription.
     ExchangeA { signer: Option<Signer> },
     /// Exchange B: its symbol map, client order ids and nonces.
@@ -40,11 +40,7 @@ pub(super) enum Client {
 }
 
 impl ConnectedExchange {
-    pub(super) fn new(
-        exchange: Arc<dyn Exchange>,
-        paper: Option<Arc<RunningSim>>,
-        client: Client,
-    ) -> Self {
+    fn new(exchange: Arc<dyn Exchange>, paper: Option<Arc<RunningSim>>, client: Client) -> Self {
         Self { exchange, paper, client }
     }
 
@@ -167,7 +163,7 @@ pub(super) fn network_of(mode: ExchangeMode) -> Network {
 }
 
 /// Exchange A's client settings of `config` for the REST base `url`.
-pub(super) fn client_config_a(config: &ExchangeConfig, url: String) -> exchange_a::ClientConfig {
+fn client_config_a(config: &ExchangeConfig, url: String) -> exchange_a::ClientConfig {
     let mut c = exchange_a::ClientConfig::new(url);
     c.timeout = std::time::Duration::from_millis(config.request_timeout_ms);
     c.read_share_pct = config.read_share_pct;
@@ -175,83 +171,107 @@ pub(super) fn client_config_a(config: &ExchangeConfig, url: String) -> exchange_
 }
 
 /// Exchange B's client settings of `config` for the REST base `url`.
-pub(super) fn client_config_b(config: &ExchangeConfig, url: String) -> exchange_b::ClientConfig {
+fn client_config_b(config: &ExchangeConfig, url: String) -> exchange_b::ClientConfig {
     let mut c = exchange_b::ClientConfig::new(url, network_of(config.mode));
     c.timeout = std::time::Duration::from_millis(config.request_timeout_ms);
     c.read_share_pct = config.read_share_pct;
     c
 }
 
-/// Builds the active exchange from the config: paper mode starts the simulator; testnet and
-/// mainnet use the keys from the environment (public endpoints work without them). The
-/// client counts its requests in `metrics`.
+/// Builds the active exchange from the config: paper mode starts the simulator and signs with
+/// its account's keys; testnet and mainnet use the keys from the environment (public
+/// endpoints work without them). Every client is built here, once; it counts its requests in
+/// `metrics`.
 pub async fn connect(
     config: &ExchangeConfig,
     secrets: &Secrets,
     clock: SharedClock,
     metrics: Metrics,
 ) -> Result<ConnectedExchange, ExchangeError> {
-    let Some(url) = base_url(config) else {
-        let settings = PaperSettings {
-            exchange: config.active,
-            seed: config.paper_seed,
-            usdt: config.paper_usdt.round_dp(8),
-        };
-        return paper::start_paper(&settings, config, clock, metrics).await;
+    let (url, keys, paper) = match base_url(config) {
+        Some(url) => (url, keys_from_env(config, secrets)?, None),
+        None => {
+            let settings = PaperSettings {
+                exchange: config.active,
+                seed: config.paper_seed,
+                usdt: config.paper_usdt.round_dp(8),
+            };
+            let started = paper::start_paper(&settings).await?;
+            let keys =
+                Keys { signer: Some(started.signer), b_key: Some(started.b_key), account: None };
+            (started.sim.base_url(), keys, Some(Arc::new(started.sim)))
+        }
     };
     match config.active {
-        ExchangeName::ExchangeA => connect_a(config, secrets, url, clock, metrics),
-        ExchangeName::ExchangeB => connect_b(config, secrets, url, clock, metrics),
+        ExchangeName::ExchangeA => {
+            let client_config = client_config_a(config, url);
+            let client = ExchangeAClient::new(client_config, keys.signer.clone(), clock, metrics)?;
+            let client_kind = Client::ExchangeA { signer: keys.signer };
+            Ok(ConnectedExchange::new(Arc::new(client), paper, client_kind))
+        }
+        ExchangeName::ExchangeB => {
+            let client_config = client_config_b(config, url);
+            let client = Arc::new(ExchangeBClient::new(
+                client_config,
+                keys.b_key,
+                keys.account,
+                clock,
+                metrics,
+            )?);
+            Ok(ConnectedExchange::new(client.clone(), paper, Client::ExchangeB(client)))
+        }
     }
 }
 
-fn connect_a(
-    config: &ExchangeConfig,
-    secrets: &Secrets,
-    url: String,
-    clock: SharedClock,
-    metrics: Metrics,
-) -> Result<ConnectedExchange, ExchangeError> {
-    let signer = match (&secrets.exchange_api_key, &secrets.exchange_api_secret) {
-        (Some(k), Some(s)) => Some(Signer::new(k.clone(), s.clone())),
-        _ => {
-            tracing::warn!(
-                "EXCHANGE_API_KEY / EXCHANGE_API_SECRET not set: only public market data works"
-            );
-            None
-        }
-    };
-    let client =
-        ExchangeAClient::new(client_config_a(config, url), signer.clone(), clock, metrics)?;
-    Ok(ConnectedExchange::new(Arc::new(client), None, Client::ExchangeA { signer }))
+/// What the active exchange's client signs with.
+struct Keys {
+    /// Exchange A: the API key and secret.
+    signer: Option<Signer>,
+    /// Exchange B: the private key, and the account it trades for when that is not the key's
+    /// own address (an agent wallet).
+    b_key: Option<PrivateKey>,
+    account: Option<Address>,
 }
 
-fn connect_b(
-    config: &ExchangeConfig,
-    secrets: &Secrets,
-    url: String,
-    clock: SharedClock,
-    metrics: Metrics,
-) -> Result<ConnectedExchange, ExchangeError> {
-    let key = match &secrets.exchange_private_key {
-        Some(secret) => Some(PrivateKey::from_hex(secret.expose()).map_err(|e| {
-            ExchangeError::NotConfigured { detail: format!("EXCHANGE_PRIVATE_KEY: {e}") }
-        })?),
-        None => {
-            tracing::warn!("EXCHANGE_PRIVATE_KEY not set: only public market data works");
-            None
+/// The active exchange's keys from the environment (only the active exchange's are read); a
+/// missing key leaves public market data working, with a warning.
+fn keys_from_env(config: &ExchangeConfig, secrets: &Secrets) -> Result<Keys, ExchangeError> {
+    match config.active {
+        ExchangeName::ExchangeA => {
+            let signer = match (&secrets.exchange_api_key, &secrets.exchange_api_secret) {
+                (Some(k), Some(s)) => Some(Signer::new(k.clone(), s.clone())),
+                _ => {
+                    tracing::warn!(
+                        "EXCHANGE_API_KEY / EXCHANGE_API_SECRET not set: only public market data \
+                         works"
+                    );
+                    None
+                }
+            };
+            Ok(Keys { signer, b_key: None, account: None })
         }
-    };
-    let account = match config.account_address.as_deref().filter(|a| !a.is_empty()) {
-        Some(text) => Some(text.parse::<Address>().map_err(|e| ExchangeError::NotConfigured {
-            detail: format!("[exchange] account_address: {e}"),
-        })?),
-        None => None,
-    };
-    if let Some(key) = &key {
-        tracing::info!(signer = %key.address(), account = ?account.map(|a| a.to_string()), "exchange B: signing key loaded");
+        ExchangeName::ExchangeB => {
+            let b_key = match &secrets.exchange_private_key {
+                Some(secret) => Some(PrivateKey::from_hex(secret.expose()).map_err(|e| {
+                    ExchangeError::NotConfigured { detail: format!("EXCHANGE_PRIVATE_KEY: {e}") }
+                })?),
+                None => {
+                    tracing::warn!("EXCHANGE_PRIVATE_KEY not set: only public market data works");
+                    None
+                }
+            };
+            let account = match config.account_address.as_deref().filter(|a| !a.is_empty()) {
+                Some(text) => {
+                    Some(text.parse::<Address>().map_err(|e| ExchangeError::NotConfigured {
+                        detail: format!("[exchange] account_address: {e}"),
+                    })?)
+                }
+                None => None,
+            };
+            if let Some(key) = &b_key {
+                tracing::info!(signer = %key.address(), account = ?account.map(|a| a.to_string()), "exchange B: signing key loaded");
+            }
+            Ok(Keys { signer: None, b_key, account })
+        }
     }
-    let client =
-        Arc::new(ExchangeBClient::new(client_config_b(config, url), key, account, clock, metrics)?);
-    Ok(ConnectedExchange::new(client.clone(), None, Client::ExchangeB(client)))
 }

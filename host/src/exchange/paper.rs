@@ -3,19 +3,13 @@
 //! exercises the same wire code as live trading and needs no keys. The simulator speaks both
 //! exchanges on one engine, so paper mode works the same on exchange A and exchange B.
 
-use std::sync::Arc;
-
 use rust_decimal::Decimal;
 use spotbot_exchange_b_protocol::PrivateKey;
-use spotbot_sim::{ExchangeBConfig, SimConfig};
+use spotbot_sim::{ExchangeBConfig, RunningSim, SimConfig};
 
 use super::ExchangeError;
-use super::connect::{Client, ConnectedExchange, client_config_a, client_config_b};
-use super::exchange_a::{ExchangeAClient, Signer};
-use super::exchange_b::ExchangeBClient;
-use crate::clock::SharedClock;
-use crate::config::{ExchangeConfig, ExchangeName, Secret};
-use crate::metrics::Metrics;
+use super::exchange_a::Signer;
+use crate::config::{ExchangeName, Secret};
 
 /// Settings of the in-process simulator.
 #[derive(Debug, Clone)]
@@ -61,14 +55,18 @@ fn paper_key(seed: u64) -> PrivateKey {
 /// reads them), so that months of paper trading keep a bounded log.
 const PAPER_REQUEST_LOG: usize = 1000;
 
-/// Starts the simulator on 127.0.0.1:0 and the active exchange's client pointed at it,
-/// counting its requests in `metrics`.
-pub async fn start_paper(
-    settings: &PaperSettings,
-    client: &ExchangeConfig,
-    clock: SharedClock,
-    metrics: Metrics,
-) -> Result<ConnectedExchange, ExchangeError> {
+/// The running paper simulator and the keys of its account, for the client
+/// [`super::connect`] builds as it builds any other.
+pub struct PaperExchange {
+    pub sim: RunningSim,
+    /// The account's keys on exchange A's wire.
+    pub signer: Signer,
+    /// The account's key on exchange B's wire.
+    pub b_key: PrivateKey,
+}
+
+/// Starts the simulator on 127.0.0.1:0 with a paper account funded by `settings`.
+pub async fn start_paper(settings: &PaperSettings) -> Result<PaperExchange, ExchangeError> {
     let (key, secret) =
         (format!("paper{}", paper_hex(settings.seed, 1)), paper_hex(settings.seed, 2));
     let b_key = paper_key(settings.seed);
@@ -80,28 +78,5 @@ pub async fn start_paper(
         .await
         .map_err(|e| ExchangeError::NotConfigured { detail: format!("paper simulator: {e}") })?;
     tracing::info!(addr = %sim.addr, seed = settings.seed, exchange = settings.exchange.as_str(), "paper mode: exchange simulator running in-process");
-    let url = sim.base_url();
-    let sim = Some(Arc::new(sim));
-    match settings.exchange {
-        ExchangeName::ExchangeA => {
-            let signer = Signer::new(Secret::new(key), Secret::new(secret));
-            let a = ExchangeAClient::new(
-                client_config_a(client, url),
-                Some(signer.clone()),
-                clock,
-                metrics,
-            )?;
-            Ok(ConnectedExchange::new(Arc::new(a), sim, Client::ExchangeA { signer: Some(signer) }))
-        }
-        ExchangeName::ExchangeB => {
-            let b = Arc::new(ExchangeBClient::new(
-                client_config_b(client, url),
-                Some(b_key),
-                None,
-                clock,
-                metrics,
-            )?);
-            Ok(ConnectedExchange::new(b.clone(), sim, Client::ExchangeB(b)))
-        }
-    }
+    Ok(PaperExchange { sim, signer: Signer::new(Secret::new(key), Secret::new(secret)), b_key })
 }
