@@ -18,9 +18,6 @@ use k256::ecdsa::{RecoveryId, Signature as EcdsaSignature, SigningKey, Verifying
 use serde::{Deserialize, Serialize};
 use sha3::{Digest, Keccak256};
 
-#[cfg(doc)]
-use crate::actions::Action;
-
 /// Which network an action is for; it is part of what is signed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Network {
@@ -117,7 +114,7 @@ impl PrivateKey {
     }
 
     /// Signs `action` for `nonce` (acting for `vault` when set; never with an expiry) on
-    /// `network`. Any serializable action signs: the service sends [`Action`]s, the SDK's
+    /// `network`. Any serializable action signs: the service sends [`crate::actions::Action`]s, the SDK's
     /// test vectors use others.
     pub fn sign_l1(
         &self,
