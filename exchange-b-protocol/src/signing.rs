@@ -114,8 +114,8 @@ impl PrivateKey {
     }
 
     /// Signs `action` for `nonce` (acting for `vault` when set; never with an expiry) on
-    /// `network`. Any serializable action signs: the service sends [`crate::actions::Action`]s, the SDK's
-    /// test vectors use others.
+    /// `network`. Any serializable action signs: the service sends
+    /// [`crate::actions::Action`]s, the SDK's test vectors use others.
     pub fn sign_l1(
         &self,
         action: &impl Serialize,
