@@ -427,8 +427,11 @@ impl Replay {
             if self.exit_gapped_stops(t, &open).await? {
                 open = self.open_trades()?;
             }
-            if self.trailing.is_some() && i + 1 < steps && !open.is_empty() {
-                self.trail(t, &open).await;
+            if let Some(settings) = self.trailing
+                && i + 1 < steps
+                && !open.is_empty()
+            {
+                self.trail(t, &open, &settings).await;
                 open = self.open_trades()?;
             }
             if i + 1 == steps {
@@ -772,13 +775,12 @@ impl Replay {
     /// The trailing job's rule ([`trail_with`]) for each open trade at the price of
     /// `t`: live it runs every minute, here at each step, so within a candle the stop stays
     /// where the last close put it.
-    async fn trail(&mut self, t: i64, open: &[Trade]) {
-        let Some(settings) = self.trailing else { return };
+    async fn trail(&mut self, t: i64, open: &[Trade], settings: &TrailSettings) {
         let started = Instant::now();
         for trade in open {
             let price = self.sim.engine().price(&trade.symbol, t);
             let Ok(price) = price else { continue };
-            match trail_with(&self.execution, trade, price, &settings).await {
+            match trail_with(&self.execution, trade, price, settings).await {
                 Ok(Some(_)) => self.stops_trailed += 1,
                 Ok(None) => {}
                 Err(err) => *self.trail_errors.entry(err).or_default() += 1,
