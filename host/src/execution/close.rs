@@ -245,11 +245,13 @@ impl Execution {
             .ok_or_else(|| ExecutionError::NoPosition(symbol.to_string()))?;
         let rules = self.symbol_rules(symbol).await?;
         let cancelled = match &trade.legs {
-            Some(Legs::Oco { list_id, .. }) => match lists_of(orders.exchange.as_ref()) {
-                Ok(lists) => lists.cancel_order_list(symbol, &OrderRef::Id(*list_id)).await,
-                Err(err) => Err(err),
+            Some(Legs::Oco { list_id, .. }) => {
+                async {
+                    let lists = lists_of(orders.exchange.as_ref())?;
+                    lists.cancel_order_list(symbol, &OrderRef::Id(*list_id)).await.map(|_| ())
+                }
+                .await
             }
-            .map(|_| ()),
             Some(Legs::Watched { tp_order_id }) => {
                 orders.exchange.cancel_order(symbol, &OrderRef::Id(*tp_order_id)).await.map(|_| ())
             }
