@@ -281,8 +281,8 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
         clock: state.clock.clone(),
     });
     let scheduler = scheduler::spawn(&state.config.scheduler, &state.scheduler, &state);
-    let watch = protection::watch::spawn(
-        &state.protection,
+    let watch = crate::execution::protector::watch::spawn(
+        &state.execution,
         std::time::Duration::from_millis(state.config.protection.watch_interval_ms),
         feed.clone(),
     );

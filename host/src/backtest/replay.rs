@@ -526,7 +526,7 @@ impl Replay {
             return Ok(open);
         }
         let started = Instant::now();
-        if open.iter().any(|t| t.protection != ProtectionState::Protected) {
+        if open.iter().any(|t| !t.protection.is_protected()) {
             // An OCO that failed is placed again, as reconciliation does live.
             self.execution.reconcile().await.context("reconciliation")?;
         } else if ends_protection(&open, &updates) {
@@ -698,7 +698,7 @@ impl Replay {
                 let tier = plan.tier.map(|t| t.as_str().to_string());
                 let opening = Opening { tier, checklist: r.checklist.clone() };
                 self.openings.insert(plan.entry_client_order_id.clone(), opening);
-                if let ProtectionState::Unprotected { reason } = &trade.protection {
+                if let ProtectionState::Unprotected { reason } = trade.protection.state() {
                     self.notes.push(format!("{} at {}: no OCO ({reason})", r.symbol, iso(t)));
                 }
             }

@@ -1,20 +1,21 @@
 //! The bracket order on an exchange without native brackets: a MARKET BUY, and only once its
 //! fill is confirmed its protection for the quantity actually received — one OCO list (a
 //! LIMIT_MAKER take-profit and a STOP_LOSS_LIMIT stop), or, for a stop the service watches, a
-//! resting take-profit LIMIT ([`super::watched`]). Transient failures are retried (the
+//! resting take-profit LIMIT (both through [`super::protector`]). Transient failures are retried (the
 //! journal makes a retry safe); if the protection still cannot be placed, the trade is stored
 //! as unprotected and the boss is alerted.
 
 use rust_decimal::Decimal;
 
-use super::book::{open_trade_in, put_trade_in};
-use super::client_id::ClientOrderId;
+use super::book::open_trade_in;
 use super::journal::{Commit, OrderKind};
 use super::plan::EntryPlan;
+use super::protector::TradeProtection;
 use super::sizing::{EntryOrder, bracket_prices, size_entry};
-use super::trade::{Direction, Legs, ProtectionState, StopPlacement, Trade, held_position};
+use super::trade::{Direction, Trade, held_position};
 use super::{Execution, ExecutionError, SendError};
-use crate::exchange::{ExchangeError, NewOco, NewOrder, Order, OrderList, OrderType, Price, Qty};
+use crate::config::StopPlacement;
+use crate::exchange::{ExchangeError, NewOrder, Order, Qty};
 use crate::messenger::templates;
 
 /// The position an entry opened: for a buy the coin held and what it cost (see
@@ -148,7 +149,7 @@ impl Execution {
         trade
     }
 
-    /// Places the protection of `trade` (client id `trade.protection_client_id`), retrying
+    /// Places the protection of `trade` (under its protection client id), retrying
     /// transient failures. Returns the trade as stored afterwards: protected, or unprotected
     /// with the boss alerted. `commit` says how the list's journal row is committed
     /// ([`Commit::Recoverable`] only for a trade's first list, whose client id its entry's
@@ -169,10 +170,10 @@ impl Execution {
         trade: Trade,
         commit: Commit,
     ) -> Result<Trade, (Trade, String)> {
-        let Ok(orders) = self.orders() else {
+        if self.orders().is_err() {
             return Err((trade, format!("no exchange client for {}", self.exchange_name())));
-        };
-        let Some(client_id) = trade.protection_client_id.clone() else {
+        }
+        let Some(client_id) = trade.protection.client_id().map(str::to_string) else {
             return Err((trade, "the trade has no protection client order id".into()));
         };
         let cause = format!("protect {} ({})", trade.symbol, trade.size);
@@ -180,20 +181,7 @@ impl Execution {
         let mut last_error = String::new();
         let attempts = self.inner.timing.oco_attempts.max(1);
         for attempt in 1..=attempts {
-            let result = match trade.stop {
-                StopPlacement::Exchange => {
-                    let oco = oco_of(&trade, &client_id);
-                    let placed = trade.clone();
-                    orders
-                        .place_oco(&oco, &cause, commit, |w, list| {
-                            put_trade_in(w, &protected(&placed, list))
-                        })
-                        .await
-                        .map(|list| protected(&trade, &list))
-                }
-                StopPlacement::Service => self.place_watched(&trade, &client_id, &cause).await,
-            };
-            match result {
+            match self.place_protection(&trade, &client_id, &cause, commit).await {
                 Ok(trade) => {
                     self.log(
                         "bot-ops",
@@ -202,7 +190,7 @@ impl Execution {
                             trade.symbol,
                             trade.tp_px,
                             trade.sl_px,
-                            trade.stop.as_str()
+                            trade.protection.placement().as_str()
                         ),
                         "ok",
                     );
@@ -243,7 +231,7 @@ impl Execution {
     /// Stores the trade as unprotected, alerts the boss and the dashboard.
     pub(crate) fn mark_unprotected(&self, mut trade: Trade, reason: String) -> Trade {
         tracing::error!(symbol = %trade.symbol, %reason, "position is UNPROTECTED");
-        trade.protection = ProtectionState::Unprotected { reason: reason.clone() };
+        trade.protection = trade.protection.unprotected(reason.clone());
         if let Err(err) = self.inner.book.put_trade(&trade) {
             tracing::error!(%err, "cannot store the unprotected state");
         }
@@ -277,21 +265,6 @@ pub(crate) struct Opened<'a> {
     pub stop: StopPlacement,
 }
 
-/// The OCO list that protects `trade`, with client order id `list_id` (legs `T` and `S`).
-fn oco_of(trade: &Trade, list_id: &str) -> NewOco {
-    NewOco {
-        symbol: trade.symbol.clone(),
-        side: trade.direction.exit_side(),
-        qty: Qty(trade.size),
-        take_profit: Price(trade.tp_px),
-        stop_price: Price(trade.sl_px),
-        stop_limit_price: Price(trade.sl_limit_px),
-        take_profit_client_order_id: ClientOrderId::leg(list_id, 'T'),
-        stop_client_order_id: ClientOrderId::leg(list_id, 'S'),
-        list_client_order_id: list_id.to_string(),
-    }
-}
-
 /// The trade a filled entry opened, or `None` when nothing was received (yet).
 pub(crate) fn trade_from_fill(
     plan: &EntryPlan,
@@ -323,15 +296,15 @@ pub(crate) fn trade_from_fill(
         entry_quote,
         sl_px,
         tp_px,
-        sl_limit_px,
         sl_pct: plan.sl_pct,
         tp_pct: plan.tp_pct,
-        stop: opened.stop,
-        legs: None,
+        protection: TradeProtection::pending(
+            opened.stop,
+            sl_limit_px,
+            Some(plan.oco_client_order_id.clone()),
+        ),
         entry_order_id: Some(order.order_id),
         entry_client_order_id: Some(order.client_order_id.clone()),
-        protection_client_id: Some(plan.oco_client_order_id.clone()),
-        protection: ProtectionState::Pending,
         source: plan.source,
         date: opened.date.to_string(),
         opened_at: opened.now.to_string(),
@@ -349,25 +322,10 @@ fn opened_message(trade: &Trade) -> templates::TradeOpened {
         sl_px: text(trade.sl_px),
         tp_px: text(trade.tp_px),
         entry_order_id: trade.entry_order_id.unwrap_or_default(),
-        oco_list_id: trade.legs.as_ref().and_then(Legs::list_id),
-        sl_oid: trade.legs.as_ref().and_then(Legs::stop_order_id),
-        tp_oid: trade.legs.as_ref().and_then(Legs::take_profit_order_id),
-        stop_watched: trade.stop_watched(),
+        oco_list_id: trade.protection.list_id(),
+        sl_oid: trade.protection.stop_order_id(),
+        tp_oid: trade.protection.take_profit_order_id(),
+        stop_watched: trade.protection.stop_watched(),
         exchange: trade.exchange.clone(),
-    }
-}
-
-/// `trade` with the legs of its placed OCO list.
-pub(crate) fn protected(trade: &Trade, list: &OrderList) -> Trade {
-    let leg =
-        |wanted: OrderType| list.orders.iter().find(|o| o.order_type == wanted).map(|o| o.order_id);
-    Trade {
-        legs: Some(Legs::Oco {
-            list_id: list.order_list_id,
-            tp_order_id: leg(OrderType::LimitMaker),
-            sl_order_id: leg(OrderType::StopLossLimit).or_else(|| leg(OrderType::StopLoss)),
-        }),
-        protection: ProtectionState::Protected,
-        ..trade.clone()
     }
 }

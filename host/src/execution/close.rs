@@ -16,9 +16,9 @@ use super::client_id::{ClientOrderId, Purpose};
 use super::entry_cancel::{EntryCancelRow, EntryCancelStatus};
 use super::journal::{Commit, OrderKind};
 use super::sizing::exit_qty;
-use super::trade::{CloseReason, ClosedTrade, Direction, Legs, ProtectionState, Trade, pnl_of};
+use super::trade::{CloseReason, ClosedTrade, Direction, Trade, pnl_of};
 use super::{Execution, ExecutionError};
-use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, Qty, lists_of};
+use crate::exchange::{ExchangeError, NewOrder, Order, Qty};
 use crate::messenger::templates;
 use crate::money::json_number;
 
@@ -244,19 +244,7 @@ impl Execution {
             .open_trade(symbol)?
             .ok_or_else(|| ExecutionError::NoPosition(symbol.to_string()))?;
         let rules = self.symbol_rules(symbol).await?;
-        let cancelled = match &trade.legs {
-            Some(Legs::Oco { list_id, .. }) => {
-                async {
-                    let lists = lists_of(orders.exchange.as_ref())?;
-                    lists.cancel_order_list(symbol, &OrderRef::Id(*list_id)).await.map(|_| ())
-                }
-                .await
-            }
-            Some(Legs::Watched { tp_order_id }) => {
-                orders.exchange.cancel_order(symbol, &OrderRef::Id(*tp_order_id)).await.map(|_| ())
-            }
-            None => Ok(()),
-        };
+        let cancelled = self.cancel_protection(&trade).await;
         match cancelled {
             Ok(()) => {}
             Err(ExchangeError::UnknownOrder { .. }) => {
@@ -347,16 +335,11 @@ impl Execution {
     }
 
     /// After a failed close the protection is gone: place it again at the same levels.
-    async fn reprotect(&self, mut trade: Trade) {
-        if trade.legs.is_none() && trade.protection != ProtectionState::Protected {
+    async fn reprotect(&self, trade: Trade) {
+        if !trade.protection.has_legs() && !trade.protection.is_protected() {
             return;
         }
-        trade.protection_client_id = Some(
-            ClientOrderId::fresh(Purpose::Reprotect, self.inner.clock.now_ms(), &trade.symbol)
-                .into_string(),
-        );
-        trade.legs = None;
-        trade.protection = ProtectionState::Pending;
+        let trade = self.unplaced(&trade, Purpose::Reprotect);
         if self.inner.book.put_trade(&trade).is_ok() {
             self.protect(trade, Commit::Durable).await;
         }

@@ -18,6 +18,7 @@ use super::book::open_trade_in;
 use super::client_id::{ClientOrderId, Purpose};
 use super::close::{CloseRow, closed_by};
 use super::journal::{JournalEntry, OrderKind, Outcome};
+use super::protector::TradeProtection;
 use super::reconcile::ReconcileReport;
 use super::sizing::bracket_prices;
 use super::trade::{Direction, ProtectionState, Trade, TradeSource};
@@ -64,7 +65,9 @@ impl Execution {
             }
         };
         for trade in trades {
-            if trade.direction == Direction::Buy && trade.protection != ProtectionState::Pending {
+            if trade.direction == Direction::Buy
+                && trade.protection.state() != ProtectionState::Pending
+            {
                 let rules = self.symbol_rules(&trade.symbol).await?;
                 let held: Decimal = snapshot
                     .iter()
@@ -76,7 +79,7 @@ impl Execution {
                 }
                 let _symbol = self.lock_symbol(&trade.symbol).await;
                 if let Some(trade) = self.inner.book.open_trade(&trade.symbol)?
-                    && trade.protection != ProtectionState::Pending
+                    && trade.protection.state() != ProtectionState::Pending
                 {
                     self.compare_trade(exchange.as_ref(), &trade, report).await?;
                 }
@@ -165,7 +168,7 @@ impl Execution {
                  not protected (one trade per symbol: close or sell it by hand)",
                 trade.symbol, trade.size
             ));
-        } else if held < trade.size && trade.protection != ProtectionState::Protected {
+        } else if held < trade.size && trade.protection.state() != ProtectionState::Protected {
             // Its protection could not be placed for coin that is not there (a fee in the coin
             // its sizing missed, or a part sold outside): it covers what the account holds.
             self.resize_to_held(trade, held, &rules, report)?;
@@ -214,7 +217,7 @@ impl Execution {
     ) -> Result<(), ExecutionError> {
         // A protection that ended with a fill closes the trade at its price; one known dead
         // (unprotected) is not read again.
-        let finished = match trade.protection {
+        let finished = match trade.protection.state() {
             ProtectionState::Protected => self.settle_finished(trade, true).await?,
             _ => None,
         };
@@ -379,17 +382,15 @@ impl Execution {
             entry_quote: (entry_px * free).round_dp(8),
             sl_px: prices.sl_px,
             tp_px: prices.tp_px,
-            sl_limit_px: prices.sl_limit_px,
             sl_pct,
             tp_pct,
-            stop: self.stop_placement(),
-            legs: None,
+            protection: TradeProtection::pending(
+                self.stop_placement(),
+                prices.sl_limit_px,
+                Some(ClientOrderId::fresh(Purpose::Reprotect, now, &symbol).into_string()),
+            ),
             entry_order_id: None,
             entry_client_order_id: entry.map(|e| e.client_order_id.clone()),
-            protection_client_id: Some(
-                ClientOrderId::fresh(Purpose::Reprotect, now, &symbol).into_string(),
-            ),
-            protection: ProtectionState::Pending,
             source: TradeSource::Recovered,
             date: self.today().iso(),
             opened_at: self.now_iso(),
@@ -402,7 +403,7 @@ impl Execution {
             self.inner.book.put_trade(&trade)?;
         }
         let protected = self.protect(trade, super::journal::Commit::Durable).await;
-        let outcome = match &protected.protection {
+        let outcome = match protected.protection.state() {
             ProtectionState::Protected => "protected".to_string(),
             ProtectionState::Unprotected { reason } => format!("still UNPROTECTED: {reason}"),
             ProtectionState::Pending => "protection pending".to_string(),

@@ -513,7 +513,7 @@ fn at_announced_levels(trade: Trade, entry: &PendingEntry, rules: &SymbolRules) 
     Trade {
         sl_px: announced.sl_px,
         tp_px: announced.tp_px,
-        sl_limit_px: announced.sl_limit_px,
+        protection: trade.protection.clone().with_stop_limit(announced.sl_limit_px),
         ..trade
     }
 }

@@ -30,11 +30,11 @@ mod close;
 mod entry_cancel;
 mod holdings;
 pub mod journal;
-mod legs;
 pub mod limits;
 pub mod manual;
 pub mod orders;
 pub mod plan;
+pub mod protector;
 mod reconcile;
 mod remainder;
 mod restop;
@@ -44,7 +44,6 @@ pub mod sizing;
 pub mod stats;
 pub mod sync;
 pub mod trade;
-pub mod watched;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -59,18 +58,21 @@ pub use entry_cancel::{CancelledEntry, EntryCancelRow, EntryCancelStatus};
 pub use limits::{EntryBlock, EntryPause};
 pub use orders::SendError;
 pub use plan::EntryPlan;
+pub use protector::{
+    OpenProtection, PriceReaction, TradeProtection, ends_protection, price_reaction,
+    protection_gone,
+};
 pub use reconcile::{ReconcileReport, Telling};
 pub use restop::StopMove;
 pub use restore::RestoreInput;
-pub use settle::{ListRead, OpenProtection, Settled, ends_protection, protection_gone};
+pub use settle::{ListRead, Settled};
 pub use trade::{
-    ClosedTrade, ClosedTradeView, Direction, Legs, ProtectionState, StopPlacement, Trade,
-    TradeSource, TradeView,
+    ClosedTrade, ClosedTradeView, Direction, ProtectionState, Trade, TradeSource, TradeView,
 };
 
 use crate::activity::Dashboard;
 use crate::clock::SharedClock;
-use crate::config::{Config, StrategyKeys, Tier};
+use crate::config::{Config, StopPlacement, StrategyKeys, Tier};
 use crate::exchange::{Exchange, ExchangeError, SymbolRules};
 use crate::messenger::{Messenger, Outgoing};
 use crate::plugins::Plugins;

@@ -26,14 +26,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::book::{close_trade_in, open_trade_in};
-use super::bracket::protected;
 use super::client_id::{ClientOrderId, Purpose};
 use super::close::{CloseRow, closed_by};
 use super::journal::{Commit, JournalEntry, OrderKind};
 use super::orders::Settled;
-use super::trade::{
-    CloseReason, Direction, Legs, ProtectionState, StopPlacement, Trade, TradeSource, TradeView,
-};
+use super::protector::{OcoLegs, TradeProtection, protected_by_list, protected_by_take_profit};
+use super::trade::{CloseReason, Direction, ProtectionState, Trade, TradeSource, TradeView};
 use super::{Execution, ExecutionError};
 use crate::exchange::{OrderList, OrderType, Side, open_lists};
 use crate::messenger::templates;
@@ -203,10 +201,10 @@ impl Execution {
             }
             OrderKind::TakeProfit => {
                 if let Some(trade) = tracked
-                    && trade.protection_client_id.as_deref() == Some(&entry.client_order_id)
+                    && trade.protection.client_id() == Some(&entry.client_order_id)
                     && order.status.is_open()
                 {
-                    self.inner.book.put_trade(&super::watched::watched(&trade, order))?;
+                    self.inner.book.put_trade(&protected_by_take_profit(&trade, order))?;
                     report.actions.push(format!(
                         "{}: take-profit {} had been placed; trade marked protected (stop \
                          watched by the service)",
@@ -227,9 +225,9 @@ impl Execution {
         report: &mut ReconcileReport,
     ) -> Result<(), ExecutionError> {
         if let Some(trade) = self.inner.book.open_trade(&entry.symbol)?
-            && trade.protection_client_id.as_deref() == Some(&entry.client_order_id)
+            && trade.protection.client_id() == Some(&entry.client_order_id)
         {
-            self.inner.book.put_trade(&protected(&trade, list))?;
+            self.inner.book.put_trade(&protected_by_list(&trade, list))?;
             report.actions.push(format!(
                 "{}: OCO {} had been placed; trade marked protected",
                 trade.symbol, entry.client_order_id
@@ -245,16 +243,16 @@ impl Execution {
             let Some(trade) = self.inner.book.open_trade(&trade.symbol)? else {
                 continue;
             };
-            match &trade.protection {
+            match trade.protection.state() {
                 ProtectionState::Protected => self.close_if_finished(&trade, report).await?,
                 ProtectionState::Pending | ProtectionState::Unprotected { .. } => {
                     let trade = self.with_fresh_protection_id(trade)?;
-                    if self.found_its_list(&trade, report).await? {
+                    if self.found_its_protection(&trade, report).await? {
                         continue;
                     }
                     let after = self.protect(trade.clone(), Commit::Durable).await;
-                    let what = protection_name(&trade);
-                    let outcome = match &after.protection {
+                    let what = trade.protection.name();
+                    let outcome = match after.protection.state() {
                         ProtectionState::Protected => format!("{what} placed"),
                         ProtectionState::Unprotected { reason } => {
                             format!("still UNPROTECTED: {reason}")
@@ -278,18 +276,14 @@ impl Execution {
     /// duplicate); a found list protects the trade, and one that finished while the service
     /// was down closes it. True when the list was found (or the exchange could not tell, so
     /// nothing is sent this time).
-    async fn found_its_list(
+    async fn found_its_protection(
         &self,
         trade: &Trade,
         report: &mut ReconcileReport,
     ) -> Result<bool, ExecutionError> {
-        let (StopPlacement::Exchange, Some(client_id)) =
-            (trade.stop, trade.protection_client_id.as_deref())
-        else {
-            return Ok(false);
-        };
-        let list = match self.orders()?.find_list(client_id).await {
-            Ok(Some(list)) => list,
+        let client_id = trade.protection.client_id().unwrap_or_default();
+        let trade = match self.find_placed(trade).await {
+            Ok(Some(found)) => found,
             Ok(None) => return Ok(false),
             Err(why) => {
                 report.actions.push(format!(
@@ -300,7 +294,6 @@ impl Execution {
                 return Ok(true);
             }
         };
-        let trade = protected(trade, &list);
         self.inner.book.put_trade(&trade)?;
         report.actions.push(format!(
             "{}: OCO {client_id} had been placed; trade marked protected",
@@ -316,14 +309,13 @@ impl Execution {
     /// gets a fresh id (purpose `Reprotect`) and is placed anew. A pending trade, or one whose
     /// placement failed, keeps its id, so a half-sent protection is found, never doubled.
     fn with_fresh_protection_id(&self, mut trade: Trade) -> Result<Trade, ExecutionError> {
-        if !matches!(trade.protection, ProtectionState::Unprotected { .. }) || trade.legs.is_none()
-        {
+        let unprotected = matches!(trade.protection.state(), ProtectionState::Unprotected { .. });
+        if !unprotected || !trade.protection.has_legs() {
             return Ok(trade);
         }
         let now = self.inner.clock.now_ms();
-        trade.protection_client_id =
-            Some(ClientOrderId::fresh(Purpose::Reprotect, now, &trade.symbol).into_string());
-        trade.legs = None;
+        let id = ClientOrderId::fresh(Purpose::Reprotect, now, &trade.symbol).into_string();
+        trade.protection = trade.protection.renewed(id);
         self.inner.book.put_trade(&trade)?;
         Ok(trade)
     }
@@ -414,28 +406,22 @@ impl Execution {
             entry_quote: entry_px * size,
             sl_px,
             tp_px: tp.price.0,
-            sl_limit_px: sl.price.0,
             sl_pct: pct(entry_px, sl_px),
             tp_pct: pct(tp.price.0, entry_px),
-            stop: StopPlacement::Exchange,
-            legs: Some(Legs::Oco {
-                list_id: list.order_list_id,
-                tp_order_id: Some(tp.order_id),
-                sl_order_id: Some(sl.order_id),
-            }),
+            protection: TradeProtection::list_in_place(
+                Some(list.list_client_order_id.clone()),
+                sl.price.0,
+                OcoLegs {
+                    list_id: list.order_list_id,
+                    tp_order_id: Some(tp.order_id),
+                    sl_order_id: Some(sl.order_id),
+                },
+            ),
             entry_order_id: None,
             entry_client_order_id: None,
-            protection_client_id: Some(list.list_client_order_id.clone()),
-            protection: ProtectionState::Protected,
             source: TradeSource::Recovered,
             date: self.today().iso(),
             opened_at: self.now_iso(),
         }))
     }
-}
-
-/// What protects `trade`, in the words of the reconciliation report: an OCO list on the
-/// exchange, or a resting take-profit beside the stop the service watches.
-fn protection_name(trade: &Trade) -> &'static str {
-    if trade.stop_watched() { "take-profit (stop watched)" } else { "OCO" }
 }

@@ -9,8 +9,9 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::client_id::{ClientOrderId, Purpose};
+use super::protector::{OcoLegs, TradeProtection};
 use super::sizing::stop_limit_px;
-use super::trade::{Direction, Legs, ProtectionState, StopPlacement, Trade, TradeSource};
+use super::trade::{Direction, Trade, TradeSource};
 use super::{Execution, ExecutionError};
 use crate::config::is_strategy_name;
 use crate::exchange::{OrderRef, Symbol};
@@ -107,6 +108,10 @@ impl Execution {
             None => None,
         };
         let hundred = Decimal::ONE_HUNDRED;
+        let stop_limit = stop_limit_px(sl_px, input.direction, &rules);
+        let client_id =
+            ClientOrderId::fresh(Purpose::Restored, self.inner.clock.now_ms(), &input.symbol)
+                .into_string();
         let trade = Trade {
             symbol: input.symbol.clone(),
             direction: input.direction,
@@ -117,34 +122,26 @@ impl Execution {
             entry_quote: entry_px * size,
             sl_px,
             tp_px,
-            sl_limit_px: stop_limit_px(sl_px, input.direction, &rules),
             sl_pct: ((entry_px - sl_px).abs() / entry_px * hundred).round_dp(4),
             tp_pct: ((tp_px - entry_px).abs() / entry_px * hundred).round_dp(4),
             // A restored trade tied to an OCO keeps its stop on the exchange; one without
             // protection gets it where new trades get theirs.
-            stop: match oco_list_id {
-                Some(_) => StopPlacement::Exchange,
-                None => self.stop_placement(),
+            protection: match oco_list_id {
+                Some(list_id) => TradeProtection::list_in_place(
+                    Some(client_id),
+                    stop_limit,
+                    OcoLegs { list_id, tp_order_id: input.tp_oid, sl_order_id: input.sl_oid },
+                ),
+                None => {
+                    TradeProtection::pending(self.stop_placement(), stop_limit, Some(client_id))
+                        .unprotected(
+                            "restored without protection on the exchange; reconciliation places it"
+                                .into(),
+                        )
+                }
             },
-            legs: oco_list_id.map(|list_id| Legs::Oco {
-                list_id,
-                tp_order_id: input.tp_oid,
-                sl_order_id: input.sl_oid,
-            }),
             entry_order_id: None,
             entry_client_order_id: None,
-            protection_client_id: Some(
-                ClientOrderId::fresh(Purpose::Restored, self.inner.clock.now_ms(), &input.symbol)
-                    .into_string(),
-            ),
-            protection: match oco_list_id {
-                Some(_) => ProtectionState::Protected,
-                None => ProtectionState::Unprotected {
-                    reason: "restored without protection on the exchange; reconciliation places \
-                             it"
-                    .into(),
-                },
-            },
             source: TradeSource::Restored,
             date,
             opened_at: self.now_iso(),

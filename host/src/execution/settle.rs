@@ -16,20 +16,12 @@ use rust_decimal::prelude::ToPrimitive;
 
 use super::book::close_trade_in;
 use super::close::closed_by;
-use super::trade::{CloseReason, ClosedTrade, ClosedTradeView, Legs, ProtectionState, Trade};
+use super::protector::{OpenProtection, ends_protection, protection_gone};
+use super::trade::{CloseReason, ClosedTrade, ClosedTradeView, ProtectionState, Trade};
 use super::{Execution, ExecutionError};
 use crate::exchange::feed::OrderUpdate;
-use crate::exchange::{ExchangeError, Order, OrderList, OrderRef, OrderType, open_lists};
+use crate::exchange::{Order, open_lists};
 use crate::messenger::templates;
-
-/// The exchange's open protection, read once per run: its open order lists (OCO legs) and,
-/// when a trade's stop is watched, its open orders (the resting take-profits).
-#[derive(Debug, Clone, Default)]
-pub struct OpenProtection {
-    pub lists: Vec<OrderList>,
-    /// `None` when not read (no trade's take-profit rests alone).
-    pub orders: Option<Vec<Order>>,
-}
 
 /// What one settlement pass found.
 #[derive(Debug, Clone, Default)]
@@ -46,20 +38,6 @@ impl Settled {
     pub fn closed_views(&self) -> Vec<ClosedTradeView> {
         self.closed.iter().map(ClosedTrade::view).collect()
     }
-}
-
-/// Whether one of `updates` (what the exchange pushed) ends one of the protection orders of
-/// `trades` (a leg filled, cancelled or expired): only then is there an exit to settle.
-pub fn ends_protection(trades: &[Trade], updates: &[OrderUpdate]) -> bool {
-    updates.iter().filter(|u| !u.status.is_open()).any(|update| {
-        trades.iter().filter(|t| t.symbol == update.symbol).any(|t| {
-            t.legs.as_ref().is_some_and(|legs| {
-                update.list_id.is_some() && legs.list_id() == update.list_id
-                    || legs.take_profit_order_id() == Some(update.order_id)
-                    || legs.stop_order_id() == Some(update.order_id)
-            })
-        })
-    })
 }
 
 /// When [`Execution::open_protection`] reads the exchange's open order lists.
@@ -92,9 +70,8 @@ impl Execution {
     pub async fn open_protection(&self, lists: ListRead) -> Result<OpenProtection, ExecutionError> {
         let exchange = &self.orders()?.exchange;
         let trades = self.inner.book.open_trades()?;
-        let with_list = lists == ListRead::Always
-            || trades.iter().any(|t| matches!(t.legs, Some(Legs::Oco { .. })));
-        let with_take_profit = trades.iter().any(|t| matches!(t.legs, Some(Legs::Watched { .. })));
+        let (tracked_lists, with_take_profit) = OpenProtection::needed(&trades);
+        let with_list = lists == ListRead::Always || tracked_lists;
         let lists = if with_list { open_lists(exchange.as_ref()).await? } else { Vec::new() };
         let orders = if with_take_profit { Some(exchange.open_orders(None).await?) } else { None };
         Ok(OpenProtection { lists, orders })
@@ -115,7 +92,7 @@ impl Execution {
             let _symbol = self.lock_symbol(&trade.symbol).await;
             // Re-read under the lock: a close or a stop move may have settled it meanwhile.
             let current = match self.inner.book.open_trade(&trade.symbol) {
-                Ok(Some(current)) if current.legs == trade.legs => current,
+                Ok(Some(current)) if current.protection.same_orders(&trade.protection) => current,
                 Ok(_) => continue,
                 Err(err) => {
                     settled.errors.push(format!("{}: {err}", trade.symbol));
@@ -129,7 +106,7 @@ impl Execution {
                 }
                 Ok(None) => {
                     if let Ok(Some(after)) = self.inner.book.open_trade(&trade.symbol)
-                        && let ProtectionState::Unprotected { reason } = after.protection
+                        && let ProtectionState::Unprotected { reason } = after.protection.state()
                     {
                         settled.unprotected.push(format!("{}: {reason}", trade.symbol));
                     }
@@ -173,58 +150,8 @@ impl Execution {
         );
     }
 
-    /// For a trade whose protection finished on the exchange: records the close at the
-    /// filled leg's price. `None` when the protection is still working, or nothing filled
-    /// (see [`Execution::settle_finished_list`] and [`Execution::settle_finished_take_profit`]).
-    pub(crate) async fn settle_finished(
-        &self,
-        trade: &Trade,
-        closing: bool,
-    ) -> Result<Option<ClosedTrade>, ExecutionError> {
-        match &trade.legs {
-            Some(Legs::Oco { list_id, .. }) => {
-                self.settle_finished_list(trade, *list_id, closing).await
-            }
-            Some(Legs::Watched { tp_order_id }) => {
-                self.settle_finished_take_profit(trade, *tp_order_id, closing).await
-            }
-            None => Ok(None),
-        }
-    }
-
-    /// A watched trade's take-profit that is no longer open: filled, the trade closes at its
-    /// price; ended without a fill (cancelled outside the service), the trade is marked
-    /// unprotected — the service still watches its stop — unless it is being closed anyway.
-    async fn settle_finished_take_profit(
-        &self,
-        trade: &Trade,
-        tp_order_id: i64,
-        closing: bool,
-    ) -> Result<Option<ClosedTrade>, ExecutionError> {
-        let orders = self.orders()?;
-        let tp = orders
-            .order_with_fills(&trade.symbol, &OrderRef::Id(tp_order_id))
-            .await
-            .map_err(|e| ExecutionError::from_send(e, &tp_order_id.to_string()))?;
-        if tp.status.is_open() {
-            return Ok(None);
-        }
-        if tp.executed_qty.0.is_zero() {
-            if !closing {
-                self.mark_unprotected(
-                    trade.clone(),
-                    "the take-profit was cancelled on the exchange without a fill; the service \
-                     still watches the stop"
-                        .into(),
-                );
-            }
-            return Ok(None);
-        }
-        self.record_exit(trade, &tp, CloseReason::TakeProfit).await
-    }
-
     /// The close of `trade` by a protection leg that filled, written with its counters.
-    async fn record_exit(
+    pub(super) async fn record_exit(
         &self,
         trade: &Trade,
         leg: &Order,
@@ -237,70 +164,5 @@ impl Execution {
         let today = self.today();
         self.inner.book.store().write(|w| close_trade_in(w, &closed, today))?;
         Ok(Some(closed))
-    }
-
-    /// An OCO list that may have finished: `None` when it is still working, or no leg filled:
-    /// either a stop triggered and rests unfilled (a gap; `closing` cancels it so its coin can
-    /// be sold), or the list was cancelled outside the service (the trade is then marked
-    /// unprotected).
-    async fn settle_finished_list(
-        &self,
-        trade: &Trade,
-        list_id: i64,
-        closing: bool,
-    ) -> Result<Option<ClosedTrade>, ExecutionError> {
-        let orders = self.orders()?;
-        let list = orders
-            .list_with_legs(&OrderRef::Id(list_id))
-            .await
-            .map_err(|e| ExecutionError::from_send(e, &list_id.to_string()))?;
-        if list.executing {
-            return Ok(None);
-        }
-        let Some(leg) = list.orders.iter().find(|o| !o.executed_qty.0.is_zero()) else {
-            let resting: Vec<i64> =
-                list.orders.iter().filter(|o| o.status.is_open()).map(|o| o.order_id).collect();
-            if resting.is_empty() {
-                self.mark_unprotected(
-                    trade.clone(),
-                    "the OCO was cancelled on the exchange without a fill".into(),
-                );
-            } else if closing {
-                // A stop that triggered without filling rests on the book and holds the coin.
-                for id in resting {
-                    match orders.exchange.cancel_order(&trade.symbol, &OrderRef::Id(id)).await {
-                        Ok(_) | Err(ExchangeError::UnknownOrder { .. }) => {}
-                        Err(err) => return Err(err.into()),
-                    }
-                }
-            }
-            return Ok(None);
-        };
-        let leg = orders
-            .order_with_fills(&trade.symbol, &OrderRef::Id(leg.order_id))
-            .await
-            .map_err(|e| ExecutionError::from_send(e, &list_id.to_string()))?;
-        let reason = if leg.order_type == OrderType::LimitMaker {
-            CloseReason::TakeProfit
-        } else {
-            CloseReason::StopLoss
-        };
-        self.record_exit(trade, &leg, reason).await
-    }
-}
-
-/// A protected trade whose protection the exchange no longer has open (a trade's take-profit
-/// counts only when the open orders were read).
-pub fn protection_gone(trade: &Trade, open: &OpenProtection) -> bool {
-    if trade.protection != ProtectionState::Protected {
-        return false;
-    }
-    match &trade.legs {
-        Some(Legs::Oco { list_id, .. }) => !open.lists.iter().any(|l| l.order_list_id == *list_id),
-        Some(Legs::Watched { tp_order_id }) => open
-            .orders
-            .as_ref()
-            .is_some_and(|orders| !orders.iter().any(|o| o.order_id == *tp_order_id)),
-        None => false,
     }
 }

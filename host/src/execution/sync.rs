@@ -24,10 +24,8 @@ use utoipa::ToSchema;
 
 use super::book::Day;
 use super::client_id::ClientOrderId;
-use super::trade::{
-    CloseReason, ClosedTrade, Direction, Legs, ProtectionState, StopPlacement, Trade, TradeSource,
-    pnl_of,
-};
+use super::protector::TradeProtection;
+use super::trade::{CloseReason, ClosedTrade, Direction, Trade, TradeSource, pnl_of};
 use super::{Execution, ExecutionError};
 use crate::exchange::{self, Exchange, ExchangeError, OrderRef, OrderType};
 use crate::store::tables::{self, SYNCED_FILLS};
@@ -92,17 +90,13 @@ struct Known {
 
 impl Known {
     fn add(&mut self, trade: &Trade) {
-        let legs = trade.legs.as_ref();
+        let protection = &trade.protection;
         self.orders.extend(
-            [
-                trade.entry_order_id,
-                legs.and_then(Legs::stop_order_id),
-                legs.and_then(Legs::take_profit_order_id),
-            ]
-            .into_iter()
-            .flatten(),
+            [trade.entry_order_id, protection.stop_order_id(), protection.take_profit_order_id()]
+                .into_iter()
+                .flatten(),
         );
-        self.lists.extend(legs.and_then(Legs::list_id));
+        self.lists.extend(protection.list_id());
     }
 }
 
@@ -404,20 +398,12 @@ impl RoundTrip {
             entry_quote: self.entry_cost.round_dp(8),
             sl_px: Decimal::ZERO,
             tp_px: Decimal::ZERO,
-            sl_limit_px: Decimal::ZERO,
             sl_pct: Decimal::ZERO,
             tp_pct: Decimal::ZERO,
-            stop: StopPlacement::Exchange,
-            legs: self.sell_list_id.map(|list_id| Legs::Oco {
-                list_id,
-                tp_order_id: None,
-                sl_order_id: None,
-            }),
+            // The service never protected it; the reason records where the row came from.
+            protection: TradeProtection::made_outside(self.sell_list_id, provenance),
             entry_order_id: self.buy_orders.first().map(|(id, _)| *id),
             entry_client_order_id: self.buy_orders.first().and_then(|(_, c)| c.clone()),
-            protection_client_id: None,
-            // The service never protected it; the reason records where the row came from.
-            protection: ProtectionState::Unprotected { reason: provenance },
             source: SYNC_SOURCE,
             date: Day::of(opened, tz).iso(),
             opened_at: iso(self.opened_ms),

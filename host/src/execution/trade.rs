@@ -5,7 +5,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-pub use super::legs::{Legs, StopPlacement};
+use super::protector::{StoredProtection, TradeProtection};
 use crate::exchange::{Order, Side, SymbolRules};
 use crate::money::json_number;
 
@@ -60,7 +60,8 @@ pub enum TradeSource {
     Synced,
 }
 
-/// Whether the take-profit/stop-loss pair of a trade is in place.
+/// Whether the take-profit/stop-loss pair of a trade is in place (as stored, and as
+/// [`TradeProtection::state`] tells it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum ProtectionState {
@@ -75,7 +76,7 @@ pub enum ProtectionState {
 
 /// An open trade as stored (table `open_trades`, keyed by symbol).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(from = "StoredTrade")]
+#[serde(from = "StoredTrade", into = "StoredTrade")]
 pub struct Trade {
     pub symbol: String,
     pub direction: Direction,
@@ -91,21 +92,13 @@ pub struct Trade {
     pub entry_quote: Decimal,
     pub sl_px: Decimal,
     pub tp_px: Decimal,
-    /// Limit price of an exchange-side stop-loss leg (sl_px × 0.998, rounded down to the tick).
-    pub sl_limit_px: Decimal,
     pub sl_pct: Decimal,
     pub tp_pct: Decimal,
-    /// Where this trade's stop lives, chosen when it opened (`[protection] stop` and the
-    /// exchange's capability); its legs follow it.
-    pub stop: StopPlacement,
-    /// The orders protecting the trade, once placed.
-    pub legs: Option<Legs>,
+    /// Where its stop lives (chosen when it opened), the orders that protect it, and whether
+    /// they are in place.
+    pub protection: TradeProtection,
     pub entry_order_id: Option<i64>,
     pub entry_client_order_id: Option<String>,
-    /// Client order id of the protection (the OCO list, or the watched trade's take-profit),
-    /// derived from the entry's cause; a watched stop's exit uses it with an `X` suffix.
-    pub protection_client_id: Option<String>,
-    pub protection: ProtectionState,
     pub source: TradeSource,
     /// Day of the entry, YYYY-MM-DD in the configured time zone.
     pub date: String,
@@ -113,16 +106,9 @@ pub struct Trade {
     pub opened_at: String,
 }
 
-impl Trade {
-    /// True when the service watches this trade's stop (no stop order on the exchange).
-    pub fn stop_watched(&self) -> bool {
-        self.stop == StopPlacement::Service
-    }
-}
-
-/// A trade record as stored by any version: records written before [`Legs`] existed carry
-/// the OCO's ids in loose fields (`oco_list_id`, `sl_oid`, `tp_oid`, `oco_client_order_id`).
-#[derive(Deserialize)]
+/// A trade record as stored by any version: the trade's own fields, and its protection's
+/// flat fields beside them (see [`StoredProtection`]).
+#[derive(Serialize, Deserialize)]
 struct StoredTrade {
     symbol: String,
     direction: Direction,
@@ -133,40 +119,19 @@ struct StoredTrade {
     entry_quote: Decimal,
     sl_px: Decimal,
     tp_px: Decimal,
-    sl_limit_px: Decimal,
     sl_pct: Decimal,
     tp_pct: Decimal,
-    #[serde(default = "on_the_exchange")]
-    stop: StopPlacement,
-    #[serde(default)]
-    legs: Option<Legs>,
-    #[serde(default)]
-    oco_list_id: Option<i64>,
-    #[serde(default)]
-    sl_oid: Option<i64>,
-    #[serde(default)]
-    tp_oid: Option<i64>,
+    #[serde(flatten)]
+    protection: StoredProtection,
     entry_order_id: Option<i64>,
     entry_client_order_id: Option<String>,
-    #[serde(default, alias = "oco_client_order_id")]
-    protection_client_id: Option<String>,
-    protection: ProtectionState,
     source: TradeSource,
     date: String,
     opened_at: String,
 }
 
-fn on_the_exchange() -> StopPlacement {
-    StopPlacement::Exchange
-}
-
 impl From<StoredTrade> for Trade {
     fn from(s: StoredTrade) -> Self {
-        let legacy = s.oco_list_id.map(|list_id| Legs::Oco {
-            list_id,
-            tp_order_id: s.tp_oid,
-            sl_order_id: s.sl_oid,
-        });
         Trade {
             symbol: s.symbol,
             direction: s.direction,
@@ -177,18 +142,38 @@ impl From<StoredTrade> for Trade {
             entry_quote: s.entry_quote,
             sl_px: s.sl_px,
             tp_px: s.tp_px,
-            sl_limit_px: s.sl_limit_px,
             sl_pct: s.sl_pct,
             tp_pct: s.tp_pct,
-            stop: s.stop,
-            legs: s.legs.or(legacy),
+            protection: s.protection.into(),
             entry_order_id: s.entry_order_id,
             entry_client_order_id: s.entry_client_order_id,
-            protection_client_id: s.protection_client_id,
-            protection: s.protection,
             source: s.source,
             date: s.date,
             opened_at: s.opened_at,
+        }
+    }
+}
+
+impl From<Trade> for StoredTrade {
+    fn from(t: Trade) -> Self {
+        StoredTrade {
+            protection: StoredProtection::from(&t.protection),
+            symbol: t.symbol,
+            direction: t.direction,
+            bot: t.bot,
+            exchange: t.exchange,
+            size: t.size,
+            entry_px: t.entry_px,
+            entry_quote: t.entry_quote,
+            sl_px: t.sl_px,
+            tp_px: t.tp_px,
+            sl_pct: t.sl_pct,
+            tp_pct: t.tp_pct,
+            entry_order_id: t.entry_order_id,
+            entry_client_order_id: t.entry_client_order_id,
+            source: t.source,
+            date: t.date,
+            opened_at: t.opened_at,
         }
     }
 }
@@ -232,12 +217,10 @@ pub struct TradeView {
 
 impl Trade {
     pub fn view(&self) -> TradeView {
-        let (placed, protection, error) = match &self.protection {
+        let (placed, protection, error) = match self.protection.state() {
             ProtectionState::Protected => ("ok", "protected", None),
             ProtectionState::Pending => ("pending", "pending", None),
-            ProtectionState::Unprotected { reason } => {
-                ("failed", "unprotected", Some(reason.clone()))
-            }
+            ProtectionState::Unprotected { reason } => ("failed", "unprotected", Some(reason)),
         };
         TradeView {
             symbol: self.symbol.clone(),
@@ -250,10 +233,10 @@ impl Trade {
             tp_px: json_number(self.tp_px),
             sl_pct: json_number(self.sl_pct),
             tp_pct: json_number(self.tp_pct),
-            sl_oid: self.legs.as_ref().and_then(Legs::stop_order_id),
-            tp_oid: self.legs.as_ref().and_then(Legs::take_profit_order_id),
-            oco_list_id: self.legs.as_ref().and_then(Legs::list_id),
-            stop: self.stop.as_str().into(),
+            sl_oid: self.protection.stop_order_id(),
+            tp_oid: self.protection.take_profit_order_id(),
+            oco_list_id: self.protection.list_id(),
+            stop: self.protection.placement().as_str().into(),
             sl_placed: placed.into(),
             tp_placed: placed.into(),
             protection: protection.into(),
@@ -370,6 +353,7 @@ pub fn pnl_of(trade: &Trade, qty: Decimal, exit_quote: Decimal) -> Decimal {
 #[cfg(test)]
 impl Trade {
     pub(crate) fn example(direction: Direction) -> Self {
+        use super::protector::OcoLegs;
         use rust_decimal_macros::dec;
         Trade {
             symbol: "ETHUSDT".into(),
@@ -381,15 +365,15 @@ impl Trade {
             entry_quote: dec!(3000),
             sl_px: dec!(2940),
             tp_px: dec!(3150),
-            sl_limit_px: dec!(2934),
             sl_pct: dec!(2),
             tp_pct: dec!(5),
-            stop: StopPlacement::Exchange,
-            legs: Some(Legs::Oco { list_id: 3, tp_order_id: Some(2), sl_order_id: Some(1) }),
+            protection: TradeProtection::list_in_place(
+                None,
+                dec!(2934),
+                OcoLegs { list_id: 3, tp_order_id: Some(2), sl_order_id: Some(1) },
+            ),
             entry_order_id: None,
             entry_client_order_id: None,
-            protection_client_id: None,
-            protection: ProtectionState::Protected,
             source: TradeSource::Trade,
             date: "2026-01-01".into(),
             opened_at: String::new(),
@@ -413,12 +397,14 @@ mod tests {
             "source": "trade", "date": "2026-03-02", "opened_at": "2026-03-02T08:00:00+00:00"
         });
         let trade: Trade = serde_json::from_value(stored).unwrap();
+        let p = &trade.protection;
         assert_eq!(
-            trade.legs,
-            Some(Legs::Oco { list_id: 7, tp_order_id: Some(12), sl_order_id: Some(11) })
+            (p.list_id(), p.take_profit_order_id(), p.stop_order_id()),
+            (Some(7), Some(12), Some(11))
         );
-        assert_eq!(trade.stop, StopPlacement::Exchange);
-        assert_eq!(trade.protection_client_id.as_deref(), Some("TO_a_ETHUSDT"));
+        assert_eq!(p.placement(), crate::config::StopPlacement::Exchange);
+        assert_eq!(p.client_id(), Some("TO_a_ETHUSDT"));
+        assert!(p.is_protected());
         let again: Trade = serde_json::from_value(serde_json::to_value(&trade).unwrap()).unwrap();
         assert_eq!(again, trade, "the new shape reads back the same");
     }

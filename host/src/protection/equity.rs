@@ -115,7 +115,6 @@ mod tests {
         Trade {
             size: d(size),
             entry_quote: d(entry_quote),
-            legs: None,
             date: "2026-03-02".into(),
             opened_at: "2026-03-02T08:00:00+00:00".into(),
             ..Trade::example(direction)

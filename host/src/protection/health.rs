@@ -18,7 +18,7 @@ use utoipa::ToSchema;
 
 use super::Protection;
 use crate::activity::AgentName;
-use crate::execution::trade::{Legs, ProtectionState, Trade};
+use crate::execution::trade::{ProtectionState, Trade};
 use crate::execution::{ListRead, protection_gone};
 use crate::messenger::{MessengerError, templates};
 
@@ -225,7 +225,7 @@ impl Protection {
         };
         let unprotected: Vec<String> = trades
             .iter()
-            .filter_map(|t| match &t.protection {
+            .filter_map(|t| match t.protection.state() {
                 ProtectionState::Unprotected { reason } => Some(format!(
                     "{} ({} without a stop-loss: {reason})",
                     t.symbol,
@@ -276,13 +276,7 @@ impl Protection {
             .iter()
             .filter(|t| protection_gone(t, &open))
             .map(|t| {
-                let what = match &t.legs {
-                    Some(Legs::Oco { list_id, .. }) => format!("order list {list_id}"),
-                    Some(Legs::Watched { tp_order_id }) => {
-                        format!("take-profit order {tp_order_id}")
-                    }
-                    None => "nothing".into(),
-                };
+                let what = t.protection.orders_named();
                 format!(
                     "{}: protected by {what} in the store, but the exchange has no such open \
                      order (the protection run settles it)",
@@ -291,9 +285,7 @@ impl Protection {
             })
             .collect();
         for list in &open.lists {
-            let tracked = trades
-                .iter()
-                .any(|t| t.legs.as_ref().and_then(Legs::list_id) == Some(list.order_list_id));
+            let tracked = trades.iter().any(|t| t.protection.list_id() == Some(list.order_list_id));
             if !tracked {
                 found.push(format!(
                     "{}: order list {} is open on the exchange but belongs to no open trade \

@@ -13,9 +13,10 @@
 //! - [`health`]: the health check (exchange, clock, license, stops, messenger).
 //! - [`trailing`]: the protection run, every minute: exits the exchange made, gapped stops,
 //!   the trailing stop.
-//! - [`watch`]: the stops the service watches, checked every second while no price stream
-//!   is live.
 //! - [`reactions`]: the same safety nets driven by the exchange's streams (fills, prices).
+//!
+//! Each kind of protection (an OCO on the exchange, a stop the service watches, with its own
+//! polling loop) is one component of `execution::protector`; these jobs call its face.
 
 mod drawdown;
 mod equity;
@@ -25,7 +26,6 @@ pub mod reactions;
 mod report;
 mod stream_outage;
 mod trailing;
-pub mod watch;
 
 use std::sync::Arc;
 

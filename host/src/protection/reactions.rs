@@ -24,7 +24,8 @@ use super::trailing::{self, TrailSettings, wanted_stop};
 use crate::background::Background;
 use crate::exchange::OrderStatus;
 use crate::exchange::feed::{ExchangeEvent, Feed, OrderUpdate};
-use crate::execution::{Direction, ListRead, watched::stop_crossed};
+use crate::execution::trade::Trade;
+use crate::execution::{ListRead, PriceReaction, price_reaction};
 
 /// How often the followed symbols are brought in line with the open trades.
 const SYMBOLS_EVERY: Duration = Duration::from_secs(1);
@@ -47,7 +48,7 @@ pub fn spawn(protection: &Protection, feed: Arc<Feed>) -> Background {
                     protection.observe_streams(&feed.status(), &mut outage);
                     // Prices that came too soon for trailing: their turn may have come.
                     for (symbol, price) in std::mem::take(&mut due.deferred) {
-                        protection.exchange_stop_at(&symbol, price, &mut due).await;
+                        protection.price_moved(&symbol, price, &mut due).await;
                     }
                 }
                 event = events.recv() => {
@@ -92,8 +93,7 @@ impl Protection {
             self.check_pending_entries().await;
         }
         for (symbol, price) in batch.prices {
-            self.watched_stop_at(&symbol, price).await;
-            self.exchange_stop_at(&symbol, price, due).await;
+            self.price_moved(&symbol, price, due).await;
         }
     }
 
@@ -123,53 +123,37 @@ impl Protection {
         }
     }
 
-    /// Exits a trade whose watched stop `price` crossed.
-    async fn watched_stop_at(&self, symbol: &str, price: Decimal) {
+    /// A streamed price for `symbol`'s trade, as its protection reads it: a watched stop it
+    /// crossed exits at once; an exchange stop is checked for a gap once the price is past
+    /// its limit (at most every 2 s), else the trailing rule runs (at most one move per
+    /// `[protection] trail_interval_ms`; a price that comes too soon is tried again later).
+    async fn price_moved(&self, symbol: &str, price: Decimal, due: &mut Due) {
         let execution = &self.inner.execution;
         let Ok(trades) = execution.book().open_trades() else { return };
-        let crossed =
-            trades.iter().any(|t| t.symbol == symbol && t.stop_watched() && stop_crossed(t, price));
-        if !crossed {
-            return;
-        }
-        if let Err(err) = execution.exit_at_watched_stop(symbol, price).await {
-            tracing::error!(%symbol, %err, "watched stop crossed but the exit failed");
-            self.log(
-                "finance",
-                &format!("watched stop {symbol} crossed; exit failed: {err}"),
-                "error",
-            );
-        }
-    }
-}
-
-impl Protection {
-    /// A streamed price for a trade whose stop rests on the exchange: a gap check once the
-    /// price is past the stop's limit, else the trailing rule.
-    async fn exchange_stop_at(&self, symbol: &str, price: Decimal, due: &mut Due) {
-        let execution = &self.inner.execution;
-        let Ok(trades) = execution.book().open_trades() else { return };
-        let Some(trade) = trades.into_iter().find(|t| t.symbol == symbol && !t.stop_watched())
-        else {
-            return;
-        };
+        let Some(trade) = trades.into_iter().find(|t| t.symbol == symbol) else { return };
         let now = self.inner.clock.now_ms();
-        let past_limit = match trade.direction {
-            Direction::Buy => price < trade.sl_limit_px,
-            Direction::Sell => price > trade.sl_limit_px,
-        };
-        if past_limit {
-            if due.take(symbol, Step::Gap, now, GAP_CHECK_EVERY_MS) {
-                let _one = self.inner.trailing.lock().await;
-                let gap_exit = self.inner.config.protection.gap_exit;
-                if let Err(err) = trailing::gap_of(execution, &trade, gap_exit).await {
-                    tracing::warn!(%err, "gap check on a streamed price failed");
+        match price_reaction(&trade, price) {
+            PriceReaction::Nothing => {}
+            PriceReaction::ExitAtStop => execution.exit_at_crossed_stop(symbol, price).await,
+            PriceReaction::CheckGap => {
+                if due.take(symbol, Step::Gap, now, GAP_CHECK_EVERY_MS) {
+                    let _one = self.inner.trailing.lock().await;
+                    let gap_exit = self.inner.config.protection.gap_exit;
+                    if let Err(err) = trailing::gap_of(execution, &trade, gap_exit).await {
+                        tracing::warn!(%err, "gap check on a streamed price failed");
+                    }
                 }
             }
-            return;
+            PriceReaction::Trail => self.trail_on(&trade, price, now, due).await,
         }
+    }
+
+    /// The trailing rule on a streamed price, for a stop resting on the exchange.
+    async fn trail_on(&self, trade: &Trade, price: Decimal, now: i64, due: &mut Due) {
+        let execution = &self.inner.execution;
+        let symbol = trade.symbol.as_str();
         let settings = TrailSettings::of(&execution.strategy_keys(&trade.bot));
-        if wanted_stop(&trade, price, &settings).is_none() {
+        if wanted_stop(trade, price, &settings).is_none() {
             return;
         }
         let every =
@@ -180,7 +164,7 @@ impl Protection {
             return;
         }
         let _one = self.inner.trailing.lock().await;
-        match trailing::trail_at(execution, &trade, price).await {
+        match trailing::trail_at(execution, trade, price).await {
             Ok(Some(update)) => {
                 let mut raised = self.inner.raised.lock().unwrap_or_else(|e| e.into_inner());
                 // One row per symbol (from its first old stop to its latest), so the list is

@@ -132,7 +132,7 @@ pub async fn run(
             Err(err) => report.errors.push(err),
         }
         let settings = TrailSettings::of(&execution.strategy_keys(&trade.bot));
-        if !settings.enabled || trade.legs.is_none() {
+        if !settings.enabled || !trade.protection.has_legs() {
             continue;
         }
         let price = match exchange.price(&trade.symbol).await {
@@ -184,7 +184,7 @@ pub async fn trail_with(
     price: Decimal,
     settings: &TrailSettings,
 ) -> Result<Option<TrailUpdate>, String> {
-    if trade.legs.is_none() {
+    if !trade.protection.has_legs() {
         return Ok(None);
     }
     let Some((stop, profit_pct)) = wanted_stop(trade, price, settings) else {
@@ -273,7 +273,6 @@ mod tests {
             entry_quote: entry,
             sl_px: sl,
             tp_px: tp,
-            sl_limit_px: sl,
             ..Trade::example(direction)
         }
     }

@@ -77,7 +77,8 @@ pub(super) fn read(metrics: &Metrics, state: &AppState) -> Result<(), StoreError
     describe(metrics);
     let trades = state.execution.book().open_trades()?;
     for name in PROTECTION {
-        let count = trades.iter().filter(|t| protection_name(&t.protection) == name).count();
+        let count =
+            trades.iter().filter(|t| protection_name(&t.protection.state()) == name).count();
         let label = vec![Label::from_static_parts("protection", name)];
         metrics.gauge(OPEN_TRADES, label).set(count as f64);
     }

@@ -2,20 +2,21 @@
 //! exchange without exchange-side stops): only the take-profit rests on the exchange, as a
 //! LIMIT for the trade's size; the stop is a level in the store. Setting or moving it sends
 //! nothing — it is journaled (kind `watched_stop`) so the trade's stop history reads the same
-//! as with an OCO. When the price crosses it (`protection::watch`, at least once a second), the
+//! as with an OCO. When the price crosses it ([`super::watch`], at least once a second), the
 //! take-profit is cancelled and the coin sold at market, with one client order id per trade's
 //! protection (its own id plus `X`): a second trigger, a restart or an ambiguous answer finds
 //! that exit in the journal and looks it up instead of selling again.
 
 use rust_decimal::Decimal;
 
-use super::book::put_trade_in;
-use super::client_id::{ClientOrderId, Purpose};
-use super::close::Exit;
-use super::journal::OrderKind;
-use super::trade::{CloseReason, ClosedTrade, Direction, Legs, ProtectionState, Trade};
-use super::{Execution, ExecutionError, SendError};
-use crate::exchange::{NewOrder, Order, Price, Qty};
+use super::{Kind, Placement, StopMove};
+use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, Price, Qty};
+use crate::execution::book::put_trade_in;
+use crate::execution::client_id::{ClientOrderId, Purpose};
+use crate::execution::close::Exit;
+use crate::execution::journal::OrderKind;
+use crate::execution::trade::{CloseReason, ClosedTrade, Direction, Trade};
+use crate::execution::{Execution, ExecutionError, SendError};
 
 /// True when `price` has crossed `trade`'s stop: at or below it for a long, at or above it for
 /// a sold position.
@@ -30,25 +31,23 @@ pub fn stop_crossed(trade: &Trade, price: Decimal) -> bool {
 }
 
 /// `trade` protected by its resting take-profit `tp`, the stop watched.
-pub(crate) fn watched(trade: &Trade, tp: &Order) -> Trade {
-    Trade {
-        legs: Some(Legs::Watched { tp_order_id: tp.order_id }),
-        protection: ProtectionState::Protected,
-        ..trade.clone()
-    }
+pub(crate) fn protected_by_take_profit(trade: &Trade, tp: &Order) -> Trade {
+    let kind = Kind::Watched { placement: Placement::Protected(tp.order_id) };
+    let protection = super::TradeProtection { kind, ..trade.protection.clone() };
+    Trade { protection, ..trade.clone() }
 }
 
 /// The client order id of the market exit at a watched stop: one per trade's protection.
 fn exit_id(trade: &Trade, now_ms: i64) -> String {
-    trade.protection_client_id.as_deref().and_then(|id| ClientOrderId::leg(id, 'X')).unwrap_or_else(
-        || ClientOrderId::fresh(Purpose::WatchedExit, now_ms, &trade.symbol).into_string(),
-    )
+    trade.protection.client_id().and_then(|id| ClientOrderId::leg(id, 'X')).unwrap_or_else(|| {
+        ClientOrderId::fresh(Purpose::WatchedExit, now_ms, &trade.symbol).into_string()
+    })
 }
 
 impl Execution {
     /// Places the resting take-profit of a watched trade (client id `client_id`) and journals
     /// its stop; the trade comes back protected.
-    pub(crate) async fn place_watched(
+    pub(super) async fn place_watched(
         &self,
         trade: &Trade,
         client_id: &str,
@@ -65,20 +64,20 @@ impl Execution {
         let placed = trade.clone();
         let tp = orders
             .place(&order, OrderKind::TakeProfit, cause, None, |w, tp| {
-                put_trade_in(w, &watched(&placed, tp))
+                put_trade_in(w, &protected_by_take_profit(&placed, tp))
             })
             .await?;
-        let trade = watched(trade, &tp);
+        let trade = protected_by_take_profit(trade, &tp);
         self.journal_watched_stop(&trade, cause)?;
         Ok(trade)
     }
 
     /// Records the level of a watched stop in the journal (nothing is sent).
-    pub(crate) fn journal_watched_stop(&self, trade: &Trade, cause: &str) -> Result<(), SendError> {
+    fn journal_watched_stop(&self, trade: &Trade, cause: &str) -> Result<(), SendError> {
         let orders = self.orders().map_err(|e| SendError::Exchange(no_client(e)))?;
         let now = self.inner.clock.now_ms();
         let id = ClientOrderId::fresh(Purpose::WatchedStop, now, &trade.symbol);
-        let tp_order_id = trade.legs.as_ref().and_then(Legs::take_profit_order_id);
+        let tp_order_id = trade.protection.take_profit_order_id();
         orders.note_watched_stop(id.as_str(), &trade.symbol, trade.sl_px, tp_order_id, cause)?;
         Ok(())
     }
@@ -94,7 +93,7 @@ impl Execution {
         let Some(trade) = self.inner.book.open_trade(symbol)? else {
             return Ok(None);
         };
-        if !trade.stop_watched() || !stop_crossed(&trade, price) {
+        if !trade.protection.stop_watched() || !stop_crossed(&trade, price) {
             return Ok(None);
         }
         let exit = Exit {
@@ -111,25 +110,80 @@ impl Execution {
         self.announce_exit(&closed);
         Ok(Some(closed))
     }
+
+    /// Moves a watched stop to `new_sl`: nothing on the exchange to replace, the service
+    /// watches the new level (journaled like a placed stop).
+    pub(super) fn move_watched_stop(
+        &self,
+        trade: Trade,
+        new_sl: Decimal,
+    ) -> Result<StopMove, ExecutionError> {
+        let moved = Trade { sl_px: new_sl, ..trade };
+        self.inner.book.put_trade(&moved)?;
+        self.journal_watched_stop(&moved, &format!("trailing stop {}", moved.symbol))
+            .map_err(|e| ExecutionError::from_send(e, "watched stop"))?;
+        Ok(StopMove::Moved(moved))
+    }
+
+    pub(super) async fn cancel_take_profit(
+        &self,
+        symbol: &str,
+        tp_order_id: i64,
+    ) -> Result<(), ExchangeError> {
+        let orders = self.orders().map_err(no_client)?;
+        orders.exchange.cancel_order(symbol, &OrderRef::Id(tp_order_id)).await.map(|_| ())
+    }
+
+    /// A watched trade's take-profit that is no longer open: filled, the trade closes at its
+    /// price; ended without a fill (cancelled outside the service), the trade is marked
+    /// unprotected — the service still watches its stop — unless it is being closed anyway.
+    pub(super) async fn settle_finished_take_profit(
+        &self,
+        trade: &Trade,
+        tp_order_id: i64,
+        closing: bool,
+    ) -> Result<Option<ClosedTrade>, ExecutionError> {
+        let orders = self.orders()?;
+        let tp = orders
+            .order_with_fills(&trade.symbol, &OrderRef::Id(tp_order_id))
+            .await
+            .map_err(|e| ExecutionError::from_send(e, &tp_order_id.to_string()))?;
+        if tp.status.is_open() {
+            return Ok(None);
+        }
+        if tp.executed_qty.0.is_zero() {
+            if !closing {
+                self.mark_unprotected(
+                    trade.clone(),
+                    "the take-profit was cancelled on the exchange without a fill; the service \
+                     still watches the stop"
+                        .into(),
+                );
+            }
+            return Ok(None);
+        }
+        self.record_exit(trade, &tp, CloseReason::TakeProfit).await
+    }
 }
 
-fn no_client(err: ExecutionError) -> crate::exchange::ExchangeError {
-    crate::exchange::ExchangeError::NotConfigured { detail: err.to_string() }
+fn no_client(err: ExecutionError) -> ExchangeError {
+    ExchangeError::NotConfigured { detail: err.to_string() }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::execution::trade::StopPlacement;
+    use crate::config::StopPlacement;
+    use crate::execution::protector::TradeProtection;
     use rust_decimal_macros::dec;
 
     fn trade(direction: Direction, sl: Decimal) -> Trade {
+        let pending =
+            TradeProtection::pending(StopPlacement::Service, sl, Some("SO_abc_ETHUSDT".into()));
+        let kind = Kind::Watched { placement: Placement::Protected(9) };
         Trade {
             sl_px: sl,
-            sl_limit_px: sl,
-            stop: StopPlacement::Service,
-            legs: Some(Legs::Watched { tp_order_id: 9 }),
-            protection_client_id: Some("SO_abc_ETHUSDT".into()),
+            protection: TradeProtection { kind, ..pending },
             ..Trade::example(direction)
         }
     }

@@ -1,0 +1,427 @@
+//! A trade's protection behind one face, one component per kind.
+//!
+//! Where a trade's stop lives is chosen when it opens (`[protection] stop` and the exchange's
+//! capability) and never changes:
+//! - [`oco`]: one OCO order list on the book — a LIMIT_MAKER take-profit and a STOP_LOSS_LIMIT
+//!   stop (exchange A's native bracket). Moving the stop replaces the list; a stop that
+//!   triggered without filling is a gap.
+//! - [`watched`]: a resting take-profit LIMIT while the service watches the stop and exits at
+//!   market when the price crosses it ([`watch`] polls the prices when no stream brings them).
+//!
+//! [`TradeProtection`] is what a trade holds: the kind, its orders once placed, and whether they
+//! are in place, in one type that cannot name the orders of the other kind, call a trade
+//! protected without its orders, or give a watched stop a stop-limit price. Execution and the
+//! protection jobs place, cancel, move, settle and reconcile through the face below
+//! ([`Execution::place_protection`] and its neighbours) and never branch on the kind: this file
+//! is the only place outside the two components that does.
+
+mod oco;
+mod stored;
+pub mod watch;
+mod watched;
+
+use rust_decimal::Decimal;
+
+pub use oco::OcoLegs;
+pub(crate) use oco::protected_by_list;
+pub(crate) use stored::StoredProtection;
+pub(crate) use watched::protected_by_take_profit;
+
+use super::journal::Commit;
+use super::restop::StopMove;
+use super::trade::{ClosedTrade, ProtectionState, Trade};
+use super::{Execution, ExecutionError, SendError};
+use crate::config::StopPlacement;
+use crate::exchange::feed::OrderUpdate;
+use crate::exchange::{ExchangeError, Order, OrderList, SymbolRules};
+
+/// How an open trade is protected: where its stop lives, the orders placed for it, whether
+/// they are in place, and the client order id they are (or will be) placed under.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TradeProtection {
+    /// Client order id of the protection (the OCO list, or the watched trade's take-profit),
+    /// derived from the cause of the entry; a watched stop's exit uses it with an `X` suffix.
+    client_id: Option<String>,
+    kind: Kind,
+}
+
+/// The kinds of protection, each with the orders it places.
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    /// An OCO list; `stop_limit_px` is its stop leg's limit (the stop × 0.998 on the tick).
+    Oco { stop_limit_px: Decimal, placement: Placement<OcoLegs> },
+    /// A resting take-profit (its order id once placed); the stop is a level the service
+    /// watches.
+    Watched { placement: Placement<i64> },
+}
+
+/// Whether the orders `L` of a protection are in place.
+#[derive(Debug, Clone, PartialEq)]
+enum Placement<L> {
+    /// Being placed: nothing on the exchange yet (a restart in this state makes
+    /// reconciliation look the protection up by its client id, then place it).
+    Pending,
+    /// In place.
+    Protected(L),
+    /// Not in place: placing failed (no orders), or the orders ended on the exchange without
+    /// a fill (they are kept, so reconciliation knows to place anew under a fresh id).
+    Unprotected { reason: String, legs: Option<L> },
+}
+
+impl<L> Placement<L> {
+    fn legs(&self) -> Option<&L> {
+        match self {
+            Self::Protected(legs) => Some(legs),
+            Self::Unprotected { legs, .. } => legs.as_ref(),
+            Self::Pending => None,
+        }
+    }
+
+    fn state(&self) -> ProtectionState {
+        match self {
+            Self::Pending => ProtectionState::Pending,
+            Self::Protected(_) => ProtectionState::Protected,
+            Self::Unprotected { reason, .. } => {
+                ProtectionState::Unprotected { reason: reason.clone() }
+            }
+        }
+    }
+
+    fn unprotected(self, reason: String) -> Self {
+        Self::Unprotected { reason, legs: self.into_legs() }
+    }
+
+    /// The same state without the orders (they ended; new ones get a fresh id).
+    fn without_legs(self) -> Self {
+        match self {
+            Self::Unprotected { reason, .. } => Self::Unprotected { reason, legs: None },
+            Self::Pending | Self::Protected(_) => Self::Pending,
+        }
+    }
+
+    fn into_legs(self) -> Option<L> {
+        match self {
+            Self::Protected(legs) => Some(legs),
+            Self::Unprotected { legs, .. } => legs,
+            Self::Pending => None,
+        }
+    }
+}
+
+impl TradeProtection {
+    /// The protection of a new trade, not placed yet: an OCO whose stop leg's limit is
+    /// `stop_limit_px` where the stop lives on the exchange, else a watched stop.
+    pub fn pending(stop: StopPlacement, stop_limit_px: Decimal, client_id: Option<String>) -> Self {
+        let kind = match stop {
+            StopPlacement::Exchange => Kind::Oco { stop_limit_px, placement: Placement::Pending },
+            StopPlacement::Service => Kind::Watched { placement: Placement::Pending },
+        };
+        Self { client_id, kind }
+    }
+
+    /// Where the stop lives.
+    pub fn placement(&self) -> StopPlacement {
+        match self.kind {
+            Kind::Oco { .. } => StopPlacement::Exchange,
+            Kind::Watched { .. } => StopPlacement::Service,
+        }
+    }
+
+    /// True when the service watches the stop (no stop order on the exchange).
+    pub fn stop_watched(&self) -> bool {
+        matches!(self.kind, Kind::Watched { .. })
+    }
+
+    /// Pending, protected, or unprotected with the reason.
+    pub fn state(&self) -> ProtectionState {
+        match &self.kind {
+            Kind::Oco { placement, .. } => placement.state(),
+            Kind::Watched { placement } => placement.state(),
+        }
+    }
+
+    pub fn is_protected(&self) -> bool {
+        self.state() == ProtectionState::Protected
+    }
+
+    pub fn client_id(&self) -> Option<&str> {
+        self.client_id.as_deref()
+    }
+
+    /// True once orders were placed (in place, or ended on the exchange).
+    pub fn has_legs(&self) -> bool {
+        self.list_id().is_some() || self.take_profit_order_id().is_some()
+    }
+
+    /// The take-profit's order id on the exchange, once known.
+    pub fn take_profit_order_id(&self) -> Option<i64> {
+        match &self.kind {
+            Kind::Oco { placement, .. } => placement.legs().and_then(|l| l.tp_order_id),
+            Kind::Watched { placement } => placement.legs().copied(),
+        }
+    }
+
+    /// The stop's order id on the exchange (none for a watched stop).
+    pub fn stop_order_id(&self) -> Option<i64> {
+        self.oco_legs().and_then(|l| l.sl_order_id)
+    }
+
+    /// The OCO list's id (none for a watched stop).
+    pub fn list_id(&self) -> Option<i64> {
+        self.oco_legs().map(|l| l.list_id)
+    }
+
+    fn oco_legs(&self) -> Option<&OcoLegs> {
+        match &self.kind {
+            Kind::Oco { placement, .. } => placement.legs(),
+            Kind::Watched { .. } => None,
+        }
+    }
+
+    /// True when `other` names the same orders (whatever their state).
+    pub fn same_orders(&self, other: &Self) -> bool {
+        (self.list_id(), self.take_profit_order_id(), self.stop_order_id())
+            == (other.list_id(), other.take_profit_order_id(), other.stop_order_id())
+    }
+
+    /// What protects the trade, in the words of a report.
+    pub fn name(&self) -> &'static str {
+        match self.kind {
+            Kind::Oco { .. } => "OCO",
+            Kind::Watched { .. } => "take-profit (stop watched)",
+        }
+    }
+
+    /// The orders that protect the trade, in the words of a report ("order list 7").
+    pub fn orders_named(&self) -> String {
+        match (self.list_id(), self.take_profit_order_id()) {
+            (Some(list_id), _) => format!("order list {list_id}"),
+            (None, Some(tp)) => format!("take-profit order {tp}"),
+            (None, None) => "nothing".into(),
+        }
+    }
+
+    /// Not in place because of `reason`; orders placed before are kept.
+    pub fn unprotected(self, reason: String) -> Self {
+        let kind = match self.kind {
+            Kind::Oco { stop_limit_px, placement } => {
+                Kind::Oco { stop_limit_px, placement: placement.unprotected(reason) }
+            }
+            Kind::Watched { placement } => {
+                Kind::Watched { placement: placement.unprotected(reason) }
+            }
+        };
+        Self { kind, ..self }
+    }
+
+    /// Nothing placed, to be placed anew under `client_id`.
+    pub fn unplaced(self, client_id: String) -> Self {
+        let kind = match self.kind {
+            Kind::Oco { stop_limit_px, .. } => {
+                Kind::Oco { stop_limit_px, placement: Placement::Pending }
+            }
+            Kind::Watched { .. } => Kind::Watched { placement: Placement::Pending },
+        };
+        Self { client_id: Some(client_id), kind }
+    }
+
+    /// The same state, with the orders that ended on the exchange forgotten and `client_id`
+    /// for the new ones (their old id is journaled as placed).
+    pub fn renewed(self, client_id: String) -> Self {
+        let kind = match self.kind {
+            Kind::Oco { stop_limit_px, placement } => {
+                Kind::Oco { stop_limit_px, placement: placement.without_legs() }
+            }
+            Kind::Watched { placement } => Kind::Watched { placement: placement.without_legs() },
+        };
+        Self { client_id: Some(client_id), kind }
+    }
+
+    /// With the stop leg's limit at `stop_limit_px` (an OCO's; a watched stop has none).
+    pub fn with_stop_limit(self, stop_limit_px: Decimal) -> Self {
+        let kind = match self.kind {
+            Kind::Oco { placement, .. } => Kind::Oco { stop_limit_px, placement },
+            watched @ Kind::Watched { .. } => watched,
+        };
+        Self { kind, ..self }
+    }
+
+    /// Whether `update` (an order that is no longer open) ended one of these orders.
+    fn ended_by(&self, update: &OrderUpdate) -> bool {
+        update.list_id.is_some() && self.list_id() == update.list_id
+            || self.take_profit_order_id() == Some(update.order_id)
+            || self.stop_order_id() == Some(update.order_id)
+    }
+
+    /// The watched trade's take-profit, which rests alone on the book (not in a list).
+    fn lone_take_profit(&self) -> Option<i64> {
+        match &self.kind {
+            Kind::Watched { placement } => placement.legs().copied(),
+            Kind::Oco { .. } => None,
+        }
+    }
+}
+
+/// The exchange's open protection, read once per run: its open order lists (OCO legs) and,
+/// when a trade's stop is watched, its open orders (the resting take-profits).
+#[derive(Debug, Clone, Default)]
+pub struct OpenProtection {
+    pub lists: Vec<OrderList>,
+    /// `None` when not read (no trade's take-profit rests alone).
+    pub orders: Option<Vec<Order>>,
+}
+
+impl OpenProtection {
+    /// Which reads `trades` need: the order lists when one has an OCO, the open orders when
+    /// one's take-profit rests alone.
+    pub(crate) fn needed(trades: &[Trade]) -> (bool, bool) {
+        let lists = trades.iter().any(|t| t.protection.list_id().is_some());
+        let orders = trades.iter().any(|t| t.protection.lone_take_profit().is_some());
+        (lists, orders)
+    }
+}
+
+/// Whether one of `updates` (what the exchange pushed) ends one of the protection orders of
+/// `trades` (a leg filled, cancelled or expired): only then is there an exit to settle.
+pub fn ends_protection(trades: &[Trade], updates: &[OrderUpdate]) -> bool {
+    updates.iter().filter(|u| !u.status.is_open()).any(|update| {
+        trades.iter().filter(|t| t.symbol == update.symbol).any(|t| t.protection.ended_by(update))
+    })
+}
+
+/// A protected trade whose protection the exchange no longer has open (a trade's take-profit
+/// counts only when the open orders were read).
+pub fn protection_gone(trade: &Trade, open: &OpenProtection) -> bool {
+    if !trade.protection.is_protected() {
+        return false;
+    }
+    if let Some(list_id) = trade.protection.list_id() {
+        return !open.lists.iter().any(|l| l.order_list_id == list_id);
+    }
+    match (trade.protection.lone_take_profit(), &open.orders) {
+        (Some(tp), Some(orders)) => !orders.iter().any(|o| o.order_id == tp),
+        _ => false,
+    }
+}
+
+/// What a price means for a trade's stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PriceReaction {
+    /// Nothing to do.
+    Nothing,
+    /// The watched stop was crossed: exit at market now.
+    ExitAtStop,
+    /// The price is past the exchange stop's limit: it may have triggered without filling.
+    CheckGap,
+    /// The exchange stop is working: the trailing rule may raise it.
+    Trail,
+}
+
+/// What `price` means for `trade`'s stop.
+pub fn price_reaction(trade: &Trade, price: Decimal) -> PriceReaction {
+    match &trade.protection.kind {
+        Kind::Oco { stop_limit_px, .. } => oco::price_reaction(trade, *stop_limit_px, price),
+        Kind::Watched { .. } if watched::stop_crossed(trade, price) => PriceReaction::ExitAtStop,
+        Kind::Watched { .. } => PriceReaction::Nothing,
+    }
+}
+
+impl Execution {
+    /// Places `trade`'s protection under `client_id` once (the caller retries): the trade
+    /// comes back protected, as stored.
+    pub(crate) async fn place_protection(
+        &self,
+        trade: &Trade,
+        client_id: &str,
+        cause: &str,
+        commit: Commit,
+    ) -> Result<Trade, SendError> {
+        match &trade.protection.kind {
+            Kind::Oco { stop_limit_px, .. } => {
+                self.place_oco(trade, *stop_limit_px, client_id, cause, commit).await
+            }
+            Kind::Watched { .. } => self.place_watched(trade, client_id, cause).await,
+        }
+    }
+
+    /// Cancels what protects `trade` on the exchange, so its coin is free to sell (nothing to
+    /// do before anything was placed). `UnknownOrder` means it had already finished there.
+    pub(crate) async fn cancel_protection(&self, trade: &Trade) -> Result<(), ExchangeError> {
+        match &trade.protection.kind {
+            Kind::Oco { placement, .. } => match placement.legs() {
+                Some(legs) => self.cancel_oco(&trade.symbol, legs.list_id).await,
+                None => Ok(()),
+            },
+            Kind::Watched { placement } => match placement.legs() {
+                Some(tp) => self.cancel_take_profit(&trade.symbol, *tp).await,
+                None => Ok(()),
+            },
+        }
+    }
+
+    /// For a trade whose protection finished on the exchange: records the close at the
+    /// filled leg's price. `None` when the protection is still working, or nothing filled
+    /// (a stop that triggered without filling; `closing` cancels it so its coin can be sold),
+    /// or when the orders ended without a fill (the trade is then marked unprotected, unless
+    /// it is being closed anyway).
+    pub(crate) async fn settle_finished(
+        &self,
+        trade: &Trade,
+        closing: bool,
+    ) -> Result<Option<ClosedTrade>, ExecutionError> {
+        match &trade.protection.kind {
+            Kind::Oco { placement, .. } => match placement.legs() {
+                Some(legs) => self.settle_finished_list(trade, legs.list_id, closing).await,
+                None => Ok(None),
+            },
+            Kind::Watched { placement } => match placement.legs() {
+                Some(tp) => self.settle_finished_take_profit(trade, *tp, closing).await,
+                None => Ok(None),
+            },
+        }
+    }
+
+    /// Moves the stop of `trade` (protected) to `new_sl`, already checked and on the tick.
+    pub(crate) async fn replace_stop(
+        &self,
+        trade: Trade,
+        new_sl: Decimal,
+        rules: &SymbolRules,
+    ) -> Result<StopMove, ExecutionError> {
+        match &trade.protection.kind {
+            Kind::Oco { placement, .. } => match placement.legs() {
+                Some(legs) => {
+                    let list_id = legs.list_id;
+                    self.replace_oco(trade, list_id, new_sl, rules).await
+                }
+                None => Err(not_placed(&trade)),
+            },
+            Kind::Watched { .. } => self.move_watched_stop(trade, new_sl),
+        }
+    }
+
+    /// The price, when `trade`'s stop triggered but did not fill because the market gapped
+    /// beyond its limit (the position is still open: spec, bracket step 3). `None` otherwise
+    /// (a watched stop has no limit to miss).
+    pub async fn stop_gap(&self, trade: &Trade) -> Result<Option<Decimal>, ExecutionError> {
+        match (trade.protection.stop_order_id(), trade.protection.is_protected()) {
+            (Some(sl_order_id), true) => self.oco_stop_gap(trade, sl_order_id).await,
+            _ => Ok(None),
+        }
+    }
+
+    /// Looks up, by its client id, protection of `trade` that may have been placed although
+    /// the store does not name it (its journal row did not wait for the disk). `Ok(None)`
+    /// when the exchange has none, or the kind leaves nothing to look up; `Err` when the
+    /// exchange cannot tell.
+    pub(crate) async fn find_placed(&self, trade: &Trade) -> Result<Option<Trade>, String> {
+        match (&trade.protection.kind, trade.protection.client_id()) {
+            (Kind::Oco { .. }, Some(client_id)) => self.find_oco(trade, client_id).await,
+            _ => Ok(None),
+        }
+    }
+}
+
+fn not_placed(trade: &Trade) -> ExecutionError {
+    ExecutionError::Refused(format!("{} has no protection to move", trade.symbol))
+}
