@@ -14,10 +14,11 @@
 //!   boss's approval bound to a signal's terms, cleanup, and the optional reader of the boss's
 //!   YES/NO replies (`[messenger] handle_replies`).
 //! - [`execution`]: every order the service sends: sizing, the bracket (MARKET entry, then an
-//!   OCO or a resting take-profit with a watched stop), close, manual LIMIT entries, the order
+//!   OCO or a resting take-profit with a watched stop, one `protector` component each, with
+//!   the watched stop's polling loop), close, manual LIMIT entries, the order
 //!   journal, the trade book and history, settlement of exits, stop moves, reconciliation.
-//! - [`protection`]: the protection run (exits the exchange made, gapped stops, trailing), the
-//!   watched-stop loop, reactions to the exchange's streams, the drawdown pause, the equity
+//! - [`protection`]: the protection run (exits the exchange made, gapped stops, trailing),
+//!   reactions to the exchange's streams, the drawdown pause, the equity
 //!   series, the daily PnL report and the health check.
 //! - [`exchange`]: the `Exchange` trait and the `OrderLists` face an adapter offers or not
 //!   (exchange A's does, exchange B's does not), exchange A's and exchange B's REST clients and stream

@@ -7,8 +7,9 @@
 //! unsettled, leave a filled entry unprotected without alerting the boss, or sell while an OCO
 //! still locks the coin. It talks to the exchange only through the `Exchange` trait.
 //!
-//! - [`bracket`]: entry + protection (and re-protection); [`legs`] says what protects a trade
-//!   (an OCO list, or a resting take-profit and a watched stop: [`watched`]).
+//! - [`bracket`]: entry + protection (and re-protection).
+//! - [`protector`]: a trade's protection, one component per kind behind one face (an OCO
+//!   list, or a resting take-profit and a stop the service watches, with its polling loop).
 //! - [`close`]: close and closeall (cancel the OCO, wait for the coin, sell what is free).
 //! - [`manual`]: manual LIMIT entries with a time to live (pending entries).
 //! - [`reconcile`]: settles differences between the store, the journal and the exchange.
@@ -16,7 +17,7 @@
 //!   order ids that name their cause and purpose.
 //! - [`book`]: open trades, history and daily counters in the store.
 //! - [`settle`]: what the exchange closed on its own (a filled take-profit or stop-loss).
-//! - [`restop`]: moving the stop of a protected trade (trailing), spotting a gapped stop.
+//! - [`restop`]: checking a new stop for a protected trade (trailing) before its kind moves it.
 //! - [`restore`]: an operator puts a trade record into the book.
 //! - [`stats`]: aggregates of the closed-trade history; [`sync`]: round trips made outside the
 //!   service copied into that history.
