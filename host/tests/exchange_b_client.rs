@@ -92,7 +92,10 @@ fn sent_with(sim: &RunningSim, id: &str) -> usize {
 #[tokio::test]
 async fn reads_rules_prices_klines_and_balances() {
     let (_sim, b) = start(KEY).await;
-    assert_eq!((b.name(), b.protection()), ("exchange_b", Protection::Watched));
+    assert_eq!(
+        (b.name(), b.protection()),
+        (spotbot::config::ExchangeName::ExchangeB, Protection::Watched)
+    );
     let rules = b.symbol_rules("BTCUSDT").await.expect("rules");
     assert_eq!((rules.base_asset.as_str(), rules.quote_asset.as_str()), ("BTC", "USDC"));
     assert_eq!(

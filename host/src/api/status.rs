@@ -2,8 +2,6 @@
 //! without secrets; needs a license), `GET /api/portfolio` (balances valued in the quote
 //! asset) and `GET /api/notify` (a text to the boss), both free.
 
-use std::collections::HashMap;
-
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -18,7 +16,7 @@ use super::trades::HistoryRow;
 use crate::activity::AgentName;
 use crate::auth::Caller;
 use crate::config::{Config, ExchangeMode};
-use crate::exchange::{Exchange, ExchangeError};
+use crate::exchange::account::{Account, Prices};
 use crate::execution::TradeView;
 use crate::messenger::{MessengerError, templates};
 use crate::money::json_amount;
@@ -201,45 +199,33 @@ pub struct PortfolioAnswer {
     pub error: Option<String>,
 }
 
-/// Every balance valued at its last price in `quote`: the total and the holdings, largest
-/// value first.
-async fn value_holdings(
-    exchange: &dyn Exchange,
-    quote: &str,
-    symbol_quote: &str,
-) -> Result<(Decimal, Vec<Holding>), ExchangeError> {
-    let balances = exchange.balances().await?;
-    let prices: HashMap<String, Decimal> =
-        exchange.prices().await?.into_iter().map(|(symbol, price)| (symbol, price.0)).collect();
-    let mut valued = Vec::new();
-    let mut total = Decimal::ZERO;
-    for balance in balances {
-        let qty = balance.free + balance.locked;
-        if qty.is_zero() {
-            continue;
-        }
-        let price = if balance.asset == quote {
-            Some(Decimal::ONE)
-        } else {
-            prices.get(&format!("{}{symbol_quote}", balance.asset)).copied()
-        };
-        let value = price.map_or(Decimal::ZERO, |p| qty * p);
-        total += value;
-        valued.push((value, balance.asset.clone(), qty, balance.free, balance.locked, price));
-    }
-    valued.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+/// Every holding of `account` valued at its last price in the account's quote: the total and
+/// the holdings, largest value first.
+fn value_holdings(account: &Account) -> (Decimal, Vec<Holding>) {
+    let mut valued: Vec<_> = account
+        .balances
+        .iter()
+        .filter(|b| !(b.free + b.locked).is_zero())
+        .map(|b| {
+            let price = account.unit_value(&b.asset);
+            let value = price.map_or(Decimal::ZERO, |p| (b.free + b.locked) * p);
+            (value, b, price)
+        })
+        .collect();
+    valued.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.asset.cmp(&b.1.asset)));
+    let total = valued.iter().map(|(value, ..)| *value).sum();
     let holdings = valued
         .into_iter()
-        .map(|(value, asset, qty, free, locked, price)| Holding {
-            asset,
-            qty: json_amount(qty),
-            free: json_amount(free),
-            locked: json_amount(locked),
+        .map(|(value, b, price)| Holding {
+            asset: b.asset.clone(),
+            qty: json_amount(b.free + b.locked),
+            free: json_amount(b.free),
+            locked: json_amount(b.locked),
             value: json_amount(value),
             price: price.map(json_amount),
         })
         .collect();
-    Ok((total, holdings))
+    (total, holdings)
 }
 
 /// Balance and holdings on the active exchange, valued in the quote asset at last prices.
@@ -255,19 +241,16 @@ async fn portfolio(State(state): State<AppState>) -> Json<PortfolioAnswer> {
     let exchange_name = state.execution.exchange_name().to_string();
     let testnet = is_testnet(&state.config);
     let valued = match &state.exchange {
-        Some(exchange) => {
-            // Exchange B holds USDC while the service's symbols stay `<BASE>USDT`.
-            currency = crate::exchange::held_quote(
-                exchange.as_ref(),
-                &market.reference_symbol,
-                &market.quote_asset,
-            )
-            .await;
-            value_holdings(exchange.as_ref(), &currency, &market.quote_asset).await.map_err(|e| {
+        Some(exchange) => match Account::read(exchange.as_ref(), market, Prices::All).await {
+            Ok(account) => {
+                currency = account.quote.clone();
+                Ok(value_holdings(&account))
+            }
+            Err(e) => {
                 tracing::warn!(error = %e, "portfolio: the exchange could not be read");
-                format!("exchange error: {e}")
-            })
-        }
+                Err(format!("exchange error: {e}"))
+            }
+        },
         None => Err(format!("no exchange client for the active exchange {exchange_name}")),
     };
     Json(match valued {

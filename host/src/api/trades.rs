@@ -126,16 +126,12 @@ pub struct HistoryRow {
     /// `POST /api/trades/sync`).
     pub source: TradeSource,
     /// The exchange it was made on.
-    pub exchange: String,
+    pub exchange: crate::config::ExchangeName,
 }
 
 impl HistoryRow {
     pub fn of(closed: &ClosedTrade) -> Self {
-        Self {
-            row: closed.view(),
-            source: closed.trade.source,
-            exchange: closed.trade.exchange.clone(),
-        }
+        Self { row: closed.view(), source: closed.trade.source, exchange: closed.trade.exchange }
     }
 }
 

@@ -90,7 +90,11 @@ impl Default for ExchangeConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+/// Which exchange: the active one in the config, the one an adapter talks to, the one a trade
+/// was opened on.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ExchangeName {
     #[default]
@@ -104,6 +108,12 @@ impl ExchangeName {
             Self::ExchangeA => "exchange_a",
             Self::ExchangeB => "exchange_b",
         }
+    }
+}
+
+impl std::fmt::Display for ExchangeName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

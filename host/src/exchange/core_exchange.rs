@@ -17,6 +17,7 @@
 //! What it leaves out, on purpose: the request budget, rate limits, fault injection and the
 //! time skew of a real link — a replay has no wire to be slow or to fail.
 
+use crate::config::ExchangeName;
 use std::collections::HashMap;
 
 use reqwest::StatusCode;
@@ -468,8 +469,8 @@ fn cancel_list_unknown() -> ExchangeError {
 }
 
 impl Exchange for CoreExchange {
-    fn name(&self) -> &'static str {
-        "exchange_a"
+    fn name(&self) -> ExchangeName {
+        ExchangeName::ExchangeA
     }
 
     fn protection(&self) -> Protection {

@@ -19,6 +19,7 @@
 //!   streams started.
 //! - [`paper`]: paper mode — the simulator in-process, reached by the real client on loopback.
 
+pub mod account;
 pub mod answers;
 pub mod budget;
 pub mod connect;
@@ -40,6 +41,7 @@ pub use read_handle::ReadHandle;
 pub use short_cache::ShortCache;
 pub use symbol::Symbol;
 
+use crate::config::ExchangeName;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -440,19 +442,9 @@ pub fn account_currency(config: &crate::config::Config) -> &str {
     }
 }
 
-/// The asset the account holds its quote in: the quote of `reference_symbol` as the exchange
-/// lists it (exchange A: USDT; exchange B: USDC, while the service still names its symbols
-/// `<BASE>USDT`), or `fallback` when the exchange cannot say.
-pub async fn held_quote(exchange: &dyn Exchange, reference_symbol: &str, fallback: &str) -> String {
-    match exchange.symbol_rules(reference_symbol).await {
-        Ok(rules) => rules.quote_asset,
-        Err(_) => fallback.to_string(),
-    }
-}
-
 /// What the service needs from a spot exchange.
 pub trait Exchange: Send + Sync {
-    fn name(&self) -> &'static str;
+    fn name(&self) -> ExchangeName;
     fn protection(&self) -> Protection;
     /// Its linked order lists (OCO), where the exchange has them ([`OrderLists`]).
     fn order_lists(&self) -> Option<&dyn OrderLists> {

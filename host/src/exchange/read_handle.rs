@@ -5,6 +5,7 @@
 //! cancels stay money calls whichever handle they go through: a cancel is never refused.
 //! Agents never read order lists (protection is execution's), so the handle offers none.
 
+use crate::config::ExchangeName;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,7 +27,7 @@ impl ReadHandle {
 }
 
 impl Exchange for ReadHandle {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> ExchangeName {
         self.inner.name()
     }
     fn protection(&self) -> Protection {

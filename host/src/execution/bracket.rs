@@ -14,7 +14,7 @@ use super::protector::TradeProtection;
 use super::sizing::{EntryOrder, bracket_prices, size_entry};
 use super::trade::{Direction, Trade, held_position};
 use super::{Execution, ExecutionError, SendError};
-use crate::config::StopPlacement;
+use crate::config::{ExchangeName, StopPlacement};
 use crate::exchange::{ExchangeError, NewOrder, Order, Qty};
 use crate::messenger::templates;
 
@@ -242,7 +242,7 @@ impl Execution {
                 size: trade.size.normalize().to_string(),
                 entry_px: trade.entry_px.normalize().to_string(),
                 reason,
-                exchange: trade.exchange.clone(),
+                exchange: trade.exchange.to_string(),
             }),
             "unprotected alert",
         );
@@ -259,7 +259,7 @@ fn retry_oco(err: &SendError) -> bool {
 
 /// Where and when a trade opens: the exchange's name, the day and time, where its stop lives.
 pub(crate) struct Opened<'a> {
-    pub exchange: &'a str,
+    pub exchange: ExchangeName,
     pub date: &'a str,
     pub now: &'a str,
     pub stop: StopPlacement,
@@ -290,7 +290,7 @@ pub(crate) fn trade_from_fill(
         symbol: plan.symbol.clone(),
         direction: plan.direction,
         bot: plan.bot.clone(),
-        exchange: opened.exchange.to_string(),
+        exchange: opened.exchange,
         size,
         entry_px,
         entry_quote,
@@ -326,6 +326,6 @@ fn opened_message(trade: &Trade) -> templates::TradeOpened {
         sl_oid: trade.protection.stop_order_id(),
         tp_oid: trade.protection.take_profit_order_id(),
         stop_watched: trade.protection.stop_watched(),
-        exchange: trade.exchange.clone(),
+        exchange: trade.exchange.to_string(),
     }
 }

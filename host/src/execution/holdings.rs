@@ -105,7 +105,7 @@ impl Execution {
             }
         };
         let market = &self.inner.config.market;
-        let quote = crate::exchange::held_quote(
+        let quote = crate::exchange::account::held_quote(
             exchange.as_ref(),
             &market.reference_symbol,
             &market.quote_asset,
@@ -376,7 +376,7 @@ impl Execution {
             symbol: symbol.clone(),
             direction: Direction::Buy,
             bot: plan.map_or_else(|| "recovered".to_string(), |p| p.bot.clone()),
-            exchange: self.exchange_name().into(),
+            exchange: self.exchange_name(),
             size: free,
             entry_px,
             entry_quote: (entry_px * free).round_dp(8),

@@ -73,7 +73,7 @@ pub use trade::{
 
 use crate::activity::Dashboard;
 use crate::clock::SharedClock;
-use crate::config::{Config, StopPlacement, StrategyKeys, Tier};
+use crate::config::{Config, ExchangeName, StopPlacement, StrategyKeys, Tier};
 use crate::exchange::{Exchange, ExchangeError, SymbolRules};
 use crate::messenger::{Messenger, Outgoing};
 use crate::plugins::Plugins;
@@ -112,7 +112,7 @@ impl Default for Timing {
 #[derive(Debug, thiserror::Error)]
 pub enum ExecutionError {
     #[error("no exchange client for the active exchange {0}; trading is unavailable")]
-    NoExchange(&'static str),
+    NoExchange(ExchangeName),
     /// A request field is invalid; the text names it.
     #[error("{0}")]
     Invalid(String),
@@ -196,7 +196,7 @@ impl From<ExchangeError> for ExecutionError {
 
 struct Inner {
     orders: Option<Orders>,
-    exchange_name: &'static str,
+    exchange_name: ExchangeName,
     book: Book,
     messenger: Messenger,
     dashboard: Arc<Dashboard>,
@@ -260,7 +260,7 @@ impl Execution {
         let tz = config.market.tz();
         let exchange_name = match &exchange {
             Some(e) => e.name(),
-            None => config.exchange.active.as_str(),
+            None => config.exchange.active,
         };
         let stop_placement = match exchange.as_ref().map(|e| e.protection()) {
             Some(crate::exchange::Protection::Watched) => StopPlacement::Service,
@@ -299,7 +299,7 @@ impl Execution {
     }
 
     /// The exchange's name (`exchange_a`), as trades record it.
-    pub fn exchange_name(&self) -> &'static str {
+    pub fn exchange_name(&self) -> ExchangeName {
         self.inner.exchange_name
     }
 

@@ -171,13 +171,13 @@ impl Orders {
                 // Exchange B's answer carries no fills: the fee (in the coin, for a buy) is
                 // read before the trade is sized from it.
                 let placed = self.with_fills(placed).await;
-                self.metrics.order(self.exchange.name(), kind, Ok(()));
+                self.metrics.order(self.exchange.name().as_str(), kind, Ok(()));
                 self.settle_order(seq, &placed, on_placed)?;
                 Ok(placed)
             }
             Err(err) => {
                 let outcome = outcome_of_error(&err);
-                self.metrics.order(self.exchange.name(), kind, Err(&outcome));
+                self.metrics.order(self.exchange.name().as_str(), kind, Err(&outcome));
                 self.settle_failed(seq, outcome)?;
                 Err(SendError::Exchange(err))
             }
@@ -247,13 +247,13 @@ impl Orders {
         .map_err(SendError::Unsettled)?;
         match lists.place_oco(oco).await {
             Ok(list) => {
-                self.metrics.order(self.exchange.name(), OrderKind::Oco, Ok(()));
+                self.metrics.order(self.exchange.name().as_str(), OrderKind::Oco, Ok(()));
                 self.settle_list(seq, &list, on_placed)?;
                 Ok(list)
             }
             Err(err) => {
                 let outcome = outcome_of_error(&err);
-                self.metrics.order(self.exchange.name(), OrderKind::Oco, Err(&outcome));
+                self.metrics.order(self.exchange.name().as_str(), OrderKind::Oco, Err(&outcome));
                 self.settle_failed(seq, outcome)?;
                 Err(SendError::Exchange(err))
             }

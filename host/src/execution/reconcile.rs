@@ -400,7 +400,7 @@ impl Execution {
             symbol: list.symbol.clone(),
             direction: Direction::Buy,
             bot: "recovered".into(),
-            exchange: self.exchange_name().into(),
+            exchange: self.exchange_name(),
             size,
             entry_px,
             entry_quote: entry_px * size,

@@ -116,7 +116,7 @@ impl Execution {
             symbol: input.symbol.clone(),
             direction: input.direction,
             bot,
-            exchange: self.exchange_name().into(),
+            exchange: self.exchange_name(),
             size,
             entry_px,
             entry_quote: entry_px * size,

@@ -379,7 +379,12 @@ impl RoundTrip {
         }
     }
 
-    fn closed(&self, symbol: &str, exchange: &str, tz: chrono_tz::Tz) -> ClosedTrade {
+    fn closed(
+        &self,
+        symbol: &str,
+        exchange: crate::config::ExchangeName,
+        tz: chrono_tz::Tz,
+    ) -> ClosedTrade {
         let opened = DateTime::from_timestamp_millis(self.opened_ms).unwrap_or_default();
         let buys: Vec<String> = self.buy_orders.iter().map(|(id, _)| id.to_string()).collect();
         let provenance = format!(
@@ -392,7 +397,7 @@ impl RoundTrip {
             symbol: symbol.to_string(),
             direction: Direction::Buy,
             bot: SYNC_BOT.to_string(),
-            exchange: exchange.to_string(),
+            exchange,
             size: self.qty,
             entry_px: (self.entry_value / self.qty).round_dp(8),
             entry_quote: self.entry_cost.round_dp(8),
@@ -464,7 +469,8 @@ mod tests {
         assert_eq!(trip.qty, d("2"));
         assert_eq!(trip.entry_cost, d("200.2"), "200 + 0.2 fee");
         assert_eq!(trip.exit_quote, d("219.78"), "220 - 0.22 fee");
-        let row = trip.closed("SOLUSDT", "exchange_a", chrono_tz::Tz::UTC);
+        let row =
+            trip.closed("SOLUSDT", crate::config::ExchangeName::ExchangeA, chrono_tz::Tz::UTC);
         assert_eq!(row.pnl, d("19.58"));
         assert_eq!((row.trade.entry_px, row.exit_px), (d("100"), d("110")));
         assert_eq!(row.reason, CloseReason::Market);
@@ -536,7 +542,8 @@ mod tests {
         assert_eq!(trip.entry_value, d("210"));
         assert_eq!(trip.exit_value, d("240.5"));
         assert_eq!(trip.buy_orders.iter().map(|(id, _)| *id).collect::<Vec<_>>(), vec![11, 10]);
-        let row = trip.closed("SOLUSDT", "exchange_a", chrono_tz::Tz::UTC);
+        let row =
+            trip.closed("SOLUSDT", crate::config::ExchangeName::ExchangeA, chrono_tz::Tz::UTC);
         assert_eq!(row.reason, CloseReason::TakeProfit);
         assert_eq!(row.trade.entry_px, d("105"));
         assert_eq!(row.exit_px, d("120.25"));

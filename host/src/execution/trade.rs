@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::protector::{StoredProtection, TradeProtection};
+use crate::config::ExchangeName;
 use crate::exchange::{Order, Side, SymbolRules};
 use crate::money::json_number;
 
@@ -81,7 +82,8 @@ pub struct Trade {
     pub symbol: String,
     pub direction: Direction,
     pub bot: String,
-    pub exchange: String,
+    /// The exchange it was opened on.
+    pub exchange: ExchangeName,
     /// Coin quantity held and protected (net of fees paid in the coin, rounded to the step).
     pub size: Decimal,
     /// Average fill price of the entry.
@@ -113,7 +115,7 @@ struct StoredTrade {
     symbol: String,
     direction: Direction,
     bot: String,
-    exchange: String,
+    exchange: ExchangeName,
     size: Decimal,
     entry_px: Decimal,
     entry_quote: Decimal,
@@ -184,7 +186,7 @@ pub struct TradeView {
     pub symbol: String,
     pub direction: Direction,
     pub bot: String,
-    pub exchange: String,
+    pub exchange: ExchangeName,
     /// Coin quantity.
     pub size: f64,
     pub entry_px: f64,
@@ -226,7 +228,7 @@ impl Trade {
             symbol: self.symbol.clone(),
             direction: self.direction,
             bot: self.bot.clone(),
-            exchange: self.exchange.clone(),
+            exchange: self.exchange,
             size: json_number(self.size),
             entry_px: json_number(self.entry_px),
             sl_px: json_number(self.sl_px),
@@ -359,7 +361,7 @@ impl Trade {
             symbol: "ETHUSDT".into(),
             direction,
             bot: "mr_combined".into(),
-            exchange: "exchange_a".into(),
+            exchange: ExchangeName::ExchangeA,
             size: dec!(1),
             entry_px: dec!(3000),
             entry_quote: dec!(3000),

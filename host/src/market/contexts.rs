@@ -138,7 +138,7 @@ impl MarketContexts {
     }
 
     /// The exchange's name (the `exchange` of a scan answer).
-    pub fn exchange_name(&self) -> &'static str {
+    pub fn exchange_name(&self) -> crate::config::ExchangeName {
         self.exchange.name()
     }
 

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::context::MarketContext;
+use super::context::{MarketContext, MarketDirection};
 use spotbot_sdk::{PriorityDecision, Regime};
 
 /// The running squeeze of one (symbol, MTF).
@@ -97,7 +97,7 @@ pub struct WatchEpisode {
     pub last_seen: i64,
     pub observations: u32,
     /// The MTF trend direction that conflicts with the HTF when the watch began.
-    pub mtf_direction: String,
+    pub mtf_direction: MarketDirection,
 }
 
 /// How the previous watch ended.
@@ -131,7 +131,7 @@ impl WatchMemory {
                         since: now,
                         last_seen: now,
                         observations: 1,
-                        mtf_direction: context.mtf.trend_direction.clone(),
+                        mtf_direction: context.mtf.trend_direction,
                     });
                 }
             }
@@ -166,10 +166,10 @@ mod tests {
             },
             mtf: MtfContext {
                 regime,
-                trend_direction: "up".into(),
+                trend_direction: MarketDirection::Up,
                 bos_mode: BosMode::None,
                 trend_age: TrendAge::None,
-                compression_bias: "none".into(),
+                compression_bias: MarketDirection::None,
                 volatile_chop: false,
                 atr_val: 1.0,
                 detail: serde_json::json!({}),

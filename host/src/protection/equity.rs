@@ -1,5 +1,6 @@
 //! The account's equity in the quote asset: the quote balance (free + locked: an order that
-//! locks quote is still the account's money) plus every open position at its last price.
+//! locks quote is still the account's money) plus every open position at its last price, from
+//! one read of the account (`exchange::account`, the one the portfolio is valued from too).
 //!
 //! Positions are the book's open trades, valued at what the account actually holds: coin the
 //! service does not manage (a long-term holding) is not part of what the drawdown limit
@@ -9,11 +10,10 @@
 //! are in the quote balance and it owes the buy-back (− size × price), so opening it leaves
 //! equity unchanged and equity then moves with its pnl.
 
-use std::collections::HashMap;
-
 use rust_decimal::Decimal;
 
 use super::{Protection, ProtectionError};
+use crate::exchange::account::{Account, Prices};
 use crate::execution::{Direction, Trade};
 
 /// An open position at its last price.
@@ -75,31 +75,18 @@ impl Protection {
             .as_ref()
             .ok_or(ProtectionError::NoExchange(inner.execution.exchange_name()))?;
         let trades = inner.execution.book().open_trades()?;
-        let market = &inner.config.market;
-        let quote = crate::exchange::held_quote(
-            exchange.as_ref(),
-            &market.reference_symbol,
-            &market.quote_asset,
-        )
-        .await;
-        let holdings: HashMap<String, Decimal> =
-            exchange.balances().await?.into_iter().map(|b| (b.asset, b.free + b.locked)).collect();
-        let quote_balance = holdings.get(&quote).copied().unwrap_or_default();
-        if trades.is_empty() {
-            return Ok(Equity { quote_balance, positions: Vec::new() });
-        }
-        let prices: HashMap<String, Decimal> =
-            exchange.prices().await?.into_iter().map(|(symbol, price)| (symbol, price.0)).collect();
+        let prices = if trades.is_empty() { Prices::None } else { Prices::All };
+        let account = Account::read(exchange.as_ref(), &inner.config.market, prices).await?;
         let mut positions = Vec::with_capacity(trades.len());
         for trade in trades {
-            let Some(price) = prices.get(&trade.symbol).copied() else {
+            let Some(price) = account.price(&trade.symbol) else {
                 return Err(ProtectionError::NoPrice(trade.symbol));
             };
             let base = exchange.symbol_rules(&trade.symbol).await?.base_asset;
-            let held = holdings.get(&base).copied().unwrap_or_default().min(trade.size);
+            let held = account.held(&base).min(trade.size);
             positions.push(Valued { trade, price, held });
         }
-        Ok(Equity { quote_balance, positions })
+        Ok(Equity { quote_balance: account.quote_balance(), positions })
     }
 }
 

@@ -49,7 +49,7 @@ use crate::store::{Store, StoreError};
 #[derive(Debug, thiserror::Error)]
 pub enum ProtectionError {
     #[error("no exchange client for the active exchange {0}; equity cannot be measured")]
-    NoExchange(&'static str),
+    NoExchange(crate::config::ExchangeName),
     #[error("exchange error: {0}")]
     Exchange(#[from] ExchangeError),
     /// An open position's symbol has no last price, so its value is unknown.

@@ -797,7 +797,7 @@ async fn paper_mode_runs_the_simulator_in_process_on_either_exchange() {
         (spotbot::config::ExchangeName::ExchangeB, "USDC"),
     ] {
         let connected = paper(&spotbot::config::ExchangeConfig { active, ..config.clone() }).await;
-        assert_eq!(connected.exchange.name(), active.as_str());
+        assert_eq!(connected.exchange.name(), active);
         assert_eq!(
             connected.exchange_b().is_some(),
             active == spotbot::config::ExchangeName::ExchangeB

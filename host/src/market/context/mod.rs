@@ -23,6 +23,7 @@ use spotbot_sdk::{
 };
 
 pub use priority::{REASON_COMPRESSION, REASON_VOLATILE_CHOP};
+pub use structure::MarketDirection;
 
 /// Wilder ATR period on both timeframes.
 pub const ATR_PERIOD: usize = 14;
@@ -79,12 +80,12 @@ pub struct HtfContext {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct MtfContext {
     pub regime: Regime,
-    /// up, down or none: the direction of the latest break of structure.
-    pub trend_direction: String,
+    /// The direction of the latest break of structure.
+    pub trend_direction: MarketDirection,
     pub bos_mode: BosMode,
     pub trend_age: TrendAge,
-    /// up, down or none (none unless the regime is compression).
-    pub compression_bias: String,
+    /// None unless the regime is compression.
+    pub compression_bias: MarketDirection,
     pub volatile_chop: bool,
     pub atr_val: f64,
     /// The numbers the rules used, and the priority level that decided.
@@ -132,10 +133,10 @@ pub fn analyze(
         };
         let mtf_ctx = MtfContext {
             regime: Regime::Unknown,
-            trend_direction: structure::NONE.into(),
+            trend_direction: MarketDirection::None,
             bos_mode: BosMode::None,
             trend_age: TrendAge::None,
-            compression_bias: structure::NONE.into(),
+            compression_bias: MarketDirection::None,
             volatile_chop: false,
             atr_val: 0.0,
             detail: detail(mtf),
@@ -179,10 +180,10 @@ impl From<&MarketContext> for model::MarketContext {
             range_high: c.htf.range_high,
             range_low: c.htf.range_low,
             regime: c.mtf.regime,
-            trend_direction: c.mtf.trend_direction.clone(),
+            trend_direction: c.mtf.trend_direction.as_str().to_string(),
             bos_mode: c.mtf.bos_mode,
             trend_age: c.mtf.trend_age,
-            compression_bias: c.mtf.compression_bias.clone(),
+            compression_bias: c.mtf.compression_bias.as_str().to_string(),
             volatile_chop: c.mtf.volatile_chop,
             atr: c.mtf.atr_val,
             priority_decision: c.priority_decision,

@@ -4,7 +4,7 @@
 use serde_json::json;
 use spotbot_sdk::indicators::{atr, bb_width, bollinger, dmi, efficiency_ratio, last, median};
 
-use super::structure::{BOS_MAX_AGE_BARS, Direction, NONE, latest_bos, r, swings};
+use super::structure::{BOS_MAX_AGE_BARS, Direction, MarketDirection, latest_bos, r, swings};
 use super::{ADX_PERIOD, ATR_PERIOD, MtfContext};
 use spotbot_sdk::{BosMode, Candles, Regime, TrendAge};
 
@@ -92,9 +92,9 @@ pub fn analyze(c: &Candles) -> MtfRead {
     let lo = low[recent].iter().copied().fold(f64::MAX, f64::min);
     let squeeze_fraction = if hi > lo { (price - lo) / (hi - lo) } else { 0.5 };
     let compression_bias = match regime {
-        Regime::Compression if squeeze_fraction >= 1.0 - BIAS_ZONE => Direction::Up.as_str(),
-        Regime::Compression if squeeze_fraction <= BIAS_ZONE => Direction::Down.as_str(),
-        _ => NONE,
+        Regime::Compression if squeeze_fraction >= 1.0 - BIAS_ZONE => MarketDirection::Up,
+        Regime::Compression if squeeze_fraction <= BIAS_ZONE => MarketDirection::Down,
+        _ => MarketDirection::None,
     };
 
     let detail = json!({
@@ -115,10 +115,10 @@ pub fn analyze(c: &Candles) -> MtfRead {
     });
     let context = MtfContext {
         regime,
-        trend_direction: direction.map_or(NONE, Direction::as_str).to_string(),
+        trend_direction: direction.into(),
         bos_mode,
         trend_age,
-        compression_bias: compression_bias.to_string(),
+        compression_bias,
         volatile_chop,
         atr_val,
         detail,

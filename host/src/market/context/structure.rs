@@ -1,7 +1,9 @@
 //! Price-action building blocks shared by both timeframes: fractal swings, the latest break of
 //! structure, medians and Kaufman's efficiency ratio. Pure functions over candle columns.
 
+use serde::{Deserialize, Serialize};
 use spotbot_sdk::indicators::{swing_highs, swing_lows};
+use utoipa::ToSchema;
 
 /// Bars on each side of a fractal swing (a swing high is strictly above the 2 highs before and
 /// the 2 highs after it).
@@ -22,14 +24,6 @@ pub enum Direction {
 }
 
 impl Direction {
-    /// The spec's spelling of `mtf.trend_direction` / `mtf.compression_bias`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Up => "up",
-            Direction::Down => "down",
-        }
-    }
-
     /// +1 for up, −1 for down: distances "in the direction" are `sign × (a − b)`.
     pub fn sign(self) -> f64 {
         match self {
@@ -39,8 +33,36 @@ impl Direction {
     }
 }
 
-/// The spelling of "no direction".
-pub const NONE: &str = "none";
+/// A direction as the context reports it (`mtf.trend_direction`, `mtf.compression_bias`):
+/// up, down or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MarketDirection {
+    Up,
+    Down,
+    None,
+}
+
+impl MarketDirection {
+    /// The spec's spelling, as plugins receive it (`wit/strategy.wit` keeps a string).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Up => "up",
+            Self::Down => "down",
+            Self::None => "none",
+        }
+    }
+}
+
+impl From<Option<Direction>> for MarketDirection {
+    fn from(direction: Option<Direction>) -> Self {
+        match direction {
+            Some(Direction::Up) => Self::Up,
+            Some(Direction::Down) => Self::Down,
+            None => Self::None,
+        }
+    }
+}
 
 /// Confirmed swing highs and lows (indices, oldest first).
 pub struct Swings {

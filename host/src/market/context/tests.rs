@@ -92,8 +92,6 @@ fn bull_htf() -> Candles {
 fn assert_allowed(c: &MarketContext) {
     const TF: [&str; 6] = ["15m", "30m", "1h", "4h", "1d", "1w"];
     assert!(TF.contains(&c.htf_tf.as_str()) && TF.contains(&c.mtf_tf.as_str()));
-    assert!(["up", "down", "none"].contains(&c.mtf.trend_direction.as_str()));
-    assert!(["up", "down", "none"].contains(&c.mtf.compression_bias.as_str()));
     assert!(
         c.htf.range_high.is_finite() && c.htf.range_low.is_finite() && c.mtf.atr_val.is_finite()
     );
@@ -106,10 +104,13 @@ fn assert_allowed(c: &MarketContext) {
     );
     assert!(["", REASON_VOLATILE_CHOP, REASON_COMPRESSION].contains(&c.no_trade_reason.as_str()));
     if c.mtf.regime != Regime::Compression {
-        assert_eq!(c.mtf.compression_bias, "none");
+        assert_eq!(c.mtf.compression_bias, MarketDirection::None);
     }
     if c.mtf.bos_mode == BosMode::None {
-        assert_eq!((c.mtf.trend_age, c.mtf.trend_direction.as_str()), (TrendAge::None, "none"));
+        assert_eq!(
+            (c.mtf.trend_age, c.mtf.trend_direction),
+            (TrendAge::None, MarketDirection::None)
+        );
     }
     let v = serde_json::to_value(c).unwrap();
     let allowed: [(&str, &[&str]); 7] = [
@@ -195,10 +196,10 @@ fn level_3_squeezed_bands_and_weak_adx_is_no_trade_compression() {
     assert_eq!(c.priority_decision, PriorityDecision::NoTrade, "{:#}", c.mtf.detail);
     assert_eq!((level(&c), c.no_trade_reason.as_str()), (3, REASON_COMPRESSION));
     assert_eq!(c.mtf.regime, Regime::Compression);
-    assert_eq!(c.mtf.compression_bias, "up");
+    assert_eq!(c.mtf.compression_bias, MarketDirection::Up);
     assert!(!c.mtf.volatile_chop);
     // The squeeze's last break was down under a bull HTF: level 3 comes before the conflict.
-    assert_eq!(c.mtf.trend_direction, "down");
+    assert_eq!(c.mtf.trend_direction, MarketDirection::Down);
 }
 
 #[test]
@@ -206,7 +207,7 @@ fn level_4_bull_htf_with_falling_mtf_is_watch_regime_shift() {
     let mtf = staircase(200.0, 10, 6, 3, 1.0, -1.0);
     let c = run(&bull_htf(), &mtf);
     assert_eq!(c.htf.macro_phase, MacroPhase::Bull);
-    assert_eq!(c.mtf.trend_direction, "down", "{:#}", c.mtf.detail);
+    assert_eq!(c.mtf.trend_direction, MarketDirection::Down, "{:#}", c.mtf.detail);
     assert_eq!((c.priority_decision, level(&c)), (PriorityDecision::WatchRegimeShift, 4));
     assert_eq!(c.no_trade_reason, "");
 }
@@ -232,7 +233,7 @@ fn level_6_aligned_fresh_confirmed_trend_trades_long_and_short() {
         "{:#}",
         c.mtf.detail
     );
-    assert_eq!(c.mtf.trend_direction, "up");
+    assert_eq!(c.mtf.trend_direction, MarketDirection::Up);
     assert_eq!((c.priority_decision, level(&c)), (PriorityDecision::TradeLong, 6));
     assert!(c.mtf.atr_val > 0.0);
 
@@ -304,7 +305,7 @@ fn level_7_sideways_mtf_under_a_bull_htf_is_standby() {
     let mtf = path(&oscillation(95.0, 105.0, 5, 90, 100.0), 1.0);
     let c = run(&bull_htf(), &mtf);
     assert_eq!(c.mtf.regime, Regime::Sideway, "{:#}", c.mtf.detail);
-    assert_eq!((c.mtf.trend_direction.as_str(), c.mtf.bos_mode), ("none", BosMode::None));
+    assert_eq!((c.mtf.trend_direction, c.mtf.bos_mode), (MarketDirection::None, BosMode::None));
     assert_eq!((c.priority_decision, level(&c)), (PriorityDecision::Standby, 7));
 }
 
@@ -351,7 +352,7 @@ fn a_break_out_of_a_sideways_range_without_adx_is_transition() {
     points.push((86, 108.0));
     let c = run(&bull_htf(), &path(&points, 1.0));
     assert_eq!(c.mtf.regime, Regime::Transition, "{:#}", c.mtf.detail);
-    assert_eq!(c.mtf.trend_direction, "up");
+    assert_eq!(c.mtf.trend_direction, MarketDirection::Up);
     assert_eq!(c.mtf.trend_age, TrendAge::Fresh);
     assert_eq!((c.priority_decision, level(&c)), (PriorityDecision::Standby, 7));
 }

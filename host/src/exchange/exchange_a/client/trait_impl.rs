@@ -1,5 +1,6 @@
 //! [`Exchange`] for exchange A: the service's view of the client.
 
+use crate::config::ExchangeName;
 use std::time::Duration;
 
 use reqwest::Method;
@@ -15,8 +16,8 @@ use crate::exchange::{
 };
 
 impl Exchange for ExchangeAClient {
-    fn name(&self) -> &'static str {
-        "exchange_a"
+    fn name(&self) -> ExchangeName {
+        ExchangeName::ExchangeA
     }
     fn order_lists(&self) -> Option<&dyn OrderLists> {
         Some(self)

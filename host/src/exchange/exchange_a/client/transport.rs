@@ -99,7 +99,7 @@ impl ExchangeAClient {
         let admitted = match self.respect_limits(method, path, params).await {
             Ok(admitted) => admitted,
             Err((outcome, refused)) => {
-                self.metrics.exchange_request(self.name(), method, path, outcome, None);
+                self.metrics.exchange_request(self.name().as_str(), method, path, outcome, None);
                 return Err(refused);
             }
         };
@@ -131,7 +131,13 @@ impl ExchangeAClient {
             Ok((status, ..)) => ExchangeOutcome::of_status(*status),
             Err(failure) => ExchangeOutcome::of_transport(failure.error()),
         };
-        self.metrics.exchange_request(self.name(), method, path, outcome, Some(started.elapsed()));
+        self.metrics.exchange_request(
+            self.name().as_str(),
+            method,
+            path,
+            outcome,
+            Some(started.elapsed()),
+        );
         let (status, headers, body) = answer.map_err(Transport::into_exchange_error)?;
         let retry_after = headers
             .get("retry-after")

@@ -1,5 +1,6 @@
 //! [`Exchange`] for exchange B: the service's view of the client.
 
+use crate::config::ExchangeName;
 use std::time::Duration;
 
 use super::ExchangeBClient;
@@ -10,8 +11,8 @@ use crate::exchange::{
 };
 
 impl Exchange for ExchangeBClient {
-    fn name(&self) -> &'static str {
-        "exchange_b"
+    fn name(&self) -> ExchangeName {
+        ExchangeName::ExchangeB
     }
 
     fn protection(&self) -> Protection {

@@ -81,7 +81,13 @@ impl ExchangeBClient {
                     ExchangeError::RateLimited { .. } => ExchangeOutcome::RateLimited,
                     _ => ExchangeOutcome::BudgetRefused,
                 };
-                self.metrics.exchange_request(self.name(), &Method::POST, path, outcome, None);
+                self.metrics.exchange_request(
+                    self.name().as_str(),
+                    &Method::POST,
+                    path,
+                    outcome,
+                    None,
+                );
                 return Err(refused);
             }
         };
@@ -111,7 +117,7 @@ impl ExchangeBClient {
             Err((e, _)) => ExchangeOutcome::of_transport(e),
         };
         self.metrics.exchange_request(
-            self.name(),
+            self.name().as_str(),
             &Method::POST,
             path,
             outcome,
