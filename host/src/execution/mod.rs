@@ -60,15 +60,15 @@ pub use limits::{EntryBlock, EntryPause};
 pub use orders::SendError;
 pub use plan::EntryPlan;
 pub use protector::{
-    OpenProtection, PriceReaction, TradeProtection, ends_protection, price_reaction,
-    protection_gone,
+    OpenProtection, PriceReaction, ends_protection, price_reaction, protection_gone,
 };
 pub use reconcile::{ReconcileReport, Telling};
 pub use restop::StopMove;
 pub use restore::RestoreInput;
 pub use settle::{ListRead, Settled};
 pub use trade::{
-    ClosedTrade, ClosedTradeView, Direction, ProtectionState, Trade, TradeSource, TradeView,
+    ClosedTrade, ClosedTradeView, Direction, ProtectionState, Trade, TradeProtection, TradeSource,
+    TradeView,
 };
 
 use crate::activity::Dashboard;

@@ -9,8 +9,8 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::client_id::{ClientOrderId, Purpose};
-use super::protector::{OcoLegs, TradeProtection};
 use super::sizing::stop_limit_px;
+use super::trade::protection::{OcoLegs, TradeProtection};
 use super::trade::{Direction, Trade, TradeSource};
 use super::{Execution, ExecutionError};
 use crate::config::is_strategy_name;

@@ -24,7 +24,7 @@ use utoipa::ToSchema;
 
 use super::book::Day;
 use super::client_id::ClientOrderId;
-use super::protector::TradeProtection;
+use super::trade::TradeProtection;
 use super::trade::{CloseReason, ClosedTrade, Direction, Trade, TradeSource, pnl_of};
 use super::{Execution, ExecutionError};
 use crate::exchange::{self, Exchange, ExchangeError, OrderRef, OrderType};

@@ -8,259 +8,30 @@
 //! - [`watched`]: a resting take-profit LIMIT while the service watches the stop and exits at
 //!   market when the price crosses it ([`watch`] polls the prices when no stream brings them).
 //!
-//! [`TradeProtection`] is what a trade holds: the kind, its orders once placed, and whether they
-//! are in place, in one type that cannot name the orders of the other kind, call a trade
-//! protected without its orders, or give a watched stop a stop-limit price. Execution and the
-//! protection jobs place, cancel, move, settle and reconcile through the face below
-//! ([`Execution::place_protection`] and its neighbours) and never branch on the kind: this file
-//! is the only place outside the two components that does.
+//! What a trade holds is its `TradeProtection` (`execution::trade::protection`, the type's
+//! definition): the kind, its orders once placed, and whether they are in place, in one type
+//! that cannot name the orders of the other kind, call a trade protected without its orders,
+//! or give a watched stop a stop-limit price. Execution and the protection jobs place, cancel,
+//! move, settle and reconcile through the face below ([`Execution::place_protection`] and its
+//! neighbours) and never branch on the kind: this file is the only place outside the type's
+//! definition and the two components that does.
 
 mod oco;
-mod stored;
 pub mod watch;
 mod watched;
 
 use rust_decimal::Decimal;
 
-pub use oco::OcoLegs;
 pub(crate) use oco::protected_by_list;
-pub(crate) use stored::StoredProtection;
 pub(crate) use watched::protected_by_take_profit;
 
 use super::journal::Commit;
 use super::restop::StopMove;
-use super::trade::{ClosedTrade, ProtectionState, Trade};
+use super::trade::protection::Kind;
+use super::trade::{ClosedTrade, Trade};
 use super::{Execution, ExecutionError, SendError};
-use crate::config::StopPlacement;
 use crate::exchange::feed::OrderUpdate;
 use crate::exchange::{ExchangeError, Order, OrderList, SymbolRules};
-
-/// How an open trade is protected: where its stop lives, the orders placed for it, whether
-/// they are in place, and the client order id they are (or will be) placed under.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TradeProtection {
-    /// Client order id of the protection (the OCO list, or the watched trade's take-profit),
-    /// derived from the cause of the entry; a watched stop's exit uses it with an `X` suffix.
-    client_id: Option<String>,
-    kind: Kind,
-}
-
-/// The kinds of protection, each with the orders it places.
-#[derive(Debug, Clone, PartialEq)]
-enum Kind {
-    /// An OCO list; `stop_limit_px` is its stop leg's limit (the stop × 0.998 on the tick).
-    Oco { stop_limit_px: Decimal, placement: Placement<OcoLegs> },
-    /// A resting take-profit (its order id once placed); the stop is a level the service
-    /// watches.
-    Watched { placement: Placement<i64> },
-}
-
-/// Whether the orders `L` of a protection are in place.
-#[derive(Debug, Clone, PartialEq)]
-enum Placement<L> {
-    /// Being placed: nothing on the exchange yet (a restart in this state makes
-    /// reconciliation look the protection up by its client id, then place it).
-    Pending,
-    /// In place.
-    Protected(L),
-    /// Not in place: placing failed (no orders), or the orders ended on the exchange without
-    /// a fill (they are kept, so reconciliation knows to place anew under a fresh id).
-    Unprotected { reason: String, legs: Option<L> },
-}
-
-impl<L> Placement<L> {
-    fn legs(&self) -> Option<&L> {
-        match self {
-            Self::Protected(legs) => Some(legs),
-            Self::Unprotected { legs, .. } => legs.as_ref(),
-            Self::Pending => None,
-        }
-    }
-
-    fn state(&self) -> ProtectionState {
-        match self {
-            Self::Pending => ProtectionState::Pending,
-            Self::Protected(_) => ProtectionState::Protected,
-            Self::Unprotected { reason, .. } => {
-                ProtectionState::Unprotected { reason: reason.clone() }
-            }
-        }
-    }
-
-    fn unprotected(self, reason: String) -> Self {
-        Self::Unprotected { reason, legs: self.into_legs() }
-    }
-
-    /// The same state without the orders (they ended; new ones get a fresh id).
-    fn without_legs(self) -> Self {
-        match self {
-            Self::Unprotected { reason, .. } => Self::Unprotected { reason, legs: None },
-            Self::Pending | Self::Protected(_) => Self::Pending,
-        }
-    }
-
-    fn into_legs(self) -> Option<L> {
-        match self {
-            Self::Protected(legs) => Some(legs),
-            Self::Unprotected { legs, .. } => legs,
-            Self::Pending => None,
-        }
-    }
-}
-
-impl TradeProtection {
-    /// The protection of a new trade, not placed yet: an OCO whose stop leg's limit is
-    /// `stop_limit_px` where the stop lives on the exchange, else a watched stop.
-    pub fn pending(stop: StopPlacement, stop_limit_px: Decimal, client_id: Option<String>) -> Self {
-        let kind = match stop {
-            StopPlacement::Exchange => Kind::Oco { stop_limit_px, placement: Placement::Pending },
-            StopPlacement::Service => Kind::Watched { placement: Placement::Pending },
-        };
-        Self { client_id, kind }
-    }
-
-    /// Where the stop lives.
-    pub fn placement(&self) -> StopPlacement {
-        match self.kind {
-            Kind::Oco { .. } => StopPlacement::Exchange,
-            Kind::Watched { .. } => StopPlacement::Service,
-        }
-    }
-
-    /// True when the service watches the stop (no stop order on the exchange).
-    pub fn stop_watched(&self) -> bool {
-        matches!(self.kind, Kind::Watched { .. })
-    }
-
-    /// Pending, protected, or unprotected with the reason.
-    pub fn state(&self) -> ProtectionState {
-        match &self.kind {
-            Kind::Oco { placement, .. } => placement.state(),
-            Kind::Watched { placement } => placement.state(),
-        }
-    }
-
-    pub fn is_protected(&self) -> bool {
-        self.state() == ProtectionState::Protected
-    }
-
-    pub fn client_id(&self) -> Option<&str> {
-        self.client_id.as_deref()
-    }
-
-    /// True once orders were placed (in place, or ended on the exchange).
-    pub fn has_legs(&self) -> bool {
-        self.list_id().is_some() || self.take_profit_order_id().is_some()
-    }
-
-    /// The take-profit's order id on the exchange, once known.
-    pub fn take_profit_order_id(&self) -> Option<i64> {
-        match &self.kind {
-            Kind::Oco { placement, .. } => placement.legs().and_then(|l| l.tp_order_id),
-            Kind::Watched { placement } => placement.legs().copied(),
-        }
-    }
-
-    /// The stop's order id on the exchange (none for a watched stop).
-    pub fn stop_order_id(&self) -> Option<i64> {
-        self.oco_legs().and_then(|l| l.sl_order_id)
-    }
-
-    /// The OCO list's id (none for a watched stop).
-    pub fn list_id(&self) -> Option<i64> {
-        self.oco_legs().map(|l| l.list_id)
-    }
-
-    fn oco_legs(&self) -> Option<&OcoLegs> {
-        match &self.kind {
-            Kind::Oco { placement, .. } => placement.legs(),
-            Kind::Watched { .. } => None,
-        }
-    }
-
-    /// True when `other` names the same orders (whatever their state).
-    pub fn same_orders(&self, other: &Self) -> bool {
-        (self.list_id(), self.take_profit_order_id(), self.stop_order_id())
-            == (other.list_id(), other.take_profit_order_id(), other.stop_order_id())
-    }
-
-    /// What protects the trade, in the words of a report.
-    pub fn name(&self) -> &'static str {
-        match self.kind {
-            Kind::Oco { .. } => "OCO",
-            Kind::Watched { .. } => "take-profit (stop watched)",
-        }
-    }
-
-    /// The orders that protect the trade, in the words of a report ("order list 7").
-    pub fn orders_named(&self) -> String {
-        match (self.list_id(), self.take_profit_order_id()) {
-            (Some(list_id), _) => format!("order list {list_id}"),
-            (None, Some(tp)) => format!("take-profit order {tp}"),
-            (None, None) => "nothing".into(),
-        }
-    }
-
-    /// Not in place because of `reason`; orders placed before are kept.
-    pub fn unprotected(self, reason: String) -> Self {
-        let kind = match self.kind {
-            Kind::Oco { stop_limit_px, placement } => {
-                Kind::Oco { stop_limit_px, placement: placement.unprotected(reason) }
-            }
-            Kind::Watched { placement } => {
-                Kind::Watched { placement: placement.unprotected(reason) }
-            }
-        };
-        Self { kind, ..self }
-    }
-
-    /// Nothing placed, to be placed anew under `client_id`.
-    pub fn unplaced(self, client_id: String) -> Self {
-        let kind = match self.kind {
-            Kind::Oco { stop_limit_px, .. } => {
-                Kind::Oco { stop_limit_px, placement: Placement::Pending }
-            }
-            Kind::Watched { .. } => Kind::Watched { placement: Placement::Pending },
-        };
-        Self { client_id: Some(client_id), kind }
-    }
-
-    /// The same state, with the orders that ended on the exchange forgotten and `client_id`
-    /// for the new ones (their old id is journaled as placed).
-    pub fn renewed(self, client_id: String) -> Self {
-        let kind = match self.kind {
-            Kind::Oco { stop_limit_px, placement } => {
-                Kind::Oco { stop_limit_px, placement: placement.without_legs() }
-            }
-            Kind::Watched { placement } => Kind::Watched { placement: placement.without_legs() },
-        };
-        Self { client_id: Some(client_id), kind }
-    }
-
-    /// With the stop leg's limit at `stop_limit_px` (an OCO's; a watched stop has none).
-    pub fn with_stop_limit(self, stop_limit_px: Decimal) -> Self {
-        let kind = match self.kind {
-            Kind::Oco { placement, .. } => Kind::Oco { stop_limit_px, placement },
-            watched @ Kind::Watched { .. } => watched,
-        };
-        Self { kind, ..self }
-    }
-
-    /// Whether `update` (an order that is no longer open) ended one of these orders.
-    fn ended_by(&self, update: &OrderUpdate) -> bool {
-        update.list_id.is_some() && self.list_id() == update.list_id
-            || self.take_profit_order_id() == Some(update.order_id)
-            || self.stop_order_id() == Some(update.order_id)
-    }
-
-    /// The watched trade's take-profit, which rests alone on the book (not in a list).
-    fn lone_take_profit(&self) -> Option<i64> {
-        match &self.kind {
-            Kind::Watched { placement } => placement.legs().copied(),
-            Kind::Oco { .. } => None,
-        }
-    }
-}
 
 /// The exchange's open protection, read once per run: its open order lists (OCO legs) and,
 /// when a trade's stop is watched, its open orders (the resting take-profits).
@@ -319,7 +90,7 @@ pub enum PriceReaction {
 
 /// What `price` means for `trade`'s stop.
 pub fn price_reaction(trade: &Trade, price: Decimal) -> PriceReaction {
-    match &trade.protection.kind {
+    match trade.protection.kind() {
         Kind::Oco { stop_limit_px, .. } => oco::price_reaction(trade, *stop_limit_px, price),
         Kind::Watched { .. } if watched::stop_crossed(trade, price) => PriceReaction::ExitAtStop,
         Kind::Watched { .. } => PriceReaction::Nothing,
@@ -336,7 +107,7 @@ impl Execution {
         cause: &str,
         commit: Commit,
     ) -> Result<Trade, SendError> {
-        match &trade.protection.kind {
+        match trade.protection.kind() {
             Kind::Oco { stop_limit_px, .. } => {
                 self.place_oco(trade, *stop_limit_px, client_id, cause, commit).await
             }
@@ -347,7 +118,7 @@ impl Execution {
     /// Cancels what protects `trade` on the exchange, so its coin is free to sell (nothing to
     /// do before anything was placed). `UnknownOrder` means it had already finished there.
     pub(crate) async fn cancel_protection(&self, trade: &Trade) -> Result<(), ExchangeError> {
-        match &trade.protection.kind {
+        match trade.protection.kind() {
             Kind::Oco { placement, .. } => match placement.legs() {
                 Some(legs) => self.cancel_oco(&trade.symbol, legs.list_id).await,
                 None => Ok(()),
@@ -369,7 +140,7 @@ impl Execution {
         trade: &Trade,
         closing: bool,
     ) -> Result<Option<ClosedTrade>, ExecutionError> {
-        match &trade.protection.kind {
+        match trade.protection.kind() {
             Kind::Oco { placement, .. } => match placement.legs() {
                 Some(legs) => self.settle_finished_list(trade, legs.list_id, closing).await,
                 None => Ok(None),
@@ -388,7 +159,7 @@ impl Execution {
         new_sl: Decimal,
         rules: &SymbolRules,
     ) -> Result<StopMove, ExecutionError> {
-        match &trade.protection.kind {
+        match trade.protection.kind() {
             Kind::Oco { placement, .. } => match placement.legs() {
                 Some(legs) => {
                     let list_id = legs.list_id;
@@ -415,7 +186,7 @@ impl Execution {
     /// when the exchange has none, or the kind leaves nothing to look up; `Err` when the
     /// exchange cannot tell.
     pub(crate) async fn find_placed(&self, trade: &Trade) -> Result<Option<Trade>, String> {
-        match (&trade.protection.kind, trade.protection.client_id()) {
+        match (trade.protection.kind(), trade.protection.client_id()) {
             (Kind::Oco { .. }, Some(client_id)) => self.find_oco(trade, client_id).await,
             _ => Ok(None),
         }

@@ -14,7 +14,7 @@
 
 use rust_decimal::Decimal;
 
-use super::{Kind, Placement, PriceReaction, StopMove, TradeProtection};
+use super::{Kind, PriceReaction, StopMove};
 use crate::exchange::{
     ExchangeError, NewOco, OrderList, OrderRef, OrderType, Price, Qty, SymbolRules, lists_of,
 };
@@ -22,52 +22,14 @@ use crate::execution::book::put_trade_in;
 use crate::execution::client_id::{ClientOrderId, Purpose};
 use crate::execution::journal::Commit;
 use crate::execution::sizing::stop_limit_px;
+use crate::execution::trade::protection::OcoLegs;
 use crate::execution::trade::{CloseReason, ClosedTrade, Direction, Trade};
 use crate::execution::{Execution, ExecutionError, SendError};
 use crate::messenger::templates;
 
-/// The orders of an OCO list on the exchange.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OcoLegs {
-    pub list_id: i64,
-    pub tp_order_id: Option<i64>,
-    pub sl_order_id: Option<i64>,
-}
-
-impl OcoLegs {
-    /// The legs of `list`, found by their order types.
-    fn of(list: &OrderList) -> Self {
-        let leg = |wanted: OrderType| {
-            list.orders.iter().find(|o| o.order_type == wanted).map(|o| o.order_id)
-        };
-        OcoLegs {
-            list_id: list.order_list_id,
-            tp_order_id: leg(OrderType::LimitMaker),
-            sl_order_id: leg(OrderType::StopLossLimit).or_else(|| leg(OrderType::StopLoss)),
-        }
-    }
-}
-
-impl TradeProtection {
-    /// An OCO list in place on the exchange (restored, adopted or made outside the service),
-    /// under `client_id`, its stop leg's limit at `stop_limit_px`.
-    pub fn list_in_place(client_id: Option<String>, stop_limit_px: Decimal, legs: OcoLegs) -> Self {
-        let kind = Kind::Oco { stop_limit_px, placement: Placement::Protected(legs) };
-        Self { client_id, kind }
-    }
-
-    /// A round trip made outside the service (history only): never protected by it, `reason`
-    /// saying where the record came from; the list that sold it, if one did.
-    pub fn made_outside(list_id: Option<i64>, reason: String) -> Self {
-        let legs = list_id.map(|list_id| OcoLegs { list_id, tp_order_id: None, sl_order_id: None });
-        let placement = Placement::Unprotected { reason, legs };
-        Self { client_id: None, kind: Kind::Oco { stop_limit_px: Decimal::ZERO, placement } }
-    }
-}
-
 /// `trade` protected by its placed OCO list.
 pub(crate) fn protected_by_list(trade: &Trade, list: &OrderList) -> Trade {
-    let stop_limit_px = match &trade.protection.kind {
+    let stop_limit_px = match trade.protection.kind() {
         Kind::Oco { stop_limit_px, .. } => *stop_limit_px,
         // Only a trade whose stop lives on the exchange places lists; should one be found for
         // a watched trade all the same, it protects the trade at its own stop leg's limit.
@@ -77,8 +39,7 @@ pub(crate) fn protected_by_list(trade: &Trade, list: &OrderList) -> Trade {
             .find(|o| o.order_type == OrderType::StopLossLimit)
             .map_or(Decimal::ZERO, |o| o.price.0),
     };
-    let client_id = trade.protection.client_id.clone();
-    let protection = TradeProtection::list_in_place(client_id, stop_limit_px, OcoLegs::of(list));
+    let protection = trade.protection.clone().placed_list(stop_limit_px, OcoLegs::of(list));
     Trade { protection, ..trade.clone() }
 }
 

@@ -9,7 +9,7 @@
 
 use rust_decimal::Decimal;
 
-use super::{Kind, Placement, StopMove};
+use super::StopMove;
 use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, Price, Qty};
 use crate::execution::book::put_trade_in;
 use crate::execution::client_id::{ClientOrderId, Purpose};
@@ -32,9 +32,7 @@ pub fn stop_crossed(trade: &Trade, price: Decimal) -> bool {
 
 /// `trade` protected by its resting take-profit `tp`, the stop watched.
 pub(crate) fn protected_by_take_profit(trade: &Trade, tp: &Order) -> Trade {
-    let kind = Kind::Watched { placement: Placement::Protected(tp.order_id) };
-    let protection = super::TradeProtection { kind, ..trade.protection.clone() };
-    Trade { protection, ..trade.clone() }
+    Trade { protection: trade.protection.clone().placed_take_profit(tp.order_id), ..trade.clone() }
 }
 
 /// The client order id of the market exit at a watched stop: one per trade's protection.
@@ -174,18 +172,13 @@ fn no_client(err: ExecutionError) -> ExchangeError {
 mod tests {
     use super::*;
     use crate::config::StopPlacement;
-    use crate::execution::protector::TradeProtection;
+    use crate::execution::trade::TradeProtection;
     use rust_decimal_macros::dec;
 
     fn trade(direction: Direction, sl: Decimal) -> Trade {
         let pending =
             TradeProtection::pending(StopPlacement::Service, sl, Some("SO_abc_ETHUSDT".into()));
-        let kind = Kind::Watched { placement: Placement::Protected(9) };
-        Trade {
-            sl_px: sl,
-            protection: TradeProtection { kind, ..pending },
-            ..Trade::example(direction)
-        }
+        Trade { sl_px: sl, protection: pending.placed_take_profit(9), ..Trade::example(direction) }
     }
 
     #[test]

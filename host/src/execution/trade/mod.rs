@@ -1,14 +1,19 @@
 //! The open trade and the closed-trade row: what is stored (decimals, exactly as sent to and
-//! received from the exchange) and what the API shows (the spec's float fields).
+//! received from the exchange; [`stored`] is the record's shape) and what the API shows (the
+//! spec's float fields). [`protection`] defines what protects a trade.
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::protector::{StoredProtection, TradeProtection};
+pub mod protection;
+mod stored;
+
 use crate::config::ExchangeName;
 use crate::exchange::{Order, Side, SymbolRules};
 use crate::money::json_number;
+pub use protection::TradeProtection;
+use stored::StoredTrade;
 
 /// Direction of a signal or trade. Spot has no shorting: a `sell` exits a held position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -106,78 +111,6 @@ pub struct Trade {
     pub date: String,
     /// ISO 8601 time of the entry.
     pub opened_at: String,
-}
-
-/// A trade record as stored by any version: the trade's own fields, and its protection's
-/// flat fields beside them (see [`StoredProtection`]).
-#[derive(Serialize, Deserialize)]
-struct StoredTrade {
-    symbol: String,
-    direction: Direction,
-    bot: String,
-    exchange: ExchangeName,
-    size: Decimal,
-    entry_px: Decimal,
-    entry_quote: Decimal,
-    sl_px: Decimal,
-    tp_px: Decimal,
-    sl_pct: Decimal,
-    tp_pct: Decimal,
-    #[serde(flatten)]
-    protection: StoredProtection,
-    entry_order_id: Option<i64>,
-    entry_client_order_id: Option<String>,
-    source: TradeSource,
-    date: String,
-    opened_at: String,
-}
-
-impl From<StoredTrade> for Trade {
-    fn from(s: StoredTrade) -> Self {
-        Trade {
-            symbol: s.symbol,
-            direction: s.direction,
-            bot: s.bot,
-            exchange: s.exchange,
-            size: s.size,
-            entry_px: s.entry_px,
-            entry_quote: s.entry_quote,
-            sl_px: s.sl_px,
-            tp_px: s.tp_px,
-            sl_pct: s.sl_pct,
-            tp_pct: s.tp_pct,
-            protection: s.protection.into(),
-            entry_order_id: s.entry_order_id,
-            entry_client_order_id: s.entry_client_order_id,
-            source: s.source,
-            date: s.date,
-            opened_at: s.opened_at,
-        }
-    }
-}
-
-impl From<Trade> for StoredTrade {
-    fn from(t: Trade) -> Self {
-        StoredTrade {
-            protection: StoredProtection::from(&t.protection),
-            symbol: t.symbol,
-            direction: t.direction,
-            bot: t.bot,
-            exchange: t.exchange,
-            size: t.size,
-            entry_px: t.entry_px,
-            entry_quote: t.entry_quote,
-            sl_px: t.sl_px,
-            tp_px: t.tp_px,
-            sl_pct: t.sl_pct,
-            tp_pct: t.tp_pct,
-            entry_order_id: t.entry_order_id,
-            entry_client_order_id: t.entry_client_order_id,
-            source: t.source,
-            date: t.date,
-            opened_at: t.opened_at,
-        }
-    }
 }
 
 /// An open trade as the API shows it (the spec's Trade resource plus protection facts).
@@ -355,7 +288,7 @@ pub fn pnl_of(trade: &Trade, qty: Decimal, exit_quote: Decimal) -> Decimal {
 #[cfg(test)]
 impl Trade {
     pub(crate) fn example(direction: Direction) -> Self {
-        use super::protector::OcoLegs;
+        use protection::OcoLegs;
         use rust_decimal_macros::dec;
         Trade {
             symbol: "ETHUSDT".into(),
