@@ -20,14 +20,9 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use super::compiler::{compile_in_child, serialize};
+use super::artifact::{compile_component, serialize};
+use super::compiler::compile_in_child;
 use super::{Limits, LoadError};
-
-/// Compiles a component without the cache (the runtime's path when no cache folder is set,
-/// and this cache's path on a miss).
-pub(crate) fn compile_component(engine: &Engine, wasm: &[u8]) -> Result<Component, LoadError> {
-    Component::new(engine, wasm).map_err(|e| LoadError::BadBytes(format!("{e:#}")))
-}
 
 const MAGIC: &[u8; 16] = b"spotbot-cwasm-2\n";
 

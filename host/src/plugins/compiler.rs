@@ -4,7 +4,8 @@
 //! only deserializes the artifact as it does one from the cache (docs/benchmarks.md, idle
 //! footprint: a first start kept about 18 MB of the compilation), and a compiler that crashes
 //! refuses that file instead of ending the service. Tests and backtests compile in-process.
-//! Either way the artifact goes to the cache and is mapped from there ([`super::cache`]).
+//! Either way the artifact goes to the cache and is mapped from there ([`super::cache`]);
+//! [`super::artifact`] builds the engine both sides compile for.
 //!
 //! The child builds its engine from the same [`Limits`] (passed as `--limits`), so the
 //! artifact matches the parent's engine; wasmtime refuses one that does not.
@@ -14,10 +15,8 @@ use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 
 use wasmtime::Engine;
-use wasmtime::component::Component;
 
-use super::cache::compile_component;
-use super::runtime::Runtime;
+use super::artifact::{compile_component, engine, serialize};
 use super::{Limits, LoadError};
 
 /// The hidden subcommand of `spotbot` that compiles one plugin.
@@ -45,11 +44,6 @@ pub(crate) fn compile_in_child(
             serialize(&compile_component(engine, wasm)?)
         }
     }
-}
-
-/// The artifact of a compiled component.
-pub(crate) fn serialize(component: &Component) -> Result<Vec<u8>, LoadError> {
-    component.serialize().map_err(|e| LoadError::BadBytes(format!("cannot serialize: {e:#}")))
 }
 
 /// The child's answer: the artifact, or the compiler's refusal as a load error. The outer
@@ -89,8 +83,8 @@ pub fn child_main(limits: &str) -> ExitCode {
     let result = decode(limits).and_then(|limits| {
         let mut wasm = Vec::new();
         std::io::stdin().read_to_end(&mut wasm).map_err(|e| format!("reading the plugin: {e}"))?;
-        let runtime = Runtime::new(limits, None).map_err(|e| e.to_string())?;
-        let component = compile_component(runtime.engine(), &wasm).map_err(|e| match e {
+        let engine = engine(&limits).map_err(|e| e.to_string())?;
+        let component = compile_component(&engine, &wasm).map_err(|e| match e {
             // The parent wraps the text in the same variant.
             LoadError::BadBytes(detail) => detail,
             other => other.to_string(),

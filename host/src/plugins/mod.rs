@@ -17,6 +17,7 @@
 //! the host, the API and a strategy's native tests share one Rust and one JSON spelling;
 //! `convert` is the one place that moves them in and out of the wasmtime bindings.
 
+mod artifact;
 pub mod bias;
 mod cache;
 mod calls;

@@ -13,27 +13,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
-    Trap,
-};
+use wasmtime::{Engine, ResourceLimiter, Store, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{
     Deterministic, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView,
     WasiView,
 };
 
+use super::artifact::{compile_component, engine};
 use super::bindings::{Strategy, StrategyPre};
-use super::cache::{ArtifactCache, compile_component};
+use super::cache::ArtifactCache;
 use super::logs::PluginLog;
 use super::model;
 use super::{Limits, LoadError, PluginError};
 
 /// How often the epoch ticker advances the engine's epoch.
 const EPOCH_TICK: Duration = Duration::from_millis(5);
-
-/// Bytes of each pooled table reset with memset (kept resident) when an instance is dropped.
-const TABLE_KEEP_RESIDENT: usize = 1024 * 1024;
 
 /// The WIT package major version this host speaks.
 pub const WIT_MAJOR: u64 = 1;
@@ -144,33 +139,7 @@ pub struct Runtime {
 impl Runtime {
     /// Builds the engine (and starts its epoch ticker thread, which ends with the engine).
     pub fn new(limits: Limits, compiled: Option<Compilation>) -> Result<Arc<Self>, PluginError> {
-        let mut config = Config::new();
-        config.epoch_interruption(true);
-        config.max_wasm_stack(limits.max_stack_bytes);
-        // Strategies are synchronous; the concurrent machinery would only cost call overhead.
-        config.concurrency_support(false);
-        config.parallel_compilation(true);
-        let slots = limits.max_concurrent_calls as u32 + 2;
-        let mut pool = PoolingAllocationConfig::default();
-        pool.total_component_instances(slots)
-            .total_core_instances(slots * 32)
-            .total_memories(slots * 4)
-            .total_tables(slots * 32)
-            .max_memory_size(limits.memory_bytes as usize)
-            .max_unused_warm_slots(slots)
-            // A component has a few small tables (one per core module and adapter shim): reset
-            // them with memset when an instance is dropped instead of one madvise each, which
-            // on this 2-vCPU VM also costs a TLB-shootdown IPI per call. Measured: per-call
-            // overhead of the echo guest 68.7 -> 58.0 µs (docs/benchmarks.md).
-            .table_keep_resident(TABLE_KEEP_RESIDENT)
-            // Reset linear memory with memset up to this many bytes, the rest with madvise
-            // (`Limits::memory_keep_resident`: small for the service, large for a replay).
-            .linear_memory_keep_resident(
-                limits.memory_keep_resident.min(limits.memory_bytes as usize),
-            );
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        let engine =
-            Engine::new(&config).map_err(|e| PluginError::Internal(format!("wasm engine: {e}")))?;
+        let engine = engine(&limits)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .map_err(|e| PluginError::Internal(format!("linking WASI: {e}")))?;
@@ -187,11 +156,6 @@ impl Runtime {
             .map_err(|e| PluginError::Internal(format!("epoch ticker: {e}")))?;
         let cache = compiled.map(|c| ArtifactCache::new(c.cache_dir, c.compiler, &engine));
         Ok(Arc::new(Runtime { engine, linker, limits, cache }))
-    }
-
-    /// The engine (the compiler's child builds its own from the same limits).
-    pub(crate) fn engine(&self) -> &Engine {
-        &self.engine
     }
 
     pub fn limits(&self) -> &Limits {

@@ -3,7 +3,7 @@
 //! In `[signals] approval = "boss"` mode a signal is confirmable only after the boss's own
 //! YES reached the service: the button or typed reply on the service's own message (the reply
 //! reader), or a confirm under an `admin` token (the dashboard, the operator's shell). The
-//! approval is bound to the signal's terms ([`Terms`]): its id, symbol, side, stop, target,
+//! approval is bound to the signal's terms ([`Terms`], `PendingSignal::terms`): its id, symbol, side, stop, target,
 //! tier and expiry. A changed or re-posted signal has other terms and needs a new YES. An
 //! agent's confirm of an unapproved signal is refused and places nothing.
 //!
@@ -12,8 +12,6 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
-
-use super::model::PendingSignal;
 
 /// Where a signal's checklist came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
@@ -69,32 +67,13 @@ pub struct Approval {
     pub at_ms: i64,
 }
 
-/// SHA-256 of what the boss approves: id, symbol, side, stop and target distances, tier and
-/// expiry of the signal.
+/// SHA-256 of what the boss approves (`PendingSignal::terms` says which fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Terms([u8; 32]);
 
 impl Terms {
-    pub fn of(signal: &PendingSignal) -> Self {
-        let i = &signal.input;
-        let pct = |v: Option<crate::money::Number>| v.map(|n| n.to_string()).unwrap_or_default();
-        let text = format!(
-            "{}|{}|{}|{}|{}|{}|{}",
-            signal.id,
-            i.symbol,
-            i.direction.as_str(),
-            pct(i.sl_pct),
-            pct(i.tp_pct),
-            i.tier.map_or("", |t| t.as_str()),
-            signal.created_ms + super::EXPIRY_MS,
-        );
-        Self(Sha256::digest(text.as_bytes()).into())
-    }
-}
-
-impl PendingSignal {
-    /// Whether the boss's YES covers this signal as it is now.
-    pub fn approved_by_boss(&self) -> Option<&Approval> {
-        self.approval.as_ref().filter(|a| a.terms == Terms::of(self))
+    /// The digest of `fields`, in order, joined by `|`.
+    pub fn over(fields: &[&str]) -> Self {
+        Self(Sha256::digest(fields.join("|").as_bytes()).into())
     }
 }

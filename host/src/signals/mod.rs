@@ -530,7 +530,7 @@ impl Signals {
         }
         match approver {
             Approver::Boss => {
-                let terms = approval::Terms::of(&slot.signal);
+                let terms = slot.signal.terms();
                 slot.signal.approval =
                     Some(approval::Approval { by: by.to_string(), terms, at_ms: now });
             }

@@ -4,7 +4,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::approval::{Approval, Origin};
+use super::approval::{Approval, Origin, Terms};
 use crate::config::{Tier, is_strategy_name};
 use crate::exchange::Symbol;
 use crate::execution::Direction;
@@ -114,6 +114,29 @@ pub struct PendingSignal {
     pub origin: Origin,
     /// The boss's YES, bound to the terms it was given on.
     pub approval: Option<Approval>,
+}
+
+impl PendingSignal {
+    /// What the boss approves: id, symbol, side, stop and target distances, tier and expiry of
+    /// the signal. A changed or re-posted signal has other terms and needs a new YES.
+    pub fn terms(&self) -> Terms {
+        let i = &self.input;
+        let pct = |v: Option<crate::money::Number>| v.map(|n| n.to_string()).unwrap_or_default();
+        Terms::over(&[
+            &self.id,
+            &i.symbol,
+            i.direction.as_str(),
+            &pct(i.sl_pct),
+            &pct(i.tp_pct),
+            i.tier.map_or("", |t| t.as_str()),
+            &(self.created_ms + super::EXPIRY_MS).to_string(),
+        ])
+    }
+
+    /// Whether the boss's YES covers this signal as it is now.
+    pub fn approved_by_boss(&self) -> Option<&Approval> {
+        self.approval.as_ref().filter(|a| a.terms == self.terms())
+    }
 }
 
 /// A signal as the API shows it: every field of the spec's PendingSignal. (The fields of
