@@ -30,10 +30,10 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::backtest_cli::BacktestRun;
-use crate::market_data::rows::{self, Row};
-use crate::market_data::walk::walk;
 use crate::{Cargo, path_str, plugins, venv, workspace_root};
+use xtask_support::backtest::BacktestRun;
+use xtask_support::backtest::rows::{self, Row};
+use xtask_support::backtest::walk::walk;
 
 /// Symbols traded, each its own random walk.
 pub(crate) const SYMBOLS: usize = 20;

@@ -32,9 +32,9 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::backtest_cli::BacktestRun;
 use crate::bench_backtest::{CONFIG, FROM_MS, HOUR_MS, STEPS, SYMBOLS, symbols, write_candles};
 use crate::{Cargo, path_str, plugins, venv, workspace_root};
+use xtask_support::backtest::BacktestRun;
 
 /// The search space of both tools (Freqtrade's is in `freqtrade_hyperopt.py`).
 const SPACE: &str = "[fast]\nmin = 5\nmax = 20\nstep = 1\n\n\

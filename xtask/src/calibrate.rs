@@ -23,9 +23,9 @@ use std::path::Path;
 use anyhow::bail;
 use serde_json::Value;
 
-use crate::backtest_cli::BacktestRun;
 use crate::market_data::{self, EURUSD, QUOTE, WALKS};
 use crate::{Cargo, plugins, workspace_root};
+use xtask_support::backtest::BacktestRun;
 
 /// The replayed span: the first step with 60 daily candles of warm-up in the file (the plugin
 /// skips with `data` until it has 60), through the file's last day.

