@@ -4,13 +4,11 @@
 mod bench_backtest;
 mod bench_http;
 mod bench_optimize;
-mod calibrate;
 mod chromium;
 mod compat;
 mod compose_test;
 mod contract;
 mod demo;
-mod market_data;
 mod new_strategy;
 mod openclaw;
 mod promtool;
@@ -90,7 +88,7 @@ fn main() -> ExitCode {
         Some("bench-http") => bench_http::run(),
         Some("bench-backtest") => bench_backtest::run(&args[1..]),
         Some("bench-optimize") => bench_optimize::run(&args[1..]),
-        Some("calibrate") => calibrate::run(),
+        Some("calibrate") => mr_combined_calibration::run(),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;
@@ -115,7 +113,7 @@ fn test() -> anyhow::Result<()> {
     compiled?;
     cargo(&["test", "--workspace"])?;
     compat::check()?;
-    calibrate::check()?;
+    mr_combined_calibration::check()?;
     openclaw::check()?;
     contract::check()?;
     compose_test::check(false)
