@@ -1,9 +1,7 @@
 //! Project commands, so that a fresh machine with only the Rust toolchain needs two commands:
 //! `cargo xtask demo` and `cargo xtask test`.
 
-mod bench_backtest;
 mod bench_http;
-mod bench_optimize;
 mod chromium;
 mod compat;
 mod compose_test;
@@ -86,8 +84,8 @@ fn main() -> ExitCode {
         Some("new-strategy") => new_strategy::run(&args[1..]),
         Some("vendor-dashboard") => vendor::run(),
         Some("bench-http") => bench_http::run(),
-        Some("bench-backtest") => bench_backtest::run(&args[1..]),
-        Some("bench-optimize") => bench_optimize::run(&args[1..]),
+        Some("bench-backtest") => spotbot_bench_compare::backtest::run(&args[1..]),
+        Some("bench-optimize") => spotbot_bench_compare::optimize::run(&args[1..]),
         Some("calibrate") => mr_combined_calibration::run(),
         _ => {
             eprintln!("{USAGE}");

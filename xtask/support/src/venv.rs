@@ -45,23 +45,6 @@ pub const TOOLS: Env = Env {
     },
 };
 
-/// Freqtrade for the benchmark, in a venv of its own (its 80 pinned packages would clash with
-/// nothing, but need not be installed for backtesting.py alone).
-pub const FREQTRADE: Env = Env {
-    folder: "freqtrade-venv",
-    requirements: "xtask/freqtrade-requirements.txt",
-    pins: &["freqtrade==2026.9"],
-    check: |bin| imports(bin, "freqtrade.main", "Freqtrade"),
-};
-
-/// The benchmark's backtesting.py.
-pub const BENCH: Env = Env {
-    folder: "bench-venv",
-    requirements: "xtask/bench-requirements.txt",
-    pins: &["backtesting==0.6.6"],
-    check: |bin| imports(bin, "backtesting.lib", "backtesting.py"),
-};
-
 /// The official clients of the compatibility scripts (`sim/compat/`), apart from the tools:
 /// their pins follow the exchanges' client releases, not the checks'.
 pub const COMPAT: Env = Env {
