@@ -3,7 +3,6 @@
 
 mod bench_http;
 mod chromium;
-mod compat;
 mod compose_test;
 mod contract;
 mod demo;
@@ -73,7 +72,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("demo") => demo::run(&args[1..]),
         Some("test") => test(),
-        Some("compat") => compat::run(),
+        Some("compat") => spotbot_sim_compat::run(),
         Some("contract") => contract::run(),
         Some("compose-test") => compose_test::run(&args[1..]),
         Some("venv") => {
@@ -110,7 +109,7 @@ fn test() -> anyhow::Result<()> {
     installs.finish()?;
     compiled?;
     cargo(&["test", "--workspace"])?;
-    compat::check()?;
+    spotbot_sim_compat::check()?;
     mr_combined_calibration::check()?;
     openclaw::check()?;
     contract::check()?;

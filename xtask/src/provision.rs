@@ -18,7 +18,7 @@ pub fn start() -> Provisioning {
         crate::chromium::ensure()?;
         crate::promtool::ensure()?;
         crate::venv::ensure()?;
-        crate::venv::ensure_env(&crate::venv::COMPAT)?;
+        crate::venv::ensure_env(&spotbot_sim_compat::VENV)?;
         crate::openclaw::install()?;
         crate::compose_test::install();
         Ok(())

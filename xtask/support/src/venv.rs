@@ -45,15 +45,6 @@ pub const TOOLS: Env = Env {
     },
 };
 
-/// The official clients of the compatibility scripts (`sim/compat/`), apart from the tools:
-/// their pins follow the exchanges' client releases, not the checks'.
-pub const COMPAT: Env = Env {
-    folder: "compat-venv",
-    requirements: "xtask/compat-requirements.txt",
-    pins: &["binance-connector==3.13.0", "hyperliquid-python-sdk==0.23.0", "ccxt==4.5.90"],
-    check: |bin| imports(bin, "binance.spot, hyperliquid.exchange, ccxt", "the official clients"),
-};
-
 /// Checks that the venv's python imports `modules` (one, or several separated by commas: the
 /// install provided `what`).
 pub fn imports(bin: &Path, modules: &str, what: &str) -> anyhow::Result<()> {
