@@ -7,7 +7,6 @@ mod compose_test;
 mod contract;
 mod demo;
 mod new_strategy;
-mod openclaw;
 mod promtool;
 mod provision;
 mod vendor;
@@ -78,7 +77,7 @@ fn main() -> ExitCode {
         Some("venv") => {
             venv::ensure().map(|bin| println!("Python tools ready in {}", bin.display()))
         }
-        Some("openclaw") => openclaw::check(),
+        Some("openclaw") => spotbot_openclaw_check::check(),
         Some("plugins") => plugins::run(&args[1..]),
         Some("new-strategy") => new_strategy::run(&args[1..]),
         Some("vendor-dashboard") => vendor::run(),
@@ -111,7 +110,7 @@ fn test() -> anyhow::Result<()> {
     cargo(&["test", "--workspace"])?;
     spotbot_sim_compat::check()?;
     mr_combined_calibration::check()?;
-    openclaw::check()?;
+    spotbot_openclaw_check::check()?;
     contract::check()?;
     compose_test::check(false)
 }

@@ -19,7 +19,7 @@ pub fn start() -> Provisioning {
         crate::promtool::ensure()?;
         crate::venv::ensure()?;
         crate::venv::ensure_env(&spotbot_sim_compat::VENV)?;
-        crate::openclaw::install()?;
+        spotbot_openclaw_check::install()?;
         crate::compose_test::install();
         Ok(())
     }))
