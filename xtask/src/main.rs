@@ -3,7 +3,6 @@
 
 mod bench_http;
 mod chromium;
-mod compose_test;
 mod contract;
 mod demo;
 mod new_strategy;
@@ -73,7 +72,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("compat") => spotbot_sim_compat::run(),
         Some("contract") => contract::run(),
-        Some("compose-test") => compose_test::run(&args[1..]),
+        Some("compose-test") => spotbot_compose_test::run(&args[1..]),
         Some("venv") => {
             venv::ensure().map(|bin| println!("Python tools ready in {}", bin.display()))
         }
@@ -112,5 +111,5 @@ fn test() -> anyhow::Result<()> {
     mr_combined_calibration::check()?;
     spotbot_openclaw_check::check()?;
     contract::check()?;
-    compose_test::check(false)
+    spotbot_compose_test::check(false)
 }

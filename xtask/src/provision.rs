@@ -20,7 +20,7 @@ pub fn start() -> Provisioning {
         crate::venv::ensure()?;
         crate::venv::ensure_env(&spotbot_sim_compat::VENV)?;
         spotbot_openclaw_check::install()?;
-        crate::compose_test::install();
+        spotbot_compose_test::install();
         Ok(())
     }))
 }
