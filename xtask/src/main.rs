@@ -1,5 +1,20 @@
 //! Project commands, so that a fresh machine with only the Rust toolchain needs two commands:
 //! `cargo xtask demo` and `cargo xtask test`.
+//!
+//! Here: the dispatch of the verbs, the machine's set-up (Debian packages, Python venvs,
+//! provisioning while cargo compiles) and the processes a command starts (the demo, the
+//! contract host). The product checks the verbs run live beside what they check, each a
+//! library crate xtask depends on (it compiles with xtask, so no build of its own):
+//!
+//! - `calibrate`: `strategies/mr-combined/calibration/`, MR Combined on real EURUSD data;
+//! - `bench-backtest`, `bench-optimize`: `tests/benches/compare/`, against backtesting.py and
+//!   Freqtrade;
+//! - `compose-test`: `tests/compose/`, the operator's `docker-compose.yml` run for real;
+//! - `compat`: `sim/compat/`, the exchanges' official Python clients against the simulator;
+//! - `openclaw`: `examples/openclaw/check/`, the agent assets in the real OpenClaw CLI.
+//!
+//! What those crates and xtask share (cargo, the plugin build, child processes, loopback HTTP,
+//! venvs, apt, `spotbot backtest` runs) is `xtask/support/` (xtask-support), below both.
 
 mod bench_http;
 mod chromium;
