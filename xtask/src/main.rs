@@ -19,6 +19,7 @@
 mod bench_http;
 mod chromium;
 mod contract;
+mod cycles;
 mod demo;
 mod new_strategy;
 mod promtool;
@@ -31,7 +32,7 @@ use std::process::ExitCode;
 use xtask_support::{Cargo, apt, cargo, children, http, path_str, plugins, venv, workspace_root};
 
 const USAGE: &str =
-    "usage: cargo xtask <demo|test|compat|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http|bench-backtest|bench-optimize|calibrate>
+    "usage: cargo xtask <demo|test|compat|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http|bench-backtest|bench-optimize|calibrate|cycles>
   demo [--exchange a|b]
             build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000; --exchange b trades on
@@ -78,7 +79,11 @@ const USAGE: &str =
             release build; --symbols and --epochs shrink it (numbers in docs/benchmarks.md)
   calibrate MR Combined's backtest over real EURUSD hourly data (PyPI wheels backtesting
             and gym-anytrading, into target/market-data) and three random walks: signal, trade
-            and win/loss counts inside the band of strategies/mr-combined/README.md";
+            and win/loss counts inside the band of strategies/mr-combined/README.md
+  cycles [--report] [--cfg-test] [-p <package>]...
+            count each crate's import cycles (child modules that name each other, read with
+            cargo-modules, pinned, installed into target/xtask-tools) and fail on any;
+            --report lists them without failing (docs/architecture.md, Import cycles)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -99,6 +104,7 @@ fn main() -> ExitCode {
         Some("bench-backtest") => spotbot_bench_compare::backtest::run(&args[1..]),
         Some("bench-optimize") => spotbot_bench_compare::optimize::run(&args[1..]),
         Some("calibrate") => mr_combined_calibration::run(),
+        Some("cycles") => cycles::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;
