@@ -32,7 +32,7 @@ use serde_json::Value;
 
 use xtask_support::{Cargo, path_str, plugins, venv};
 
-use crate::{BENCH, FREQTRADE, script};
+use crate::{BENCH, FREQTRADE, script, sma_cross_guest};
 use xtask_support::backtest::BacktestRun;
 use xtask_support::backtest::rows::{self, Row};
 use xtask_support::backtest::walk::walk;
@@ -82,7 +82,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         }
     }
     Cargo::workspace().run(&["build", "--release", "--package", "spotbot"])?;
-    plugins::build(&Cargo::workspace(), &["guest-sma-cross".to_string()])?;
+    let plugin = sma_cross_guest()?;
     let target = plugins::target_dir()?;
     let dir = target.join("bench-backtest");
     let candles = write_candles(&dir)?;
@@ -94,8 +94,8 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     binaries.extend(others.into_iter().map(|p| (format!("spotbot ({})", p.display()), p)));
     let mut rows = Vec::new();
     for (label, binary) in &binaries {
-        spotbot(&dir, &config, &candles, binary, label)?;
-        rows.push(spotbot(&dir, &config, &candles, binary, label)?);
+        spotbot(&dir, &config, &plugin, &candles, binary, label)?;
+        rows.push(spotbot(&dir, &config, &plugin, &candles, binary, label)?);
     }
     for tool in &PYTHON_TOOLS {
         tool.run(&dir, &candles)?;
@@ -163,6 +163,7 @@ pub(crate) fn write_candles(dir: &Path) -> anyhow::Result<PathBuf> {
 fn spotbot(
     dir: &Path,
     config: &Path,
+    plugin: &Path,
     candles: &Path,
     binary: &Path,
     label: &str,
@@ -171,7 +172,7 @@ fn spotbot(
     let (report, total_s) = BacktestRun {
         binary,
         config,
-        plugin: &plugins::target_dir()?.join("test-guests").join("guest_sma_cross.wasm"),
+        plugin,
         symbols: &symbols(),
         from: &FROM_MS.to_string(),
         to: &last_ms.to_string(),

@@ -14,8 +14,9 @@ pub mod optimize;
 
 use std::path::PathBuf;
 
+use anyhow::Context;
 use xtask_support::venv::{Env, imports};
-use xtask_support::workspace_root;
+use xtask_support::{Cargo, plugins, workspace_root};
 
 /// This crate's folder, from the workspace root.
 const HOME: &str = "tests/benches/compare";
@@ -36,6 +37,14 @@ pub const FREQTRADE: Env = Env {
     pins: &["freqtrade==2026.9"],
     check: |bin| imports(bin, "freqtrade.main", "Freqtrade"),
 };
+
+/// Builds the test guest `sma_cross` that both races replay; its file, where the plugin build
+/// wrote it (`target/test-guests/` of the workspace, also when `CARGO_TARGET_DIR` points
+/// elsewhere).
+fn sma_cross_guest() -> anyhow::Result<PathBuf> {
+    let written = plugins::build(&Cargo::workspace(), &["guest-sma-cross".to_string()])?;
+    written.into_iter().next().context("the plugin build wrote no guest_sma_cross.wasm")
+}
 
 /// The Python script `name` of `python/`.
 fn script(name: &str) -> PathBuf {

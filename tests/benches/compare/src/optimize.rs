@@ -35,7 +35,7 @@ use serde_json::Value;
 use xtask_support::{Cargo, path_str, plugins, venv};
 
 use crate::backtest::{CONFIG, FROM_MS, HOUR_MS, STEPS, SYMBOLS, symbols, write_candles};
-use crate::{FREQTRADE, script};
+use crate::{FREQTRADE, script, sma_cross_guest};
 use xtask_support::backtest::BacktestRun;
 
 /// The search space of both tools (Freqtrade's is in `freqtrade_hyperopt.py`).
@@ -93,7 +93,7 @@ struct Searched {
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let options = Options::parse(args)?;
     Cargo::workspace().run(&["build", "--release", "--package", "spotbot"])?;
-    plugins::build(&Cargo::workspace(), &["guest-sma-cross".to_string()])?;
+    let plugin = sma_cross_guest()?;
     let target = plugins::target_dir()?;
     let dir = target.join("bench-optimize");
     let symbols: Vec<String> = symbols().into_iter().take(options.symbols).collect();
@@ -105,7 +105,6 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let last_in_sample_ms = FROM_MS + (in_sample_steps(STEPS) as i64 - 1) * HOUR_MS;
 
     let binary = target.join("release").join("spotbot");
-    let plugin = target.join("test-guests").join("guest_sma_cross.wasm");
     let (report, backtest_s) = BacktestRun {
         binary: &binary,
         config: &config,
