@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Compatibility check: ccxt's exchange B client (PyPI ccxt, `hyperliquid`), unmodified, against a
 # running spotbot-sim. `cargo xtask compat` runs it (and so does `cargo xtask test`, in CI)
-# against a fresh simulator, with ccxt pinned in xtask/compat-requirements.txt. By hand instead:
+# against a fresh simulator, with ccxt pinned in sim/compat/requirements.txt. By hand instead:
 #   EXCHANGE_PRIVATE_KEY=0x0123456789012345678901234567890123456789012345678901234567890123 \
 #     cargo run -p spotbot-sim -- --addr 127.0.0.1:9177 --streams-addr 127.0.0.1:9178
 #   python3 -m venv /tmp/venv && /tmp/venv/bin/pip install ccxt==4.5.90

@@ -2,7 +2,7 @@
 # Compatibility check: the official exchange A Python connector (PyPI binance-connector 3.13.0),
 # unmodified, against a running spotbot-sim. `cargo xtask compat` runs it (and so does
 # `cargo xtask test`, in CI) against a fresh simulator, with the connector pinned in
-# xtask/compat-requirements.txt. By hand instead:
+# sim/compat/requirements.txt. By hand instead:
 #   EXCHANGE_API_KEY=thirdparty EXCHANGE_API_SECRET=tp-secret cargo run -p spotbot-sim -- --addr 127.0.0.1:9177
 #   python3 -m venv /tmp/venv && /tmp/venv/bin/pip install binance-connector==3.13.0
 #   /tmp/venv/bin/python sim/compat/official_python_connector.py http://127.0.0.1:9177

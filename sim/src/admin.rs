@@ -3,12 +3,12 @@
 //! damaged answers, and what the simulator saw. Tests and operators script the market with it.
 
 use crate::clock::Millis;
-use crate::exchange_a::params::ApiError;
+use crate::error::ApiError;
 use crate::exchange_a::wire::{fmt8, to_value};
 use crate::faults::mutation::MutationConfig;
 use crate::faults::{Fault, StreamFault};
 use crate::market;
-use crate::server::Sim;
+use crate::state::Sim;
 use crate::transport::Conn;
 use axum::extract::{ConnectInfo, State};
 use axum::http::StatusCode;

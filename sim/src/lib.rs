@@ -20,20 +20,29 @@
 //!   silence, delay, `serverShutdown`).
 //! - [`limits`]: request weight per minute and IP bans.
 //! - [`transport`]: connections a fault can cut.
+//! - [`error`]: the refusal every layer answers with, in exchange A's codes and messages.
+//! - [`state`]: what a running simulator keeps and its handle ([`Sim`]): the core behind a
+//!   lock, the clock, faults, the request log, the weight meters, exchange B's front-end
+//!   state. Below every handler; it knows none of them.
+//! - [`delivery`]: the last step of both REST front ends (the answer sent as the fault
+//!   decided, the request recorded).
 //! - [`admin`]: the loopback-only admin API under `/sim/`.
-//! - [`server`]: building, sharing and serving a simulator.
+//! - [`server`]: composes the handlers into one HTTP app and serves it.
 //!
 //! The simulator never talks to the network beyond the socket it serves on.
 
 pub mod admin;
 pub mod clock;
 pub mod core;
+pub mod delivery;
+pub mod error;
 pub mod exchange_a;
 pub mod exchange_b;
 pub mod faults;
 pub mod limits;
 pub mod market;
 pub mod server;
+pub mod state;
 pub mod symbols;
 pub mod transport;
 
@@ -42,12 +51,11 @@ pub use exchange_a::params;
 
 pub use clock::{Clock, ManualClock, Millis, SystemClock};
 pub use core::EngineConfig;
+pub use error::ApiError;
 pub use exchange_a::streams::{RunningStreams, serve_streams};
-pub use exchange_b::{ExchangeBConfig, WsConfig, seed_key};
 pub use faults::damage::Damage;
 pub use faults::mutation::{MutationConfig, MutationStats, MutationStatus};
 pub use faults::{Fault, FaultKind, StreamFault, StreamFaultKind, StreamService};
-pub use params::ApiError;
-pub use server::{
-    RequestRecord, RunningSim, Sim, SimConfig, StreamConfig, router, serve, serve_sim,
-};
+pub use server::{RunningSim, router, serve, serve_sim};
+pub use state::exchange_b::{ExchangeBConfig, WsConfig, seed_key};
+pub use state::{RequestRecord, Sim, SimConfig, StreamConfig};

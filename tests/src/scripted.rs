@@ -5,8 +5,8 @@
 
 use rust_decimal::Decimal;
 use spotbot_sdk::Candles;
+use spotbot_sim::Sim;
 use spotbot_sim::market::{Ohlc, path_from_candles};
-use spotbot_sim::server::Sim;
 
 fn dec(x: f64) -> Decimal {
     Decimal::from_f64_retain(x).unwrap_or_default().round_dp(8)

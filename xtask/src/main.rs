@@ -1,35 +1,38 @@
 //! Project commands, so that a fresh machine with only the Rust toolchain needs two commands:
 //! `cargo xtask demo` and `cargo xtask test`.
+//!
+//! Here: the dispatch of the verbs, the machine's set-up (Debian packages, Python venvs,
+//! provisioning while cargo compiles) and the processes a command starts (the demo, the
+//! contract host). The product checks the verbs run live beside what they check, each a
+//! library crate xtask depends on (it compiles with xtask, so no build of its own):
+//!
+//! - `calibrate`: `strategies/mr-combined/calibration/`, MR Combined on real EURUSD data;
+//! - `bench-backtest`, `bench-optimize`: `tests/benches/compare/`, against backtesting.py and
+//!   Freqtrade;
+//! - `compose-test`: `tests/compose/`, the operator's `docker-compose.yml` run for real;
+//! - `compat`: `sim/compat/`, the exchanges' official Python clients against the simulator;
+//! - `openclaw`: `examples/openclaw/check/`, the agent assets in the real OpenClaw CLI.
+//!
+//! What those crates and xtask share (cargo, the plugin build, child processes, loopback HTTP,
+//! venvs, apt, `spotbot backtest` runs) is `xtask/support/` (xtask-support), below both.
 
-mod apt;
-mod backtest_cli;
-mod bench_backtest;
 mod bench_http;
-mod bench_optimize;
-mod calibrate;
-mod children;
 mod chromium;
-mod compat;
-mod compose_test;
 mod contract;
+mod cycles;
 mod demo;
-mod http;
-mod market_data;
 mod new_strategy;
-mod openclaw;
-mod plugins;
 mod promtool;
 mod provision;
 mod vendor;
-mod venv;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+// The shared helpers, imported once here so that every command reaches them as `crate::...`.
+use xtask_support::{Cargo, apt, cargo, children, http, path_str, plugins, venv, workspace_root};
 
 const USAGE: &str =
-    "usage: cargo xtask <demo|test|compat|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http|bench-backtest|bench-optimize|calibrate>
+    "usage: cargo xtask <demo|test|compat|contract|compose-test|venv|openclaw|plugins|new-strategy|vendor-dashboard|bench-http|bench-backtest|bench-optimize|calibrate|cycles>
   demo [--exchange a|b]
             build everything, start the license server and serve the demo (paper exchange,
             synthetic market, free license) on 127.0.0.1:8000; --exchange b trades on
@@ -76,25 +79,32 @@ const USAGE: &str =
             release build; --symbols and --epochs shrink it (numbers in docs/benchmarks.md)
   calibrate MR Combined's backtest over real EURUSD hourly data (PyPI wheels backtesting
             and gym-anytrading, into target/market-data) and three random walks: signal, trade
-            and win/loss counts inside the band of strategies/mr-combined/README.md";
+            and win/loss counts inside the band of strategies/mr-combined/README.md
+  cycles [--report] [--cfg-test] [-p <package>]...
+            count each crate's import cycles (child modules that name each other, read with
+            cargo-modules, pinned, installed into target/xtask-tools) and fail on any;
+            --report lists them without failing (docs/architecture.md, Import cycles)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("demo") => demo::run(&args[1..]),
         Some("test") => test(),
-        Some("compat") => compat::run(),
+        Some("compat") => spotbot_sim_compat::run(),
         Some("contract") => contract::run(),
-        Some("compose-test") => compose_test::run(&args[1..]),
-        Some("venv") => venv::run(),
-        Some("openclaw") => openclaw::check(),
+        Some("compose-test") => spotbot_compose_test::run(&args[1..]),
+        Some("venv") => {
+            venv::ensure().map(|bin| println!("Python tools ready in {}", bin.display()))
+        }
+        Some("openclaw") => spotbot_openclaw_check::check(),
         Some("plugins") => plugins::run(&args[1..]),
         Some("new-strategy") => new_strategy::run(&args[1..]),
         Some("vendor-dashboard") => vendor::run(),
         Some("bench-http") => bench_http::run(),
-        Some("bench-backtest") => bench_backtest::run(&args[1..]),
-        Some("bench-optimize") => bench_optimize::run(&args[1..]),
-        Some("calibrate") => calibrate::run(),
+        Some("bench-backtest") => spotbot_bench_compare::backtest::run(&args[1..]),
+        Some("bench-optimize") => spotbot_bench_compare::optimize::run(&args[1..]),
+        Some("calibrate") => mr_combined_calibration::run(),
+        Some("cycles") => cycles::run(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;
@@ -109,123 +119,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs `cargo <args>` in the workspace root and fails when it fails.
-pub fn cargo(args: &[&str]) -> anyhow::Result<()> {
-    Cargo::workspace().run(args)
-}
-
-/// Where cargo runs: a workspace root and, optionally, a target directory other than the
-/// workspace's own (the tests build a scratch workspace into the real target directory).
-#[derive(Debug, Clone)]
-pub struct Cargo {
-    pub root: PathBuf,
-    pub target_dir: Option<PathBuf>,
-}
-
-impl Cargo {
-    /// This repository's workspace.
-    pub fn workspace() -> Self {
-        Cargo { root: workspace_root(), target_dir: None }
-    }
-
-    /// `cargo <args>` in the root, not yet started, in the environment a shell would give it:
-    /// without the variables cargo set for this xtask run ([`set_by_cargo_for_xtask`]).
-    pub fn command(&self, args: &[&str]) -> Command {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut command = Command::new(cargo);
-        command.args(args).current_dir(&self.root);
-        for (name, _) in std::env::vars_os() {
-            if name.to_str().is_some_and(set_by_cargo_for_xtask) {
-                command.env_remove(name);
-            }
-        }
-        if let Some(dir) = &self.target_dir {
-            command.env("CARGO_TARGET_DIR", dir);
-        }
-        command
-    }
-
-    /// Runs `cargo <args>` in the root and fails when it fails.
-    pub fn run(&self, args: &[&str]) -> anyhow::Result<()> {
-        println!("$ cargo {}", args.join(" "));
-        let status = self
-            .command(args)
-            .status()
-            .with_context(|| format!("cannot run cargo {}", args.join(" ")))?;
-        if !status.success() {
-            bail!("cargo {} failed ({status})", args.join(" "));
-        }
-        Ok(())
-    }
-
-    /// `cargo metadata --no-deps` of the root.
-    pub fn metadata(&self) -> anyhow::Result<serde_json::Value> {
-        let output = self
-            .command(&["metadata", "--format-version", "1", "--no-deps"])
-            .output()
-            .context("cannot run cargo metadata")?;
-        if !output.status.success() {
-            bail!("cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr));
-        }
-        Ok(serde_json::from_slice(&output.stdout)?)
-    }
-}
-
-/// Whether `name` is one of the variables `cargo run` sets for the binary it starts (the xtask
-/// package's `CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, ...), as opposed to the operator's cargo
-/// configuration (`CARGO_HOME`, `CARGO_TARGET_DIR`, `CARGO_BUILD_*`, ...), which must pass.
-///
-/// Why it matters: build scripts such as ring's declare `rerun-if-env-changed` on
-/// `CARGO_MANIFEST_DIR` and `CARGO_PKG_NAME`, and cargo compares those against its own
-/// environment. A cargo started with xtask's values and one started from a shell then
-/// invalidate each other's builds: ring, rustls, reqwest and spotbot were rebuilt on each
-/// switch (minutes on 2 cores).
-fn set_by_cargo_for_xtask(name: &str) -> bool {
-    const PREFIXES: &[&str] = &["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_BIN_", "CARGO_CRATE_"];
-    const NAMES: &[&str] =
-        &["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "CARGO_RUSTC_CURRENT_DIR"];
-    PREFIXES.iter().any(|prefix| name.starts_with(prefix)) || NAMES.contains(&name)
-}
-
-/// `path` as UTF-8, for a command line.
-pub fn path_str(path: &Path) -> anyhow::Result<&str> {
-    path.to_str().with_context(|| format!("{} is not UTF-8", path.display()))
-}
-
-/// The workspace this xtask serves, found at run time: a checkout that moved keeps working
-/// with the binary built before the move. `cargo xtask` (`cargo run`) names the xtask
-/// package's folder in `CARGO_MANIFEST_DIR`; a binary started by hand looks upwards from the
-/// current folder for the workspace's manifest; the folder it was compiled in comes last.
-/// Found once per run: every command asks for it, and the answer cannot change meanwhile.
-pub fn workspace_root() -> PathBuf {
-    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    ROOT.get_or_init(|| {
-        let cargo_names = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
-        find_workspace(cargo_names, std::env::current_dir().ok())
-            .or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf))
-            .expect("xtask lives in the workspace")
-    })
-    .clone()
-}
-
-/// The workspace from the xtask package's folder cargo names, else from the current folder
-/// or one above it.
-fn find_workspace(xtask_dir: Option<PathBuf>, cwd: Option<PathBuf>) -> Option<PathBuf> {
-    let from_cargo = xtask_dir
-        .and_then(|xtask| xtask.parent().map(Path::to_path_buf))
-        .filter(|root| is_this_workspace(root));
-    from_cargo.or_else(|| {
-        let cwd = cwd?;
-        cwd.ancestors().find(|dir| is_this_workspace(dir)).map(Path::to_path_buf)
-    })
-}
-
-/// A folder holding this workspace: its manifest and the xtask package in it.
-fn is_this_workspace(dir: &Path) -> bool {
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
-    manifest.contains("[workspace]") && dir.join("xtask").join("Cargo.toml").is_file()
-}
-
 fn test() -> anyhow::Result<()> {
     cargo(&["fmt", "--all", "--check"])?;
     let installs = provision::start();
@@ -235,62 +128,9 @@ fn test() -> anyhow::Result<()> {
     installs.finish()?;
     compiled?;
     cargo(&["test", "--workspace"])?;
-    compat::check()?;
-    calibrate::check()?;
-    openclaw::check()?;
+    spotbot_sim_compat::check()?;
+    mr_combined_calibration::check()?;
+    spotbot_openclaw_check::check()?;
     contract::check()?;
-    compose_test::check(false)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The cargo xtask starts sees the environment minus what cargo set for this process
-    /// (`cargo test` sets the same variables for this test as `cargo run` does for xtask).
-    #[test]
-    fn the_cargo_xtask_starts_carries_no_cargo_variable_of_its_own() {
-        assert!(std::env::var_os("CARGO_PKG_NAME").is_some(), "cargo set it for this test");
-        assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some(), "cargo set it for this test");
-        let command = Cargo::workspace().command(&["build"]);
-        let mut seen: std::collections::BTreeMap<String, String> = std::env::vars().collect();
-        for (name, value) in command.get_envs() {
-            let name = name.to_string_lossy().into_owned();
-            match value {
-                Some(value) => seen.insert(name, value.to_string_lossy().into_owned()),
-                None => seen.remove(&name),
-            };
-        }
-        let own: Vec<&String> = seen.keys().filter(|n| set_by_cargo_for_xtask(n)).collect();
-        assert!(own.is_empty(), "cargo would be started with {own:?}");
-        assert!(seen.keys().all(|n| !n.starts_with("CARGO_PKG_")), "{seen:?}");
-        assert!(!seen.contains_key("CARGO_MANIFEST_DIR"));
-    }
-
-    #[test]
-    fn the_operators_cargo_configuration_passes() {
-        for name in ["CARGO_HOME", "CARGO_TARGET_DIR", "CARGO_BUILD_JOBS", "CARGO_TERM_COLOR"] {
-            assert!(!set_by_cargo_for_xtask(name), "{name}");
-        }
-        for name in
-            ["CARGO_PKG_NAME", "CARGO_MANIFEST_DIR", "CARGO_MANIFEST_PATH", "CARGO_CRATE_NAME"]
-        {
-            assert!(set_by_cargo_for_xtask(name), "{name}");
-        }
-    }
-
-    #[test]
-    fn a_moved_checkout_is_found_where_it_is_now() {
-        let moved = tempfile::tempdir().unwrap();
-        let root = moved.path().join("checkout");
-        std::fs::create_dir_all(root.join("xtask").join("src")).unwrap();
-        std::fs::write(root.join("Cargo.toml"), "[workspace]\nmembers = [\"xtask\"]\n").unwrap();
-        std::fs::write(root.join("xtask").join("Cargo.toml"), "[package]\n").unwrap();
-        let gone = Some(moved.path().join("old-place").join("xtask"));
-        let inside = Some(root.join("xtask").join("src"));
-        assert_eq!(find_workspace(Some(root.join("xtask")), None), Some(root.clone()));
-        assert_eq!(find_workspace(gone.clone(), inside), Some(root.clone()), "from the cwd");
-        assert_eq!(find_workspace(gone, Some(moved.path().to_path_buf())), None);
-        assert!(is_this_workspace(&workspace_root()), "this repository, under cargo test");
-    }
+    spotbot_compose_test::check(false)
 }

@@ -18,9 +18,9 @@ pub fn start() -> Provisioning {
         crate::chromium::ensure()?;
         crate::promtool::ensure()?;
         crate::venv::ensure()?;
-        crate::venv::ensure_env(&crate::venv::COMPAT)?;
-        crate::openclaw::install()?;
-        crate::compose_test::install();
+        crate::venv::ensure_env(&spotbot_sim_compat::VENV)?;
+        spotbot_openclaw_check::install()?;
+        spotbot_compose_test::install();
         Ok(())
     }))
 }

@@ -2,16 +2,15 @@
 //! ([`crate::core`]) and the core's answers rendered in its JSON shapes.
 //!
 //! - [`rest`]: the handler of every `/api/v3/` path (weights, faults, signatures, dispatch).
-//! - [`params`]: query and body parameters, decimal rules, HMAC signatures, the error type.
+//! - [`params`]: query and body parameters, decimal rules, HMAC signatures (refusing with
+//!   [`crate::error::ApiError`]).
 //! - [`names`]: the exchange's spelling of sides, order types, statuses, expiry reasons.
-//! - [`errors`]: the core's refusals as the exchange's codes and messages.
 //! - [`orders`], [`lists`], [`account`], [`market_data`]: the endpoints, by area.
 //! - [`exchange_info`]: the listing and rate limits as `exchangeInfo` shows them.
 //! - [`render`], [`wire`]: the JSON shapes.
 //! - [`streams`]: the WebSocket API with the user data stream, and the market streams.
 
 pub mod account;
-pub mod errors;
 pub mod exchange_info;
 pub mod lists;
 pub mod market_data;

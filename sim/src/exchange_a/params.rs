@@ -8,38 +8,9 @@ use sha2::Sha256;
 use std::collections::HashMap;
 use std::str::FromStr;
 
-/// An error exactly as the exchange reports it: HTTP status, code and message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiError {
-    pub status: u16,
-    pub code: i64,
-    pub msg: String,
-}
-
-impl ApiError {
-    pub fn new(status: u16, code: i64, msg: impl Into<String>) -> Self {
-        Self { status, code, msg: msg.into() }
-    }
-    /// HTTP 400 with the given code.
-    pub fn bad(code: i64, msg: impl Into<String>) -> Self {
-        Self::new(400, code, msg)
-    }
-    pub fn mandatory(name: &str) -> Self {
-        Self::bad(
-            -1102,
-            format!("Mandatory parameter '{name}' was not sent, was empty/null, or malformed."),
-        )
-    }
-    pub fn not_required(name: &str) -> Self {
-        Self::bad(-1106, format!("Parameter '{name}' sent when not required."))
-    }
-    pub fn insufficient_balance() -> Self {
-        Self::bad(-2010, "Account has insufficient balance for requested action.")
-    }
-    pub fn filter(name: &str) -> Self {
-        Self::bad(-1013, format!("Filter failure: {name}"))
-    }
-}
+/// Re-exported: exchange A's parameters refuse with it, and the service's paper exchange
+/// names it here.
+pub use crate::error::ApiError;
 
 pub const DECIMAL_RANGE: &str = "^([0-9]{1,20})(\\.[0-9]{1,20})?$";
 pub const CLIENT_ID_RANGE: &str = "^[\\.A-Z\\:/a-z0-9_-]{1,36}$";

@@ -2,9 +2,10 @@
 //! (ACK/RESULT/FULL), the query shape, cancel answers and order lists.
 
 use super::names::{self, RespType};
-use super::wire::{FillJson, ListLegJson, OrderJson, OrderListJson, TradeJson, fmt8};
+use super::wire::{FillJson, ListLegJson, OrderJson, OrderListJson, TradeJson, fmt8, to_value};
 use crate::clock::Millis;
 use crate::core::{Engine, Fill, Order, OrderList, Status, Trade};
+use crate::state::Sim;
 use rust_decimal::Decimal;
 
 pub fn fill(f: &Fill) -> FillJson {
@@ -132,5 +133,15 @@ pub fn trade(t: &Trade) -> TradeJson {
         is_buyer: t.is_buyer,
         is_maker: t.is_maker,
         is_best_match: true,
+    }
+}
+
+/// The handle's view of the orders in exchange A's shape (tests assert on what the exchange
+/// holds).
+impl Sim {
+    /// Every order the engine accepted (any status), in the query shape plus nothing else.
+    pub fn orders(&self) -> Vec<serde_json::Value> {
+        let e = self.engine();
+        e.orders.iter().map(|o| to_value(&query(o))).collect()
     }
 }

@@ -4,16 +4,18 @@
 //! damaged answer, when a fault or the random mode says so).
 
 use super::account;
-use super::errors::default_msg;
 use super::exchange_info::WEIGHT_LIMIT_PER_MINUTE;
 use super::params::{ApiError, Params, check_timestamp, timestamp, verify_signature};
 use super::wire::{ErrorJson, to_value};
 use super::{lists, market_data, orders};
 use crate::clock::Millis;
-use crate::faults::FaultKind;
-use crate::faults::after::{self, Throttle, Wire};
+use crate::delivery;
+use crate::error::default_msg;
+use crate::faults::after;
+use crate::faults::answer::{Throttle, Wire};
+use crate::faults::{FaultKind, is_order_placement};
 use crate::limits::Admission;
-use crate::server::{RequestRecord, Sim};
+use crate::state::{RequestRecord, Sim};
 use crate::transport::Conn;
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, State};
@@ -232,7 +234,8 @@ pub async fn api(
         .map(|f| f.kind)
         .or_else(|| sim.draw_damage(&path).inspect(|k| record.fault = Some(format!("{k:?}"))));
     let delivery = after::after_execute(after.as_ref(), response, &WIRE, now).await;
-    after::deliver(delivery, &sim, &conn, record, |record, r| finish(&sim, record, r, used)).await
+    delivery::deliver(delivery, &sim, &conn, record, |record, r| finish(&sim, record, r, used))
+        .await
 }
 
 /// 418 -1003: the IP is banned until `until` (epoch ms).
@@ -344,11 +347,6 @@ fn execute(
         ("GET", "/api/v3/rateLimit/order") => Ok(account::order_rate_limits(e, acc, now)),
         _ => Err(ApiError::bad(-1000, default_msg(-1000))),
     }
-}
-
-/// The paths that place orders (the default target of an injected fault).
-pub fn is_order_placement(path: &str) -> bool {
-    matches!(path, "/api/v3/order" | "/api/v3/orderList/oco" | "/api/v3/order/oco")
 }
 
 impl IntoResponse for ApiError {

@@ -2,14 +2,15 @@
 //! fills and the address-based request budget. An address that owns no account (unknown, or
 //! an API wallet) reads as empty, as on the exchange.
 
-use super::action_budget;
-use super::info::OrderRef;
 use super::listing::{Listing, Pair};
 use super::render::{self, FillJson};
 use crate::clock::Millis;
 use crate::core::{Engine, Order};
+use crate::state::exchange_b::action_budget;
 use rust_decimal::Decimal;
+use serde::Deserialize;
 use serde_json::{Value, json};
+use spotbot_exchange_b_protocol::Cloid;
 use spotbot_exchange_b_protocol::numbers::to_wire;
 
 /// Fills in one `userFills` / `userFillsByTime` answer.
@@ -51,6 +52,14 @@ pub fn open_orders(e: &Engine, l: &Listing, account: Option<usize>) -> Value {
 pub fn frontend_open_orders(e: &Engine, l: &Listing, account: Option<usize>) -> Value {
     let v: Vec<_> = open(e, l, account).map(|(p, o)| render::frontend_order(p, o)).collect();
     json!(v)
+}
+
+/// `orderStatus`'s `oid`: an order id, or a cloid in the same field.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum OrderRef {
+    Oid(u64),
+    Cloid(Cloid),
 }
 
 /// `orderStatus` by order id or cloid (the newest order with it); `unknownOid` when the
@@ -106,7 +115,7 @@ pub fn user_fills(
 }
 
 /// `userRateLimit`: volume traded, actions used, and the budget: `initial` plus one per USDC
-/// traded (enforced by [`action_budget`](super::action_budget)).
+/// traded (enforced by [`action_budget`]).
 pub fn rate_limit(e: &Engine, account: Option<usize>, used: u64, initial: u64) -> Value {
     let volume = account.map_or(Decimal::ZERO, |a| action_budget::traded_volume(e, a));
     let cap = action_budget::cap(initial, volume);

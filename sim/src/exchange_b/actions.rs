@@ -6,9 +6,9 @@
 use super::errors::{self, order_refusal};
 use super::listing::{Listing, MIN_ORDER_VALUE, Pair};
 use super::render;
-use super::ws::RefusedOrder;
 use crate::clock::Millis;
 use crate::core::{Engine, Leg, OrderType, PriceRule, Side, Tif as CoreTif};
+use crate::state::exchange_b::refused::RefusedOrder;
 use rust_decimal::Decimal;
 use serde_json::{Map, Value, json};
 use spotbot_exchange_b_protocol::numbers::{check_price, check_size, to_wire};

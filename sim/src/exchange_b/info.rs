@@ -2,19 +2,19 @@
 //! the market-data answers (listing, contexts, mids, book, candles). The account answers are
 //! in [`super::account`].
 
-use super::account;
+use super::account::{self, OrderRef};
 use super::listing::{Listing, Pair};
 use super::render;
 use crate::clock::Millis;
 use crate::core::Engine;
 use crate::market::{self, DAY};
-use crate::server::Sim;
+use crate::state::Sim;
 use crate::symbols::SymbolRules;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
+use spotbot_exchange_b_protocol::Address;
 use spotbot_exchange_b_protocol::numbers::to_wire;
-use spotbot_exchange_b_protocol::{Address, Cloid};
 
 /// The candle intervals exchange B serves.
 pub const INTERVALS: [&str; 14] =
@@ -90,14 +90,6 @@ pub struct CandleRequest {
     pub start_time: Millis,
     #[serde(default)]
     pub end_time: Option<Millis>,
-}
-
-/// `orderStatus`'s `oid`: an order id, or a cloid in the same field.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(untagged)]
-pub enum OrderRef {
-    Oid(u64),
-    Cloid(Cloid),
 }
 
 impl InfoRequest {

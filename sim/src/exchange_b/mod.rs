@@ -7,26 +7,21 @@
 //!
 //! - [`rest`]: the two handlers (weights, faults, request log, envelope checks).
 //! - [`info`]: `/info` dispatch on `type`, weights, market data; [`account`]: the account reads.
-//! - [`actions`]: `order`, `cancel`, `cancelByCloid` against the core; [`errors`]: their texts;
-//!   [`action_budget`]: the address-based budget every action spends from.
+//! - [`actions`]: `order`, `cancel`, `cancelByCloid` against the core; [`errors`]: their texts.
 //! - [`listing`]: tokens, pairs, names and asset ids over the core's symbols.
 //! - [`render`]: the JSON shapes of orders, fills, balances, levels, candles.
-//! - [`state`]: configuration, the address book ([`wallets`]) with [`nonces`], the weight meter.
 //! - [`ws`]: the WebSocket at `GET /ws` (subscriptions, feeds off the core's event log,
 //!   `post` requests, limits, idle timeout, stream faults).
+//!
+//! The state these handlers share (configuration, the address book with nonces and action
+//! budgets, the weight meter, the WebSocket's limits, refused orders) is kept below them, in
+//! [`crate::state::exchange_b`].
 
 pub mod account;
-pub mod action_budget;
 pub mod actions;
 pub mod errors;
 pub mod info;
 pub mod listing;
-pub mod nonces;
 pub mod render;
 pub mod rest;
-pub mod state;
-pub mod wallets;
 pub mod ws;
-
-pub use state::{ExchangeBConfig, seed_key};
-pub use ws::WsConfig;

@@ -6,6 +6,7 @@
 use super::listing::{Listing, Pair, token_name};
 use crate::core::{Balance, Expiry, Order, OrderType, Side, Status, Tif, Trade};
 use crate::market::mix;
+use crate::state::Sim;
 use rust_decimal::Decimal;
 use serde::Serialize;
 use spotbot_exchange_b_protocol::Cloid;
@@ -276,5 +277,26 @@ pub fn candle(pair: &Pair, interval: &str, c: &crate::market::Candle) -> CandleJ
         l: to_wire(c.low),
         v: to_wire(c.volume),
         n: c.trades,
+    }
+}
+
+/// The handle's view of the orders in exchange B's shape (tests assert on what the exchange
+/// holds).
+impl Sim {
+    /// Every order the engine accepted on a listed pair, as exchange B's `orderStatus` shows
+    /// it, with the `user` address of its account (null for an account without one).
+    pub fn exchange_b_orders(&self) -> Vec<serde_json::Value> {
+        let e = self.engine();
+        let listing = Listing::new(&e.rules);
+        let wallets = self.exchange_b().wallets();
+        e.orders
+            .iter()
+            .filter_map(|o| {
+                let pair = listing.pair_by_symbol(&o.symbol)?;
+                let mut v = order_with_status(pair, o);
+                v["user"] = serde_json::json!(wallets.address_of(o.account).map(|a| a.to_string()));
+                Some(v)
+            })
+            .collect()
     }
 }

@@ -4,14 +4,16 @@
 //! `/exchange` checks the envelope first: no vault, a signature that recovers a known signer, a
 //! fresh nonce.
 
-use super::action_budget;
 use super::actions::{self, Outcome};
 use super::info::{self, InfoRequest};
 use crate::clock::Millis;
+use crate::delivery;
 use crate::faults::FaultKind;
-use crate::faults::after::{self, Throttle, Wire};
+use crate::faults::after;
+use crate::faults::answer::{Throttle, Wire};
 use crate::limits::Admission;
-use crate::server::{RequestRecord, Sim};
+use crate::state::exchange_b::action_budget;
+use crate::state::{RequestRecord, Sim};
 use crate::transport::Conn;
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, State};
@@ -208,7 +210,7 @@ async fn handle(
     let after =
         fault.or_else(|| sim.draw_damage(path).inspect(|k| record.fault = Some(format!("{k:?}"))));
     let delivery = after::after_execute(after.as_ref(), ran.response, &WIRE, now).await;
-    after::deliver(delivery, sim, conn, record, |record, r| finish(sim, record, r)).await
+    delivery::deliver(delivery, sim, conn, record, |record, r| finish(sim, record, r)).await
 }
 
 /// The answer of a fault that acts before the request runs (it then never runs), after a

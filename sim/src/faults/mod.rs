@@ -5,9 +5,12 @@
 //! - [`damage`]: the damaged answers (unreadable, incomplete or contradictory JSON, a proxy's
 //!   error page, a late, throttled or cut answer) told after the request executed.
 //! - [`mutation`]: the seeded random mode that damages a share of all answers.
-//! - `after`: what becomes of an answer once its request ran (sent now, late, or never).
+//! - `after`: what becomes of an answer once its request ran (sent now, late, or never);
+//!   `answer`: the made-up answers' wire and the ways an answer leaves, which it and the
+//!   damages speak.
 
 pub(crate) mod after;
+pub(crate) mod answer;
 pub mod damage;
 pub mod mutation;
 
@@ -105,9 +108,16 @@ impl Fault {
                         .as_deref()
                         .is_none_or(|m| m.eq_ignore_ascii_case(method.as_str()))
             }
-            None => method == Method::POST && crate::exchange_a::rest::is_order_placement(path),
+            None => method == Method::POST && is_order_placement(path),
         }
     }
+}
+
+/// Exchange A's paths that place orders: the default target of an injected fault. Exchange
+/// A's front end asks the same question (placements cost no weight), so the list lives here,
+/// below both.
+pub fn is_order_placement(path: &str) -> bool {
+    matches!(path, "/api/v3/order" | "/api/v3/orderList/oco" | "/api/v3/order/oco")
 }
 
 /// A fault on the WebSocket connections that are open when it is armed

@@ -5,7 +5,7 @@
 
 use crate::clock::Millis;
 use crate::faults::{Held, StreamFaultKind, StreamService};
-use crate::server::Sim;
+use crate::state::Sim;
 use futures_util::{SinkExt, StreamExt};
 use std::time::Duration;
 use tokio::net::TcpStream;

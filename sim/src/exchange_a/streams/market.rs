@@ -8,7 +8,7 @@ use super::link::{Reply, Service};
 use crate::clock::Millis;
 use crate::exchange_a::wire::fmt8;
 use crate::faults::StreamService;
-use crate::server::Sim;
+use crate::state::Sim;
 use rust_decimal::Decimal;
 use serde::Serialize;
 use serde_json::{Value, json};

@@ -11,7 +11,7 @@ mod user_events;
 mod ws_api;
 
 use crate::clock::Millis;
-use crate::server::Sim;
+use crate::state::Sim;
 use serde::Serialize;
 use std::io;
 use std::net::SocketAddr;

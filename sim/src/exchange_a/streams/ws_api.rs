@@ -6,13 +6,13 @@
 use super::link::{Reply, Service};
 use super::user_events;
 use crate::clock::Millis;
-use crate::exchange_a::errors::default_msg;
+use crate::error::default_msg;
 use crate::exchange_a::exchange_info::WEIGHT_LIMIT_PER_MINUTE;
 use crate::exchange_a::params::{ApiError, check_timestamp, timestamp, verify_ws_signature};
 use crate::exchange_a::wire::to_value;
 use crate::faults::StreamService;
 use crate::limits::Admission;
-use crate::server::Sim;
+use crate::state::Sim;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 

@@ -5,7 +5,7 @@
 
 use super::session::Session;
 use crate::faults::{Held, StreamFaultKind, StreamService};
-use crate::server::Sim;
+use crate::state::Sim;
 use axum::extract::ws::{Message, WebSocket};
 use futures_util::{SinkExt, StreamExt};
 use std::net::IpAddr;

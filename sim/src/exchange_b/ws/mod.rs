@@ -4,25 +4,21 @@
 //! simulator's stream faults. It only reads the core (its event log) and exchange B's state;
 //! it never changes an order except through `post` actions, which run the REST code.
 //!
-//! - [`feeds`]: what a subscription asks for; [`limits`]: the per-IP limits and [`WsConfig`].
+//! - [`feeds`]: what a subscription asks for (the per-IP limits and their
+//!   [`WsConfig`](crate::state::exchange_b::WsConfig) are kept in
+//!   [`crate::state::exchange_b::ws_limits`], below these handlers).
 //! - [`session`]: one client's messages and what its subscriptions have due;
 //!   [`market`] and [`user`]: the feeds' messages; [`post`]: `post` requests.
-//! - [`refused`]: orders `/exchange` refused before the core saw them, for `orderUpdates`.
 //! - [`link`]: the socket loop (greeting, ticks, idle timeout, faults).
 
 pub mod feeds;
-pub mod limits;
 pub mod link;
 pub mod market;
 pub mod post;
-pub mod refused;
 pub mod session;
 pub mod user;
 
-pub use limits::{WsConfig, WsLimits};
-pub use refused::{RefusedLog, RefusedOrder};
-
-use crate::server::Sim;
+use crate::state::Sim;
 use crate::transport::Conn;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{ConnectInfo, State};

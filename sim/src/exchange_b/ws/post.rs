@@ -5,7 +5,7 @@
 
 use crate::exchange_b::info::{self, InfoRequest};
 use crate::exchange_b::rest::{act, unprocessable_text};
-use crate::server::Sim;
+use crate::state::Sim;
 use serde_json::{Value, json};
 use spotbot_exchange_b_protocol::Envelope;
 

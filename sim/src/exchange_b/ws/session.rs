@@ -3,11 +3,11 @@
 //! each tick. Its subscriptions hold places in the IP's limits until it ends.
 
 use super::feeds::Feed;
-use super::refused::RefusedOrder;
 use super::{market, post, user};
 use crate::core::{EventKind, OrderChange, Trade};
 use crate::exchange_b::listing::Listing;
-use crate::server::Sim;
+use crate::state::Sim;
+use crate::state::exchange_b::refused::RefusedOrder;
 use serde_json::{Value, json};
 use std::net::IpAddr;
 use std::time::Duration;
@@ -88,7 +88,8 @@ impl Session {
         }
         let listed = feed.check(&Listing::new(&self.sim.engine().rules));
         let state = self.sim.exchange_b();
-        let taken = listed.and_then(|()| state.ws_limits().subscribe(self.ip, &feed, &state.ws));
+        let taken =
+            listed.and_then(|()| state.ws_limits().subscribe(self.ip, feed.user(), &state.ws));
         if let Err(text) = taken {
             return vec![error(&text)];
         }
@@ -115,7 +116,7 @@ impl Session {
             return vec![error(&format!("Already unsubscribed: {}", feed.json()))];
         };
         self.subs.remove(i);
-        self.sim.exchange_b().ws_limits().release(self.ip, &feed);
+        self.sim.exchange_b().ws_limits().release(self.ip, feed.user());
         vec![ack("unsubscribe", &feed)]
     }
 
@@ -259,7 +260,7 @@ impl Drop for Session {
         let state = self.sim.exchange_b();
         let mut limits = state.ws_limits();
         for sub in &self.subs {
-            limits.release(self.ip, &sub.feed);
+            limits.release(self.ip, sub.feed.user());
         }
     }
 }

@@ -3,11 +3,11 @@
 //! `orderUpdates` (one element per status change), `userFills` (a snapshot, then each new fill),
 //! `userEvents` on channel `user` (`fills`, `nonUserCancel`) and `spotState`.
 
-use super::refused::RefusedOrder;
 use crate::core::{Engine, Event, EventKind, Expiry, Order, OrderChange, OrderType, Status, Tif};
 use crate::exchange_b::account;
 use crate::exchange_b::listing::Listing;
 use crate::exchange_b::render::{self, FillJson};
+use crate::state::exchange_b::refused::RefusedOrder;
 use serde_json::{Value, json};
 use spotbot_exchange_b_protocol::Address;
 use spotbot_exchange_b_protocol::numbers::to_wire;

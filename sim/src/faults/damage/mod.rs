@@ -16,7 +16,7 @@ mod json;
 #[cfg(test)]
 mod tests;
 
-use super::after::{Delivery, Throttle, Wire};
+use super::answer::{Delivery, Throttle, Wire};
 use crate::clock::Millis;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode};

@@ -5,7 +5,7 @@ use super::edits::{HUGE, MYSTERY, NEGATIVE, edit};
 use super::json::Json;
 use super::{Damage, Harm};
 use crate::clock::Millis;
-use crate::faults::after::{Delivery, Throttle, Wire};
+use crate::faults::answer::{Delivery, Throttle, Wire};
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;

@@ -14,6 +14,10 @@
 //! pinned); both install under `target/xtask-openclaw` on first use (about 650 MB) with the
 //! system `npm`, itself installed with apt-get when missing. Nothing here starts a Gateway, so
 //! no job runs and no channel connects; the commands open no network connection.
+//!
+//! It lives beside the assets it loads, as a library that xtask calls (`cargo xtask openclaw`,
+//! `cargo xtask test`, and the test's provisioning thread for [`install`]): it compiles with
+//! xtask from crates xtask builds anyway, so a clean clone's CI gets no extra build for it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -21,7 +25,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
-use crate::{plugins, workspace_root};
+use xtask_support::{apt, plugins, workspace_root};
 
 /// The OpenClaw release the assets are checked with.
 const OPENCLAW_VERSION: &str = "2026.9.6";
@@ -171,11 +175,7 @@ fn version_of(binary: &Path, env: &[(&str, String)], version: &str) -> bool {
 /// `npm install <spec>` into its own folder, with `path` as PATH when given.
 fn npm_install(dir: &Path, spec: &str, path: Option<String>) -> anyhow::Result<()> {
     if Command::new("npm").arg("--version").output().is_err() {
-        crate::apt::install(
-            "npm",
-            "the OpenClaw check",
-            "install Node.js's npm (`apt-get install npm`)",
-        )?;
+        apt::install("npm", "the OpenClaw check", "install Node.js's npm (`apt-get install npm`)")?;
     }
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("package.json"), "{\"private\": true}\n")?;

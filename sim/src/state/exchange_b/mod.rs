@@ -1,15 +1,31 @@
 //! Exchange B's configuration and the state its front end keeps beside the core: the
 //! address book with nonces ([`Wallets`]), its own request-weight meter (exchange B counts
 //! weight per IP separately from exchange A), the WebSocket's limits and the orders refused
-//! before the core saw them.
+//! before the core saw them. The simulator's handle builds it and its admin operations write
+//! into the address book, so it sits here, below exchange B's handlers
+//! ([`crate::exchange_b`]), with the rules that guard it.
+//!
+//! - [`wallets`]: who acts (account addresses and API wallets), with [`nonces`] per signer
+//!   and the [`action_budget`] per account.
+//! - [`ws_limits`]: the WebSocket's per-IP limits and [`WsConfig`].
+//! - [`refused`]: orders `/exchange` refused before the core saw them, for `orderUpdates`.
 
-use super::action_budget::INITIAL_REQUESTS;
-use super::wallets::Wallets;
-use super::ws::{RefusedLog, WsConfig, WsLimits};
+pub mod action_budget;
+pub mod nonces;
+pub mod refused;
+pub mod wallets;
+pub mod ws_limits;
+
+pub use ws_limits::WsConfig;
+
 use crate::limits::Limits;
 use crate::market::mix;
+use action_budget::INITIAL_REQUESTS;
+use refused::RefusedLog;
 use spotbot_exchange_b_protocol::{Address, Network, PrivateKey};
 use std::sync::{Mutex, MutexGuard};
+use wallets::Wallets;
+use ws_limits::WsLimits;
 
 /// Exchange B's documented IP weight per minute.
 pub const WEIGHT_LIMIT_PER_MINUTE: u64 = 1200;

@@ -138,7 +138,7 @@ pub fn trade_is_open(stack: &Stack, trade: &serde_json::Value) -> anyhow::Result
 pub fn dropped_plugin_loads(stack: &Stack, plugin: &std::path::Path) -> anyhow::Result<()> {
     let name = plugin.file_name().and_then(|n| n.to_str()).context("plugin file name")?;
     let target = format!("spotbot:/var/lib/spotbot/plugins/{name}");
-    output(&mut stack.compose(&["cp", crate::path_str(plugin)?, &target])?)?;
+    output(&mut stack.compose(&["cp", xtask_support::path_str(plugin)?, &target])?)?;
     let started = Instant::now();
     loop {
         let (_, body) = stack.api("GET", "/api/strategies", None)?;

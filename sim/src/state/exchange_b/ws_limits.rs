@@ -2,7 +2,6 @@
 //! distinct users of user feeds, and messages per minute (pings included). Past a limit the
 //! message is answered with the exchange's error text and not acted on.
 
-use super::feeds::Feed;
 use crate::clock::Millis;
 use crate::limits::{Admission, Limits};
 use spotbot_exchange_b_protocol::Address;
@@ -68,13 +67,20 @@ impl WsLimits {
         }
     }
 
-    /// Takes a place for `feed`; the error text when none is left.
-    pub fn subscribe(&mut self, ip: IpAddr, feed: &Feed, c: &WsConfig) -> Result<(), String> {
+    /// Takes a place for a feed that follows `user` (a user feed) or none (a market feed); the
+    /// error text when none is left. The feed's user, not the feed: the limits live below the
+    /// WebSocket's handlers, which read subscriptions.
+    pub fn subscribe(
+        &mut self,
+        ip: IpAddr,
+        user: Option<Address>,
+        c: &WsConfig,
+    ) -> Result<(), String> {
         let usage = self.per_ip.entry(ip).or_default();
         if usage.subscriptions >= c.max_subscriptions {
             return Err(format!("Cannot subscribe to more than {} channels.", c.max_subscriptions));
         }
-        if let Some(user) = feed.user() {
+        if let Some(user) = user {
             if !usage.users.contains_key(&user) && usage.users.len() >= c.max_users {
                 return Err(format!("Cannot track more than {} total users.", c.max_users));
             }
@@ -84,11 +90,12 @@ impl WsLimits {
         Ok(())
     }
 
-    /// Gives back the place of `feed` (unsubscribed, or its connection closed).
-    pub fn release(&mut self, ip: IpAddr, feed: &Feed) {
+    /// Gives back the place of a feed that follows `user` (unsubscribed, or its connection
+    /// closed).
+    pub fn release(&mut self, ip: IpAddr, user: Option<Address>) {
         let Some(usage) = self.per_ip.get_mut(&ip) else { return };
         usage.subscriptions = usage.subscriptions.saturating_sub(1);
-        if let Some(user) = feed.user()
+        if let Some(user) = user
             && let Some(n) = usage.users.get_mut(&user)
         {
             *n -= 1;
@@ -107,16 +114,16 @@ mod tests {
     fn places_are_counted_per_ip_and_given_back() {
         let c = WsConfig { max_subscriptions: 2, max_users: 1, ..WsConfig::default() };
         let (ip, other) = ("127.0.0.1".parse().unwrap(), "127.0.0.2".parse().unwrap());
-        let user = |b: u8| Feed::UserEvents { user: Address([b; 20]) };
+        let user = |b: u8| Some(Address([b; 20]));
         let mut l = WsLimits::default();
-        assert_eq!(l.subscribe(ip, &user(1), &c), Ok(()));
-        let err = l.subscribe(ip, &user(2), &c).unwrap_err();
+        assert_eq!(l.subscribe(ip, user(1), &c), Ok(()));
+        let err = l.subscribe(ip, user(2), &c).unwrap_err();
         assert_eq!(err, "Cannot track more than 1 total users.");
-        assert_eq!(l.subscribe(ip, &Feed::AllMids {}, &c), Ok(()));
-        let err = l.subscribe(ip, &Feed::AllMids {}, &c).unwrap_err();
+        assert_eq!(l.subscribe(ip, None, &c), Ok(()));
+        let err = l.subscribe(ip, None, &c).unwrap_err();
         assert_eq!(err, "Cannot subscribe to more than 2 channels.");
-        assert_eq!(l.subscribe(other, &user(2), &c), Ok(()));
-        l.release(ip, &user(1));
-        assert_eq!(l.subscribe(ip, &user(2), &c), Ok(()));
+        assert_eq!(l.subscribe(other, user(2), &c), Ok(()));
+        l.release(ip, user(1));
+        assert_eq!(l.subscribe(ip, user(2), &c), Ok(()));
     }
 }

@@ -7,7 +7,12 @@
 //! started on free loopback ports with the credentials its header names, and fails the
 //! command when it exits non-zero (its asserts).
 //!
-//! The clients live in their own virtual environment under `target/compat-venv` (see `venv`).
+//! The clients live in their own virtual environment under `target/compat-venv` ([`VENV`],
+//! pinned in `requirements.txt` beside the scripts).
+//!
+//! The runner lives with the scripts it runs, as a library that xtask calls (`cargo xtask
+//! compat`, and `cargo xtask test` on the simulator its workspace tests built): it compiles with
+//! xtask from crates xtask builds anyway, so a clean clone's CI gets no extra build for it.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -16,8 +21,18 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use crate::children::Guard;
-use crate::{cargo, http, plugins, venv, workspace_root};
+use xtask_support::children::Guard;
+use xtask_support::venv::{self, Env, imports};
+use xtask_support::{cargo, http, plugins, workspace_root};
+
+/// The official clients, apart from the tools of the other checks: their pins follow the
+/// exchanges' client releases, not the checks'.
+pub const VENV: Env = Env {
+    folder: "compat-venv",
+    requirements: "sim/compat/requirements.txt",
+    pins: &["binance-connector==3.13.0", "hyperliquid-python-sdk==0.23.0", "ccxt==4.5.90"],
+    check: |bin| imports(bin, "binance.spot, hyperliquid.exchange, ccxt", "the official clients"),
+};
 
 /// Exchange B's account key of the scripts (a test key: the simulator's wallet for it).
 const B_KEY: &str = "0x0123456789012345678901234567890123456789012345678901234567890123";
@@ -54,7 +69,7 @@ pub fn run() -> anyhow::Result<()> {
 /// Every script against the already built `target/debug/spotbot-sim`.
 pub fn check() -> anyhow::Result<()> {
     let started = Instant::now();
-    let python = venv::ensure_env(&venv::COMPAT)?.join("python");
+    let python = venv::ensure_env(&VENV)?.join("python");
     let sim = plugins::target_dir()?.join("debug").join("spotbot-sim");
     for script in SCRIPTS {
         let took = Instant::now();

@@ -2,11 +2,11 @@
 //! optimize` command against Freqtrade's hyperopt, one after the other in the same run, on
 //! the strategy, data and search space of the same benchmark:
 //!
-//! - the data and the strategy of `cargo xtask bench-backtest` ([`bench_backtest`]): its random
+//! - the data and the strategy of `cargo xtask bench-backtest` ([`backtest`](crate::backtest)): its random
 //!   walks (the first `--symbols` of its [`SYMBOLS`]) of one year of 1h candles, the test guest
 //!   `sma_cross` with its config ([`CONFIG`]) for spotbot, `SmaCrossOpt` of
-//!   `xtask/bench/freqtrade_hyperopt.py` (freqtrade_run.py's `SmaCross` made searchable) for
-//!   Freqtrade, in the venv of the backtest benchmark ([`venv::FREQTRADE`]);
+//!   `python/freqtrade_hyperopt.py` (freqtrade_run.py's `SmaCross` made searchable) for
+//!   Freqtrade, in the venv of the backtest benchmark ([`FREQTRADE`]);
 //! - the space ([`SPACE`]): the window lengths `fast` 5..20 and `slow` 20..60 (the guest's
 //!   config keys), the stop 2..10 % step 1 and the target 4..20 % step 2 (spotbot's `sl_pct` /
 //!   `tp_pct`, one `stoploss` and one `roi_p1` dimension in Freqtrade); TPE on both sides;
@@ -32,9 +32,11 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::backtest_cli::BacktestRun;
-use crate::bench_backtest::{CONFIG, FROM_MS, HOUR_MS, STEPS, SYMBOLS, symbols, write_candles};
-use crate::{Cargo, path_str, plugins, venv, workspace_root};
+use xtask_support::{Cargo, path_str, plugins, venv};
+
+use crate::backtest::{CONFIG, FROM_MS, HOUR_MS, STEPS, SYMBOLS, symbols, write_candles};
+use crate::{FREQTRADE, script, sma_cross_guest};
+use xtask_support::backtest::BacktestRun;
 
 /// The search space of both tools (Freqtrade's is in `freqtrade_hyperopt.py`).
 const SPACE: &str = "[fast]\nmin = 5\nmax = 20\nstep = 1\n\n\
@@ -91,7 +93,7 @@ struct Searched {
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let options = Options::parse(args)?;
     Cargo::workspace().run(&["build", "--release", "--package", "spotbot"])?;
-    plugins::build(&Cargo::workspace(), &["guest-sma-cross".to_string()])?;
+    let plugin = sma_cross_guest()?;
     let target = plugins::target_dir()?;
     let dir = target.join("bench-optimize");
     let symbols: Vec<String> = symbols().into_iter().take(options.symbols).collect();
@@ -103,7 +105,6 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let last_in_sample_ms = FROM_MS + (in_sample_steps(STEPS) as i64 - 1) * HOUR_MS;
 
     let binary = target.join("release").join("spotbot");
-    let plugin = target.join("test-guests").join("guest_sma_cross.wasm");
     let (report, backtest_s) = BacktestRun {
         binary: &binary,
         config: &config,
@@ -262,7 +263,7 @@ fn spotbot(
     })
 }
 
-/// One timed `freqtrade hyperopt` through `xtask/bench/freqtrade_hyperopt.py`, over the steps
+/// One timed `freqtrade hyperopt` through `python/freqtrade_hyperopt.py`, over the steps
 /// up to `last_ms`.
 fn freqtrade(
     options: &Options,
@@ -270,8 +271,8 @@ fn freqtrade(
     candles: &Path,
     last_ms: i64,
 ) -> anyhow::Result<Searched> {
-    let python = venv::ensure_env(&venv::FREQTRADE)?.join("python");
-    let script = workspace_root().join("xtask").join("bench").join("freqtrade_hyperopt.py");
+    let python = venv::ensure_env(&FREQTRADE)?.join("python");
+    let script = script("freqtrade_hyperopt.py");
     let json = dir.join("freqtrade_hyperopt.json");
     let args = [
         path_str(&script)?,

@@ -4,9 +4,9 @@
 //!
 //! - the strategy: SMA(10)/SMA(30) cross-up on closed 1h candles, stop 5 %, target 10 %,
 //!   fee 0.1 % per side — the test guest `sma_cross` (`tests/guests/guest-sma-cross`) for
-//!   spotbot, `xtask/bench/backtesting_py.py` for backtesting.py, `xtask/bench/freqtrade_run.py`
+//!   spotbot, `python/backtesting_py.py` for backtesting.py, `python/freqtrade_run.py`
 //!   for Freqtrade (which needs the exchange's market list even to backtest: the script serves
-//!   it on loopback), each in a venv of its own ([`venv::BENCH`], [`venv::FREQTRADE`]);
+//!   it on loopback), each in a venv of its own ([`BENCH`], [`FREQTRADE`]);
 //! - the data: [`SYMBOLS`] random walks of one year of 1h candles ([`STEPS`] steps each, after
 //!   [`WARM_UP`] candles the SMA needs), 1 % hourly volatility, seeded, written once as the
 //!   backtest's CSV files under `target/bench-backtest/candles/`.
@@ -30,10 +30,12 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::backtest_cli::BacktestRun;
-use crate::market_data::rows::{self, Row};
-use crate::market_data::walk::walk;
-use crate::{Cargo, path_str, plugins, venv, workspace_root};
+use xtask_support::{Cargo, path_str, plugins, venv};
+
+use crate::{BENCH, FREQTRADE, script, sma_cross_guest};
+use xtask_support::backtest::BacktestRun;
+use xtask_support::backtest::rows::{self, Row};
+use xtask_support::backtest::walk::walk;
 
 /// Symbols traded, each its own random walk.
 pub(crate) const SYMBOLS: usize = 20;
@@ -80,7 +82,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         }
     }
     Cargo::workspace().run(&["build", "--release", "--package", "spotbot"])?;
-    plugins::build(&Cargo::workspace(), &["guest-sma-cross".to_string()])?;
+    let plugin = sma_cross_guest()?;
     let target = plugins::target_dir()?;
     let dir = target.join("bench-backtest");
     let candles = write_candles(&dir)?;
@@ -92,8 +94,8 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     binaries.extend(others.into_iter().map(|p| (format!("spotbot ({})", p.display()), p)));
     let mut rows = Vec::new();
     for (label, binary) in &binaries {
-        spotbot(&dir, &config, &candles, binary, label)?;
-        rows.push(spotbot(&dir, &config, &candles, binary, label)?);
+        spotbot(&dir, &config, &plugin, &candles, binary, label)?;
+        rows.push(spotbot(&dir, &config, &plugin, &candles, binary, label)?);
     }
     for tool in &PYTHON_TOOLS {
         tool.run(&dir, &candles)?;
@@ -161,6 +163,7 @@ pub(crate) fn write_candles(dir: &Path) -> anyhow::Result<PathBuf> {
 fn spotbot(
     dir: &Path,
     config: &Path,
+    plugin: &Path,
     candles: &Path,
     binary: &Path,
     label: &str,
@@ -169,7 +172,7 @@ fn spotbot(
     let (report, total_s) = BacktestRun {
         binary,
         config,
-        plugin: &plugins::target_dir()?.join("test-guests").join("guest_sma_cross.wasm"),
+        plugin,
         symbols: &symbols(),
         from: &FROM_MS.to_string(),
         to: &last_ms.to_string(),
@@ -192,7 +195,7 @@ fn spotbot(
     Ok(Timed { label: label.to_string(), total_s, detail, entries })
 }
 
-/// A Python backtester of the race: its script under `xtask/bench/`, the venv it runs in, and
+/// A Python backtester of the race: its script under `python/`, the venv it runs in, and
 /// the name of its inner loop in the detail column.
 struct PythonTool {
     label: &'static str,
@@ -205,13 +208,13 @@ const PYTHON_TOOLS: [PythonTool; 2] = [
     PythonTool {
         label: "backtesting.py 0.6.6",
         script: "backtesting_py.py",
-        env: &venv::BENCH,
+        env: &BENCH,
         run_name: "Backtest.run",
     },
     PythonTool {
         label: "Freqtrade 2026.9",
         script: "freqtrade_run.py",
-        env: &venv::FREQTRADE,
+        env: &FREQTRADE,
         run_name: "backtest",
     },
 ];
@@ -220,7 +223,7 @@ impl PythonTool {
     /// One timed run over the same files (the script writes its timings and trades as JSON).
     fn run(&self, dir: &Path, candles: &Path) -> anyhow::Result<Timed> {
         let python = venv::ensure_env(self.env)?.join("python");
-        let script = workspace_root().join("xtask").join("bench").join(self.script);
+        let script = script(self.script);
         let json = dir.join(format!("{}.json", self.script.trim_end_matches(".py")));
         let args = [path_str(&script)?, path_str(candles)?, path_str(&json)?];
         println!("$ {} {}", python.display(), args.join(" "));

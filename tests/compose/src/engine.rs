@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use crate::children::Guard;
+use xtask_support::apt;
+use xtask_support::children::Guard;
 
 /// How long a daemon this command starts gets to answer.
 const DAEMON_START: Duration = Duration::from_secs(60);
@@ -85,7 +86,7 @@ impl Engine {
 /// Installs Debian's docker.io when there is no `dockerd`; the daemon's path.
 pub fn install() -> Result<PathBuf, Unavailable> {
     if which("dockerd").is_none() {
-        crate::apt::install("docker.io", "the compose test", HOW)
+        apt::install("docker.io", "the compose test", HOW)
             .map_err(|err| Unavailable(format!("{err:#}")))?;
     }
     which("dockerd").ok_or_else(|| Unavailable(format!("no dockerd after the install: {HOW}")))

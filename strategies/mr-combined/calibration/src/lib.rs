@@ -1,5 +1,5 @@
 //! `cargo xtask calibrate`: MR Combined replayed by `spotbot backtest` over real hourly market
-//! data (EURUSD from two PyPI wheels, [`crate::market_data`]) and over three random walks of
+//! data (EURUSD from two PyPI wheels, [`market_data`]) and over three random walks of
 //! the same calendar, volume and hourly volatility, checked against the rate band documented
 //! in `strategies/mr-combined/README.md` ("Calibration on real data"):
 //!
@@ -16,6 +16,14 @@
 //!
 //! Uses `target/debug/spotbot` and `plugins/mr_combined.wasm`; the three replays take about
 //! 45 s on a debug build.
+//!
+//! It lives beside MR Combined, whose README holds the bands, and is a library that xtask
+//! calls (`cargo xtask calibrate`, and `cargo xtask test` after the workspace's tests): it
+//! compiles with xtask from dependencies xtask builds anyway, so it adds no build of its own
+//! to a clean clone's CI, where a binary run with `cargo run` would add one more link and one
+//! more cargo start.
+
+mod market_data;
 
 use std::ops::RangeInclusive;
 use std::path::Path;
@@ -23,9 +31,9 @@ use std::path::Path;
 use anyhow::bail;
 use serde_json::Value;
 
-use crate::backtest_cli::BacktestRun;
-use crate::market_data::{self, EURUSD, QUOTE, WALKS};
-use crate::{Cargo, plugins, workspace_root};
+use market_data::{EURUSD, QUOTE, WALKS};
+use xtask_support::backtest::BacktestRun;
+use xtask_support::{Cargo, plugins, workspace_root};
 
 /// The replayed span: the first step with 60 daily candles of warm-up in the file (the plugin
 /// skips with `data` until it has 60), through the file's last day.
@@ -51,7 +59,7 @@ const STEPS_PER_MONTH: f64 = 520.0;
 /// `cargo xtask calibrate`: builds the service and the plugin, then [`check`]s.
 pub fn run() -> anyhow::Result<()> {
     Cargo::workspace().run(&["build", "-p", "spotbot"])?;
-    plugins::run(&["-p".to_string(), "mr-combined".to_string()])?;
+    plugins::build(&Cargo::workspace(), &["mr-combined".to_string()])?;
     check()
 }
 

@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, bail};
 
 use super::engine::{Engine, output, run};
-use crate::{path_str, workspace_root};
+use xtask_support::{apt, path_str, workspace_root};
 
 const MIRROR: &str = "http://deb.debian.org/debian";
 /// The plugin the image leaves out, so that the test can drop it into the plugins volume and
@@ -132,11 +132,7 @@ pub fn install_debootstrap() -> anyhow::Result<()> {
     if Path::new("/usr/sbin/debootstrap").is_file() {
         return Ok(());
     }
-    crate::apt::install(
-        "debootstrap",
-        "the compose test's base image",
-        "install Debian's debootstrap",
-    )
+    apt::install("debootstrap", "the compose test's base image", "install Debian's debootstrap")
 }
 
 /// bin/ with the two binaries, plugins/ with every built plugin but [`WITHHELD_PLUGIN`].
