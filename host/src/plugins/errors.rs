@@ -3,7 +3,6 @@
 
 use super::Limits;
 use super::model::{ScanError, describe_error};
-use super::runtime::CallFailure;
 use crate::metrics::MetricLabel;
 
 /// Why a file was refused.
@@ -99,6 +98,16 @@ impl PluginError {
             PluginError::Internal(_) => "internal_error",
         }
     }
+}
+
+/// Why one call into a plugin failed.
+#[derive(Debug)]
+pub(crate) enum CallFailure {
+    Deadline,
+    Memory { refused_bytes: usize },
+    StackOverflow,
+    Trap { trap: String, stderr: String },
+    Host(String),
 }
 
 pub(super) fn call_error(failure: CallFailure, limits: &Limits) -> PluginError {

@@ -17,8 +17,9 @@ use utoipa::ToSchema;
 
 use super::bias::BiasVerdict;
 use super::canary::{self, CanaryInputs, CanaryReport, Verdict};
+use super::errors::CallFailure;
 use super::model::{Manifest, PluginKind};
-use super::runtime::{CallFailure, Compiled, Runtime};
+use super::runtime::{Compiled, Runtime};
 use super::stats::{LastScan, ScanCounts, ScanStats, StatsView};
 use super::{LoadError, describe_failure};
 use crate::config::StrategySections;

@@ -23,6 +23,7 @@ use wasmtime_wasi::{
 use super::artifact::{compile_component, engine};
 use super::bindings::{Strategy, StrategyPre};
 use super::cache::ArtifactCache;
+use super::errors::CallFailure;
 use super::logs::PluginLog;
 use super::model;
 use super::{Limits, LoadError, PluginError};
@@ -107,16 +108,6 @@ pub struct Compiled {
 pub(crate) struct Call<R> {
     pub result: Result<R, CallFailure>,
     pub log: PluginLog,
-}
-
-/// Why one call into a plugin failed.
-#[derive(Debug)]
-pub(crate) enum CallFailure {
-    Deadline,
-    Memory { refused_bytes: usize },
-    StackOverflow,
-    Trap { trap: String, stderr: String },
-    Host(String),
 }
 
 /// Where compiled plugins are kept, and what compiles the ones not kept yet.
