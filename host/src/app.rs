@@ -238,7 +238,10 @@ pub async fn start(config: Config, clock: SharedClock) -> anyhow::Result<Running
     let news = Arc::new(News::new(&config.news, clock.clone()));
     let state = AppState::new(crate::state::Areas {
         auth: Arc::new(auth),
-        audit: crate::audit::Audit::new(store.clone()),
+        audit: crate::audit::Audit::new(
+            store.clone(),
+            Arc::new(crate::execution::journal::Journal::new(store.clone())),
+        ),
         scheduler,
         news,
         exchange: reads,

@@ -7,7 +7,6 @@
 //! one, with a reason a strategy puts in its skip (`data: <reason>`), so every strategy gets
 //! the same rule and the same words instead of its own variant of them.
 
-use crate::testing::timeframe_ms;
 use crate::{Candles, ScanError, SymbolData};
 
 /// The closed candles of a series, oldest first: column slices into the [`Candles`] they were
@@ -162,6 +161,21 @@ impl SymbolData {
     ) -> Result<Result<ClosedCandles<'_>, String>, ScanError> {
         Ok(self.require_candles(timeframe, 0)?.closed(now_ms, min))
     }
+}
+
+/// Milliseconds of a timeframe such as "15m", "4h", "1d", "1w"; `None` if unknown. (The host's
+/// `Timeframe` type is the authority; a host test pins this table to it.)
+pub fn timeframe_ms(timeframe: &str) -> Option<i64> {
+    let (num, unit) = timeframe.split_at(timeframe.len().checked_sub(1)?);
+    let n: i64 = num.parse().ok()?;
+    let unit_ms = match unit {
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        "w" => 604_800_000,
+        _ => return None,
+    };
+    Some(n * unit_ms)
 }
 
 #[cfg(test)]

@@ -228,7 +228,7 @@ pub fn percent(key: &str, v: f64) -> Result<(), ScanError> {
 /// timeframe, got [...]"` when the list holds none, several or an unknown one.
 pub fn one_timeframe(timeframes: &[String]) -> Result<&str, ScanError> {
     match timeframes {
-        [tf] if crate::testing::timeframe_ms(tf).is_some_and(|ms| ms > 0) => Ok(tf),
+        [tf] if crate::candles::timeframe_ms(tf).is_some_and(|ms| ms > 0) => Ok(tf),
         _ => Err(bad("timeframes", format!("must list exactly one timeframe, got {timeframes:?}"))),
     }
 }

@@ -56,20 +56,7 @@ impl Rng {
     }
 }
 
-/// Milliseconds of a timeframe such as "15m", "4h", "1d", "1w"; `None` if unknown. (The host's
-/// `Timeframe` type is the authority; a host test pins this table to it.)
-pub fn timeframe_ms(timeframe: &str) -> Option<i64> {
-    let (num, unit) = timeframe.split_at(timeframe.len().checked_sub(1)?);
-    let n: i64 = num.parse().ok()?;
-    let unit_ms = match unit {
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        "w" => 604_800_000,
-        _ => return None,
-    };
-    Some(n * unit_ms)
-}
+pub use crate::candles::timeframe_ms;
 
 /// No candles of `timeframe`, with room for `capacity` in every column.
 fn empty(timeframe: &str, capacity: usize) -> Candles {

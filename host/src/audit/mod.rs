@@ -8,12 +8,12 @@
 //! hold a secret (bodies are not recorded: a license key travels in one), or lose the row of an
 //! action because the action failed.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::execution::journal::JournalEntry;
 use crate::store::{Store, StoreError, tables};
 
 /// Who is acting for the request being served, and which request it is.
@@ -108,21 +108,12 @@ pub struct AuditOrder {
     pub outcome: serde_json::Value,
 }
 
-impl AuditOrder {
-    fn from_journal(entry: &JournalEntry) -> Self {
-        let exchange_id = match &entry.outcome {
-            crate::execution::journal::Outcome::Placed { id, .. } => Some(*id),
-            _ => None,
-        };
-        Self {
-            client_order_id: entry.client_order_id.clone(),
-            kind: crate::metrics::MetricLabel::metric_label(&entry.kind).to_string(),
-            symbol: entry.symbol.clone(),
-            request: entry.request.clone(),
-            exchange_id,
-            outcome: serde_json::to_value(&entry.outcome).unwrap_or_default(),
-        }
-    }
+/// Where the orders a request sent are read from: the order journal, whose entries name the
+/// request that sent them (execution's `Journal` is it; the audit log does not know its
+/// shape).
+pub trait RequestOrders: Send + Sync {
+    /// The orders the journal recorded for `request` after `mark`.
+    fn orders_of(&self, request: u64, mark: u64) -> Result<Vec<AuditOrder>, StoreError>;
 }
 
 /// What an action was and how it ended, for its row.
@@ -143,11 +134,12 @@ pub struct Done {
 #[derive(Clone)]
 pub struct Audit {
     store: Store,
+    orders: Arc<dyn RequestOrders>,
 }
 
 impl Audit {
-    pub fn new(store: Store) -> Self {
-        Self { store }
+    pub fn new(store: Store, orders: Arc<dyn RequestOrders>) -> Self {
+        Self { store, orders }
     }
 
     /// Where the order journal stands now: the orders of a request are those after it.
@@ -155,21 +147,10 @@ impl Audit {
         self.store.read(|r| r.last_seq(tables::ORDER_JOURNAL))
     }
 
-    /// The orders the journal recorded for `request` after `mark`.
-    pub fn orders_of(&self, request: u64, mark: u64) -> Result<Vec<AuditOrder>, StoreError> {
-        let entries: Vec<(u64, JournalEntry)> =
-            self.store.read(|r| r.after(tables::ORDER_JOURNAL, mark))?;
-        Ok(entries
-            .iter()
-            .filter(|(_, e)| e.acting.as_ref().is_some_and(|a| a.request == request))
-            .map(|(_, e)| AuditOrder::from_journal(e))
-            .collect())
-    }
-
     /// Appends the row of an action `acting` ran (the journal stood at `mark` before it),
     /// with the orders it sent. A failure to write is logged: the action already happened.
     pub fn write(&self, acting: &Acting, mark: Result<u64, StoreError>, done: Done) {
-        let orders = match mark.and_then(|mark| self.orders_of(acting.request, mark)) {
+        let orders = match mark.and_then(|mark| self.orders.orders_of(acting.request, mark)) {
             Ok(orders) => orders,
             Err(err) => {
                 tracing::error!(%err, "the audit row's orders cannot be read from the journal");

@@ -49,7 +49,7 @@ use super::report::{
 };
 use super::robustness::report_monte_carlo;
 use super::scans::{ScanPlan, ScansAhead};
-use super::session::Session;
+use super::session::{Session, datetime};
 use super::setup::{ExchangeRules, check, load_history, needs, sim_rules, sim_rules_from_exchange};
 use super::why::WhyNoTrade;
 use crate::activity::Dashboard;
@@ -79,10 +79,6 @@ type Script = (String, Vec<(i64, Decimal)>);
 /// The simulator account of the run (loopback only, never leaves the process).
 const KEY: &str = "spotbot-backtest";
 const SECRET: &str = "spotbot-backtest-secret";
-
-pub(super) fn datetime(ms: i64) -> chrono::DateTime<chrono::Utc> {
-    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default()
-}
 
 /// The simulator's clock: the host areas' test clock.
 struct SimClock(TestClock);

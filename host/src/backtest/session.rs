@@ -68,7 +68,7 @@ impl Session {
     ) -> anyhow::Result<Self> {
         let dir = RunDir::new()?;
         let cfg = Arc::new(run_config(config, plugin, &dir)?);
-        let scan_clock = TestClock::new(super::replay::datetime(from_ms));
+        let scan_clock = TestClock::new(datetime(from_ms));
         let store = Store::in_memory().context("cannot open the run's store")?;
         let market = Arc::new(BacktestMarket::serving(served));
         // A replay's counts are nobody's to scrape: its parts count into a recorder of their own.
@@ -139,4 +139,9 @@ fn run_config(config: &Config, plugin: &Path, dir: &RunDir) -> anyhow::Result<Co
     cfg.secrets = Secrets::default();
     cfg.protection.stop = crate::config::StopPlacement::Exchange;
     Ok(cfg)
+}
+
+/// The instant `ms` milliseconds after the epoch (the replay's clocks run on them).
+pub(super) fn datetime(ms: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default()
 }

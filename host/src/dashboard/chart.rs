@@ -6,13 +6,31 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::panels::{ChartCandle, PricePoint};
 use crate::exchange::{Exchange, ExchangeError, Kline};
 use crate::execution::journal::{JournalEntry, OrderKind, Outcome};
 use crate::execution::{Execution, Trade};
 use crate::market::Timeframe;
 use crate::money::json_amount;
 use crate::store::StoreError;
+
+/// One point of a price line.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PricePoint {
+    /// Milliseconds since the epoch.
+    pub time: i64,
+    pub price: f64,
+}
+
+/// One candle of a trade's chart.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChartCandle {
+    /// Open time, milliseconds since the epoch.
+    pub time: i64,
+    pub open: f64,
+    pub high: f64,
+    pub low: f64,
+    pub close: f64,
+}
 
 /// Candles a chart of a closed trade shows at most.
 const MAX_CANDLES: i64 = 300;

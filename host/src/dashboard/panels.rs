@@ -14,6 +14,7 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::chart::{ChartCandle, PricePoint, candle, stops_of};
 use crate::config::{Config, DEFAULT_STRATEGY};
 use crate::execution::stats::chronological;
 use crate::execution::{Direction, Execution, Trade, TradeView};
@@ -110,14 +111,6 @@ fn win_loss(pnls: impl Iterator<Item = Decimal>) -> (usize, usize) {
     })
 }
 
-/// One point of a price line.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct PricePoint {
-    /// Milliseconds since the epoch.
-    pub time: i64,
-    pub price: f64,
-}
-
 /// The trailing stop of an open trade: its settings, whether it is following the price, and
 /// every stop the trade's OCO lists were placed with (the first is the initial stop).
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -149,17 +142,6 @@ pub struct TradePanel {
     /// The last 24 hours in 15-minute candles, oldest first (empty when the exchange could not
     /// be read).
     pub candles: Vec<ChartCandle>,
-}
-
-/// One candle of a trade's chart.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ChartCandle {
-    /// Open time, milliseconds since the epoch.
-    pub time: i64,
-    pub open: f64,
-    pub high: f64,
-    pub low: f64,
-    pub close: f64,
 }
 
 /// An open trade's profit if it closed at `price`, before the exit fee.
@@ -235,7 +217,7 @@ async fn panel(
         trigger_pct: json_amount(settings.trigger_pct),
         distance_pct: json_amount(settings.distance_pct),
         active: settings.enabled && profit_pct.is_some_and(|p| p >= settings.trigger_pct),
-        stops: super::chart::stops_of(execution, trade)?,
+        stops: stops_of(execution, trade)?,
     };
     Ok(TradePanel {
         trade: trade.view(),
@@ -243,7 +225,7 @@ async fn panel(
         unrealised_pnl: unrealised.map(|u| u.pnl_amount()),
         unrealised_pct: unrealised.and_then(|u| u.pct_amount()),
         trailing,
-        candles: series.iter().map(super::chart::candle).collect(),
+        candles: series.iter().map(candle).collect(),
     })
 }
 

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::plan::EntryPlan;
+use crate::audit::{AuditOrder, RequestOrders};
 use crate::metrics::MetricLabel;
 use crate::store::{Store, StoreError, Writer, tables};
 
@@ -135,6 +136,34 @@ pub enum Commit {
 #[derive(Debug, Clone)]
 pub struct Journal {
     store: Store,
+}
+
+impl RequestOrders for Journal {
+    fn orders_of(&self, request: u64, mark: u64) -> Result<Vec<AuditOrder>, StoreError> {
+        let entries: Vec<(u64, JournalEntry)> =
+            self.store.read(|r| r.after(tables::ORDER_JOURNAL, mark))?;
+        Ok(entries
+            .iter()
+            .filter(|(_, e)| e.acting.as_ref().is_some_and(|a| a.request == request))
+            .map(|(_, e)| audit_order(e))
+            .collect())
+    }
+}
+
+/// One journal entry as its request's audit row lists it.
+fn audit_order(entry: &JournalEntry) -> AuditOrder {
+    let exchange_id = match &entry.outcome {
+        Outcome::Placed { id, .. } => Some(*id),
+        _ => None,
+    };
+    AuditOrder {
+        client_order_id: entry.client_order_id.clone(),
+        kind: entry.kind.metric_label().to_string(),
+        symbol: entry.symbol.clone(),
+        request: entry.request.clone(),
+        exchange_id,
+        outcome: serde_json::to_value(&entry.outcome).unwrap_or_default(),
+    }
 }
 
 impl Journal {

@@ -138,7 +138,7 @@ async fn replay(
             .collect();
         let mut decided = BTreeMap::new();
         if !open.is_empty() {
-            session.scan_clock.set(super::replay::datetime(t));
+            session.scan_clock.set(super::session::datetime(t));
             let outcome =
                 session.plugins.scan_on_this_thread(&session.name, Some(open.clone())).await;
             match outcome {
