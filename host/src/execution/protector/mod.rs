@@ -193,6 +193,11 @@ impl Execution {
     }
 }
 
+/// The error of an order call without an exchange client, as the exchange layer words it.
+fn no_client(err: ExecutionError) -> ExchangeError {
+    ExchangeError::NotConfigured { detail: err.to_string() }
+}
+
 fn not_placed(trade: &Trade) -> ExecutionError {
     ExecutionError::Refused(format!("{} has no protection to move", trade.symbol))
 }

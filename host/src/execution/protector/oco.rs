@@ -14,7 +14,7 @@
 
 use rust_decimal::Decimal;
 
-use super::{Kind, PriceReaction, StopMove};
+use super::{Kind, PriceReaction, StopMove, no_client};
 use crate::exchange::{
     ExchangeError, NewOco, OrderList, OrderRef, OrderType, Price, Qty, SymbolRules, lists_of,
 };
@@ -238,8 +238,4 @@ impl Execution {
         let list = orders.find_list(client_id).await?;
         Ok(list.map(|list| protected_by_list(trade, &list)))
     }
-}
-
-fn no_client(err: ExecutionError) -> ExchangeError {
-    ExchangeError::NotConfigured { detail: err.to_string() }
 }

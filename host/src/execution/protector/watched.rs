@@ -9,7 +9,7 @@
 
 use rust_decimal::Decimal;
 
-use super::StopMove;
+use super::{StopMove, no_client};
 use crate::exchange::{ExchangeError, NewOrder, Order, OrderRef, Price, Qty};
 use crate::execution::book::put_trade_in;
 use crate::execution::client_id::{ClientOrderId, Purpose};
@@ -162,10 +162,6 @@ impl Execution {
         }
         self.record_exit(trade, &tp, CloseReason::TakeProfit).await
     }
-}
-
-fn no_client(err: ExecutionError) -> ExchangeError {
-    ExchangeError::NotConfigured { detail: err.to_string() }
 }
 
 #[cfg(test)]
