@@ -14,7 +14,7 @@
 
 use rust_decimal::Decimal;
 
-use super::{Kind, PriceReaction, StopMove, no_client};
+use super::{PriceReaction, StopMove, no_client};
 use crate::exchange::{
     ExchangeError, NewOco, OrderList, OrderRef, OrderType, Price, Qty, SymbolRules, lists_of,
 };
@@ -22,25 +22,13 @@ use crate::execution::book::put_trade_in;
 use crate::execution::client_id::{ClientOrderId, Purpose};
 use crate::execution::journal::Commit;
 use crate::execution::sizing::stop_limit_px;
-use crate::execution::trade::protection::OcoLegs;
 use crate::execution::trade::{CloseReason, ClosedTrade, Direction, Trade};
 use crate::execution::{Execution, ExecutionError, SendError};
 use crate::messenger::templates;
 
 /// `trade` protected by its placed OCO list.
 pub(crate) fn protected_by_list(trade: &Trade, list: &OrderList) -> Trade {
-    let stop_limit_px = match trade.protection.kind() {
-        Kind::Oco { stop_limit_px, .. } => *stop_limit_px,
-        // Only a trade whose stop lives on the exchange places lists; should one be found for
-        // a watched trade all the same, it protects the trade at its own stop leg's limit.
-        Kind::Watched { .. } => list
-            .orders
-            .iter()
-            .find(|o| o.order_type == OrderType::StopLossLimit)
-            .map_or(Decimal::ZERO, |o| o.price.0),
-    };
-    let protection = trade.protection.clone().placed_list(stop_limit_px, OcoLegs::of(list));
-    Trade { protection, ..trade.clone() }
+    Trade { protection: trade.protection.clone().protected_by_list(list), ..trade.clone() }
 }
 
 /// What a price means for a stop resting on the exchange: past its limit the stop may have

@@ -2,8 +2,9 @@
 //! the service watches beside a resting take-profit), the orders placed for it, whether they
 //! are in place, and the client order id they are placed under — in one type whose invalid
 //! combinations cannot be written. What each kind does (place, cancel, move the stop, settle,
-//! reconcile) is its component's, behind the face in `execution::protector`; those are the
-//! only places that look at the kind.
+//! reconcile) is its component's, behind the face in `execution::protector`: the face is the
+//! only place outside this module that looks at the kind. How the protection is stored is
+//! [`stored`]'s.
 
 use rust_decimal::Decimal;
 
@@ -13,18 +14,21 @@ use crate::exchange::OrderList;
 use crate::exchange::OrderType;
 use crate::exchange::feed::OrderUpdate;
 
+mod stored;
+pub(super) use stored::StoredProtection;
+
 /// How an open trade is protected: where its stop lives, the orders placed for it, whether
 /// they are in place, and the client order id they are (or will be) placed under.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TradeProtection {
     /// Client order id of the protection (the OCO list, or the watched trade's take-profit),
     /// derived from the cause of the entry; a watched stop's exit uses it with an `X` suffix.
-    pub(super) client_id: Option<String>,
-    pub(super) kind: Kind,
+    client_id: Option<String>,
+    kind: Kind,
 }
 
-/// The kinds of protection, each with the orders it places. Read by the face and the two
-/// components of `execution::protector` only.
+/// The kinds of protection, each with the orders it places. Read outside this module by the
+/// face of `execution::protector` only, which hands each kind to its component.
 #[derive(Debug, Clone, PartialEq)]
 pub(in crate::execution) enum Kind {
     /// An OCO list; `stop_limit_px` is its stop leg's limit (the stop × 0.998 on the tick).
@@ -285,8 +289,23 @@ impl TradeProtection {
     }
 
     /// Protected by the OCO list `legs`, its stop leg's limit at `stop_limit_px`.
-    pub(in crate::execution) fn placed_list(self, stop_limit_px: Decimal, legs: OcoLegs) -> Self {
+    fn placed_list(self, stop_limit_px: Decimal, legs: OcoLegs) -> Self {
         Self::list_in_place(self.client_id, stop_limit_px, legs)
+    }
+
+    /// Protected by the OCO list found on the exchange. Only a trade whose stop lives on the
+    /// exchange places lists; should one be found for a watched trade all the same, it
+    /// protects the trade at its own stop leg's limit.
+    pub(in crate::execution) fn protected_by_list(self, list: &OrderList) -> Self {
+        let stop_limit_px = match &self.kind {
+            Kind::Oco { stop_limit_px, .. } => *stop_limit_px,
+            Kind::Watched { .. } => list
+                .orders
+                .iter()
+                .find(|o| o.order_type == OrderType::StopLossLimit)
+                .map_or(Decimal::ZERO, |o| o.price.0),
+        };
+        self.placed_list(stop_limit_px, OcoLegs::of(list))
     }
 
     /// Protected by the resting take-profit `order_id`, the stop watched.
