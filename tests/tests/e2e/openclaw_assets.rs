@@ -218,11 +218,20 @@ fn the_skill_has_the_frontmatter_openclaw_reads_and_the_approval_rule() {
     assert_eq!(metadata["openclaw"]["requires"]["bins"], serde_json::json!(["curl"]));
     assert_eq!(metadata["openclaw"]["requires"]["env"], serde_json::json!(["TRADER_BASE_URL"]));
 
-    for must in ["1-YES <SYMBOL>", "0-NO <SYMBOL>", "\"ok\": false", "?agent=", "web_fetch"] {
+    let musts = [
+        "1-YES <SYMBOL>",
+        "0-NO <SYMBOL>",
+        "confirm?signal_id=<ID>",
+        "\"ok\": false",
+        "?agent=",
+        "web_fetch",
+    ];
+    for must in musts {
         assert!(skill.contains(must), "the skill teaches `{must}`");
     }
     let coo = asset("workspaces/coo/AGENTS.md");
     assert!(coo.contains("Never confirm without that exact YES"), "coo's own instructions");
+    assert!(coo.contains("confirm?signal_id=<id>"), "coo confirms the approved signal by its id");
 }
 
 #[test]
