@@ -2,7 +2,8 @@
 //! agent's confirm or `POST /api/trade` of a signal the boss has not approved answers 403
 //! `approval_required` and the exchange simulator receives nothing; the boss's button press on
 //! the service's own message approves exactly that signal; a YES given on an earlier signal
-//! never confirms a re-posted one; an admin token is the boss; `agent` mode trusts the agent;
+//! never confirms a re-posted one; an admin token is the boss; `agent` mode trusts the agent,
+//! and the signal id the agent passes still binds its YES to one signal;
 //! `agent_signals = false` takes plugin-made signals only.
 
 use serde_json::{Value, json};
@@ -141,6 +142,39 @@ async fn an_admin_token_is_the_boss_and_agent_mode_trusts_the_agent() {
     let (status, placed) = post(&t, "/api/signal/ETHUSDT/confirm", &agents.coo, json!(null)).await;
     assert_eq!((status, placed["ok"].as_bool()), (200, Some(true)), "{placed}");
     assert_eq!(t.orders_of("MARKET", "BUY").len(), 1);
+}
+
+/// In `agent` mode the service trusts the agent's YES, so the id it passes is what binds the
+/// YES to the signal the boss saw: a confirm or reject naming an earlier signal of the symbol
+/// changes nothing and the exchange receives nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_agent_mode_a_yes_bound_to_an_earlier_signal_never_confirms_a_reposted_one() {
+    let keys = "handle_replies = true\n[signals]\napproval = \"agent\"";
+    let t = Replies::start(keys, fake().await).await;
+    let agents = Agents::create(&t);
+    let (first, _) = propose(&t, &agents, good_signal("ETHUSDT"), 1).await;
+    let (status, _) = post(&t, "/api/signal/ETHUSDT/reject", &agents.coo, json!(null)).await;
+    assert_eq!(status, 200);
+    let (second, _) = propose(&t, &agents, signal_with("ETHUSDT", "buy", 9, 10), 2).await;
+    assert_ne!(first, second);
+
+    let stale = format!("/api/signal/ETHUSDT/confirm?signal_id={first}");
+    let (status, refused) = post(&t, &stale, &agents.coo, json!(null)).await;
+    assert_eq!((status, refused["error"].as_str()), (403, Some("approval_required")), "{refused}");
+    let detail = refused["detail"].as_str().unwrap();
+    assert!(detail.contains(&first) && detail.contains(&second), "names both ids: {detail}");
+    let stale = format!("/api/signal/ETHUSDT/reject?signal_id={first}");
+    let (status, refused) = post(&t, &stale, &agents.coo, json!(null)).await;
+    assert_eq!((status, refused["error"].as_str()), (409, Some("signal_changed")), "{refused}");
+    assert_eq!(t.order_requests(), 0, "the stale id placed nothing");
+    let (_, view) = get(&t, "/api/signal/ETHUSDT", &agents.coo).await;
+    assert_eq!(view["status"], "pending", "the reposted signal is untouched: {view}");
+
+    let current = format!("/api/signal/ETHUSDT/confirm?signal_id={second}");
+    let (status, placed) = post(&t, &current, &agents.coo, json!(null)).await;
+    assert_eq!((status, placed["ok"].as_bool()), (200, Some(true)), "{placed}");
+    assert_eq!(t.orders_of("MARKET", "BUY").len(), 1);
+    assert_eq!(t.orders_of("STOP_LOSS_LIMIT", "SELL").len(), 1, "its OCO");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
