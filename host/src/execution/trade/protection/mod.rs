@@ -288,11 +288,6 @@ impl TradeProtection {
         Self { client_id: None, kind: Kind::Oco { stop_limit_px: Decimal::ZERO, placement } }
     }
 
-    /// Protected by the OCO list `legs`, its stop leg's limit at `stop_limit_px`.
-    fn placed_list(self, stop_limit_px: Decimal, legs: OcoLegs) -> Self {
-        Self::list_in_place(self.client_id, stop_limit_px, legs)
-    }
-
     /// Protected by the OCO list found on the exchange. Only a trade whose stop lives on the
     /// exchange places lists; should one be found for a watched trade all the same, it
     /// protects the trade at its own stop leg's limit.
@@ -305,7 +300,7 @@ impl TradeProtection {
                 .find(|o| o.order_type == OrderType::StopLossLimit)
                 .map_or(Decimal::ZERO, |o| o.price.0),
         };
-        self.placed_list(stop_limit_px, OcoLegs::of(list))
+        Self::list_in_place(self.client_id, stop_limit_px, OcoLegs::of(list))
     }
 
     /// Protected by the resting take-profit `order_id`, the stop watched.
